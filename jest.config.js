@@ -1,0 +1,21 @@
+// Nest 12 ships pure ES modules, so Jest runs in native ESM mode (see package.json "test").
+/** @type {import('jest').Config} */
+export default {
+  testEnvironment: 'node',
+  rootDir: '.',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: {
+    '^@ddd-kit/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@ddd-kit/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
+  },
+  testMatch: ['<rootDir>/libs/*/src/**/*.spec.ts', '<rootDir>/apps/*/{src,test}/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+  modulePathIgnorePatterns: ['<rootDir>/libs/.*/dist/', '<rootDir>/apps/.*/dist/'],
+  globalSetup: '<rootDir>/test/support/global-setup.js',
+  globalTeardown: '<rootDir>/test/support/global-teardown.js',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,236 @@
+// Resolves the servers the tests and the bench need, in this order for each one:
+//   1. an explicit URL from the environment (REDIS_URL, REDIS_CLUSTER_NODES, MONGODB_URI);
+//   2. testcontainers, when a Docker engine answers;
+//   3. a local process started here on a free port (`redis-server` from Debian; the
+//      `@jongodb/memory-server-bin-linux-x64-gnu` binary, a MongoDB-wire-compatible server).
+// Plain ESM JavaScript so Jest's globalSetup and `bench/run.js` share one implementation.
+// A server that cannot be provided does not abort the run: its reason is recorded in
+// DDD_KIT_<NAME>_ERROR and `test/support/servers.ts` turns it into a failing test that says
+// which server is missing and how to provide it.
+import { spawn, execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import net from 'node:net';
+import http from 'node:http';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+const require = createRequire(import.meta.url);
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check, what, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  let lastError;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch (err) {
+      lastError = err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} did not become ready in ${timeoutMs} ms${lastError ? `: ${lastError.message}` : ''}`);
+}
+
+async function redisCli(port, ...args) {
+  const { stdout } = await execFileAsync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args]);
+  return stdout.trim();
+}
+
+function which(bin) {
+  const dirs = (process.env.PATH ?? '').split(':');
+  return dirs.some((d) => d && existsSync(join(d, bin)));
+}
+
+/** True when a Docker engine answers its ping on DOCKER_HOST or the default socket. */
+export async function dockerAnswers() {
+  const host = process.env.DOCKER_HOST;
+  let socketPath = '/var/run/docker.sock';
+  if (host?.startsWith('unix://')) socketPath = host.slice('unix://'.length);
+  else if (host) return false; // remote engines: let the user pass explicit URLs instead
+  if (!existsSync(socketPath)) return false;
+  return new Promise((resolve) => {
+    const req = http.get({ socketPath, path: '/_ping', timeout: 1500 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.on('timeout', () => {
+      req.destroy();
+      resolve(false);
+    });
+  });
+}
+
+function startProcess(cmd, args, opts = {}) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  child.output = () => output;
+  return child;
+}
+
+function stopProcess(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  });
+}
+
+async function startRedisProcess(port, dir, extra = []) {
+  const child = startProcess('redis-server', [
+    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
+    '--dir', dir, '--protected-mode', 'no', ...extra,
+  ]);
+  await waitFor(async () => (await redisCli(port, 'PING')) === 'PONG', `redis-server on port ${port}`);
+  return child;
+}
+
+const HOW = {
+  redis: 'set REDIS_URL=redis://host:port, or run a Docker engine, or install redis-server (apt-get install redis-server)',
+  cluster:
+    'set REDIS_CLUSTER_NODES=host:port,host:port,..., or run a Docker engine, or install redis-server and redis-cli (apt-get install redis-server)',
+  mongo:
+    'set MONGODB_URI=mongodb://host:port, or run a Docker engine, or install the npm package @jongodb/memory-server-bin-linux-x64-gnu (npm install)',
+};
+
+async function provideRedis(docker) {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, source: 'REDIS_URL from the environment', stop: async () => {} };
+  if (docker) {
+    const { GenericContainer } = await import('testcontainers');
+    const c = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
+    return { url: `redis://${c.getHost()}:${c.getMappedPort(6379)}`, source: 'testcontainers redis:7-alpine', stop: () => c.stop() };
+  }
+  if (!which('redis-server') || !which('redis-cli')) throw new Error(`Redis is not available: ${HOW.redis}`);
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-redis-'));
+  const child = await startRedisProcess(port, dir);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    source: `local redis-server started on port ${port}`,
+    stop: async () => {
+      await stopProcess(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function provideRedisCluster() {
+  if (process.env.REDIS_CLUSTER_NODES) {
+    return { url: process.env.REDIS_CLUSTER_NODES, source: 'REDIS_CLUSTER_NODES from the environment', stop: async () => {} };
+  }
+  // A cluster in containers needs announced addresses the host can reach; local processes
+  // are simpler and always available where redis-server is.
+  if (!which('redis-server') || !which('redis-cli')) throw new Error(`Redis Cluster is not available: ${HOW.cluster}`);
+  const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-cluster-'));
+  const ports = [await freePort(), await freePort(), await freePort()];
+  const children = [];
+  try {
+    for (const port of ports) {
+      children.push(
+        await startRedisProcess(port, dir, [
+          '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000',
+        ]),
+      );
+    }
+    await execFileAsync('redis-cli', [
+      '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes',
+    ]);
+    for (const port of ports) {
+      await waitFor(async () => (await redisCli(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'), `cluster node ${port}`);
+    }
+  } catch (err) {
+    await Promise.all(children.map(stopProcess));
+    throw err;
+  }
+  return {
+    url: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    source: `local 3-node Redis Cluster started on ports ${ports.join(', ')}`,
+    stop: async () => {
+      await Promise.all(children.map(stopProcess));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function provideMongo(docker) {
+  if (process.env.MONGODB_URI) return { url: process.env.MONGODB_URI, source: 'MONGODB_URI from the environment', stop: async () => {} };
+  if (docker) {
+    const { GenericContainer } = await import('testcontainers');
+    const c = await new GenericContainer('mongo:7').withExposedPorts(27017).start();
+    return { url: `mongodb://${c.getHost()}:${c.getMappedPort(27017)}`, source: 'testcontainers mongo:7', stop: () => c.stop() };
+  }
+  let bin;
+  try {
+    bin = join(dirname(require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json')), 'bin', 'jongodb');
+  } catch {
+    throw new Error(`MongoDB is not available: ${HOW.mongo}`);
+  }
+  const port = await freePort();
+  const child = startProcess(bin, ['--host=127.0.0.1', `--port=${port}`]);
+  await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`jongodb exited: ${child.output()}`);
+    return /JONGODB_URI=/.test(child.output());
+  }, 'jongodb (MongoDB-wire-compatible emulator)');
+  return {
+    url: `mongodb://127.0.0.1:${port}`,
+    source: `local jongodb emulator started on port ${port} (not MongoDB: no TTL monitor)`,
+    stop: () => stopProcess(child),
+  };
+}
+
+const PROVIDERS = {
+  REDIS_URL: { name: 'redis', provide: provideRedis },
+  REDIS_CLUSTER_NODES: { name: 'cluster', provide: provideRedisCluster },
+  MONGODB_URI: { name: 'mongo', provide: provideMongo },
+};
+
+/**
+ * Provides every server, writes their addresses into process.env (children inherit them)
+ * and returns { stop, report }. Failures are recorded, never thrown.
+ */
+export async function provideServers({ only } = {}) {
+  const docker = await dockerAnswers();
+  const stops = [];
+  const report = [];
+  await Promise.all(
+    Object.entries(PROVIDERS)
+      .filter(([env]) => !only || only.includes(env))
+      .map(async ([env, { name, provide }]) => {
+        const errorEnv = `DDD_KIT_${env}_ERROR`;
+        try {
+          const server = await provide(docker);
+          process.env[env] = server.url;
+          process.env[`DDD_KIT_${env}_SOURCE`] = server.source;
+          delete process.env[errorEnv];
+          stops.push(server.stop);
+          report.push(`${name}: ${server.source} (${server.url})`);
+        } catch (err) {
+          process.env[errorEnv] = `${err.message}. How to provide it: ${HOW[name]}`;
+          report.push(`${name}: UNAVAILABLE: ${err.message}`);
+        }
+      }),
+  );
+  return {
+    report,
+    stop: async () => {
+      await Promise.allSettled(stops.map((s) => s()));
+    },
+  };
+}

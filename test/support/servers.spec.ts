@@ -1,0 +1,37 @@
+import { describe, expect, it } from '@jest/globals';
+import { Redis, Cluster } from 'ioredis';
+import mongoose from 'mongoose';
+import { mongoUri, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
+
+// The infrastructure every backend suite relies on: each server answers.
+describe('test servers', () => {
+  it('Redis answers PING', async () => {
+    const redis = new Redis(redisUrl());
+    try {
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('Redis Cluster serves keys in every slot', async () => {
+    const cluster = new Cluster(redisClusterNodes());
+    try {
+      const keys = Array.from({ length: 50 }, (_, i) => `${uniqueName('cluster')}:${i}`);
+      await Promise.all(keys.map((k) => cluster.set(k, k)));
+      expect(await Promise.all(keys.map((k) => cluster.get(k)))).toEqual(keys);
+    } finally {
+      cluster.disconnect();
+    }
+  });
+
+  it('MongoDB answers ping', async () => {
+    const conn = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('infra') }).asPromise();
+    try {
+      const res = await conn.db!.admin().command({ ping: 1 });
+      expect(res.ok).toBe(1);
+    } finally {
+      await conn.close();
+    }
+  });
+});
