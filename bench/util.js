@@ -1,0 +1,58 @@
+// Shared timing helpers for the bench files: measure a workload for a fixed duration and
+// report operations per second. Subject and baseline are measured alternately, twice each,
+// and the best of each is kept, so a passing hiccup does not decide the ratio.
+
+/** Runs `batch()` (which performs `opsPerBatch` operations) repeatedly for `ms`. */
+export async function opsPerSecond(batch, { ms = 1000, opsPerBatch = 1 } = {}) {
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  let now = start;
+  while (now < deadline) {
+    await batch();
+    ops += opsPerBatch;
+    now = process.hrtime.bigint();
+  }
+  return ops / (Number(now - start) / 1e9);
+}
+
+/** Same as opsPerSecond for synchronous work (no await per batch). */
+export function opsPerSecondSync(batch, { ms = 1000, opsPerBatch = 1 } = {}) {
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  let now = start;
+  while (now < deadline) {
+    batch();
+    ops += opsPerBatch;
+    now = process.hrtime.bigint();
+  }
+  return ops / (Number(now - start) / 1e9);
+}
+
+/** Measures subject and baseline alternately `rounds` times; returns the best of each. */
+export async function compare(subject, baseline, { rounds = 2, ...opts } = {}) {
+  let best = { ops: 0, baselineOps: 0 };
+  for (let i = 0; i < rounds; i++) {
+    best.baselineOps = Math.max(best.baselineOps, await opsPerSecond(baseline, opts));
+    best.ops = Math.max(best.ops, await opsPerSecond(subject, opts));
+  }
+  return best;
+}
+
+/** Runs `concurrency` async callers, each calling `op(i)` in a loop, for `ms`. */
+export async function concurrentOpsPerSecond(op, { concurrency = 1, ms = 1000 } = {}) {
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  let counter = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (process.hrtime.bigint() < deadline) {
+        await op(counter++);
+        ops++;
+      }
+    }),
+  );
+  return ops / (Number(process.hrtime.bigint() - start) / 1e9);
+}
