@@ -6,3 +6,5 @@ export { canonicalJson } from './canonical-json.js';
 export { MAX_KEY_LENGTH } from './prepare-key.validation.js';
 export { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
 export { PrepareKeyStateError } from './errors/prepare-key-state.error.js';
+export { MemoryPrepareKeyFactory } from './backends/memory/memory-prepare-key.factory.js';
+export type { MemoryPrepareKeyFactoryOptions } from './backends/memory/memory-prepare-key.interfaces.js';

@@ -1,0 +1,57 @@
+import { PrepareKey } from '../../prepare-key.js';
+import type { RecordPage, StoredRecord } from '../../prepare-key.interfaces.js';
+import type { MemoryRecordStore } from './memory-record-store.js';
+
+/**
+ * A PrepareKey over an in-process Map. Each primitive does all its work synchronously
+ * inside its async method, so it is one uninterrupted step on the event loop: concurrent
+ * callers in this process see each operation as atomic. Values are kept as canonical JSON
+ * strings, so what a caller gets back is always a fresh copy.
+ */
+export class MemoryPrepareKey<V = unknown> extends PrepareKey<V> {
+  constructor(
+    readonly name: string,
+    private readonly store: MemoryRecordStore,
+    private readonly clock: () => number,
+  ) {
+    super();
+  }
+
+  protected override now(): number {
+    return this.clock();
+  }
+
+  protected async doPrepare(key: string, value: string, ttlAt: number): Promise<boolean> {
+    const now = this.clock();
+    const record = this.store.find(key, now);
+    if (record !== undefined && record.ttlAt > now) return false;
+    this.store.put(key, value, ttlAt, now);
+    return true;
+  }
+
+  protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
+    const record = this.store.find(key, this.clock());
+    return record && { value: record.value, ttlAt: record.ttlAt };
+  }
+
+  protected async doRollback(key: string, expected?: string): Promise<boolean> {
+    const record = this.store.find(key, this.clock());
+    if (record === undefined || (expected !== undefined && record.value !== expected)) return false;
+    this.store.delete(key);
+    return true;
+  }
+
+  protected async doReprepare(key: string, value: string, ttlAt: number, expected?: string): Promise<boolean> {
+    const now = this.clock();
+    const record = this.store.find(key, now);
+    if (record === undefined) return false;
+    if (expected === undefined ? record.ttlAt <= now : record.value !== expected) return false;
+    record.value = value;
+    record.ttlAt = ttlAt;
+    return true;
+  }
+
+  protected async doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
+    return this.store.page(cursor, pageSize, this.clock());
+  }
+}
