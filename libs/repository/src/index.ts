@@ -1,1 +1,56 @@
-export {};
+// Aggregates
+export { AggregateRoot, NEW_AGGREGATE_VERSION } from './aggregate/aggregate-root.js';
+export type { AggregateClass, AggregateId } from './aggregate/aggregate.interfaces.js';
+export { isEmptyId, MAX_ID_LENGTH } from './aggregate/aggregate-id.utils.js';
+export { getAggregateName } from './aggregate/aggregate-name.utils.js';
+
+// Data-sync events
+export { DataSyncEvent, DataSyncEventType } from './data-sync/data-sync-event.js';
+export type { PurgeDataSyncEvent, UpsertDataSyncEvent } from './data-sync/data-sync-event.js';
+export type { DataSyncHandler, DataSyncPublisher } from './data-sync/data-sync.interfaces.js';
+export { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
+export type { DataSyncEventBusOptions } from './data-sync/data-sync-event-bus.js';
+
+// Repositories
+export type {
+  AggregateIdGeneratorSource,
+  IRepository,
+  LoadedAggregate,
+  RepositoryOptions,
+} from './repository/repository.interfaces.js';
+export { AbstractRepository } from './repository/abstract-repository.js';
+export { retryOnConflict } from './repository/retry-on-conflict.js';
+export type { RetryOnConflictOptions } from './repository/retry-on-conflict.js';
+export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
+export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
+export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
+
+// Errors
+export { RepositoryError } from './errors/repository.error.js';
+export { OptimisticLockError } from './errors/optimistic-lock.error.js';
+export { InvalidAggregateIdError } from './errors/invalid-aggregate-id.error.js';
+export { MissingIdGeneratorError } from './errors/missing-id-generator.error.js';
+export { DuplicateAggregateError } from './errors/duplicate-aggregate.error.js';
+export { AggregateStateError } from './errors/aggregate-state.error.js';
+export { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+
+// Nest module
+export { RepositoryModule } from './repository.module.js';
+export type {
+  RepositoryFeature,
+  RepositoryModuleAsyncOptions,
+  RepositoryModuleOptions,
+  RepositoryOptionsFactory,
+} from './interfaces/repository-module-options.interface.js';
+export { getRepositoryToken } from './repository.utils.js';
+export { InjectRepository } from './decorators/inject-repository.decorator.js';
+export { OnDataSync } from './decorators/on-data-sync.decorator.js';
+
+// Reconciliation
+export type { ReadReplica, ReplicaEntry, ReplicaPage } from './reconciliation/read-replica.interfaces.js';
+export { checkReplicaEntry, classifyReplicaEntry, ReplicaEntryStatus } from './reconciliation/replica-entry-status.js';
+export type { ReplicaEntryCheck } from './reconciliation/replica-entry-status.js';
+export { ReadReplicaReconciler } from './reconciliation/read-replica.reconciler.js';
+export type { ReadReplicaReconcilerOptions, ReconciliationReport } from './reconciliation/read-replica.reconciler.js';
+export { InMemoryReadReplica } from './reconciliation/in-memory-read-replica.js';
+export type { ReplicaRecord } from './reconciliation/in-memory-read-replica.js';

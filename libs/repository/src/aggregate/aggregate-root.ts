@@ -1,0 +1,146 @@
+import { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import { getAggregateName } from './aggregate-name.utils.js';
+import type { AggregateId } from './aggregate.interfaces.js';
+
+/**
+ * The `oldVersion` of an aggregate that was never stored. Its first write (insert) stores
+ * version 1; stored versions are therefore always ≥ 1, and `currentVersion` keeps -1 for
+ * "no such aggregate".
+ */
+export const NEW_AGGREGATE_VERSION = 0;
+
+/** What the repository keeps on an aggregate beside its domain fields. */
+interface AggregateState {
+  /** The version stored when the aggregate was loaded or last written; 0 while new. */
+  version: number;
+  deleted: boolean;
+  /** Events collected by `triggerDataSyncHook` and not yet taken by a write. */
+  events: DataSyncEvent[];
+  /** The name of the aggregate type its repository stores it as (set by the repository). */
+  typeName?: string;
+}
+
+// The state sits under a symbol, non-enumerable: snapshots, documents and copies made from the
+// aggregate's own enumerable fields never carry it. It is created on first use so that an
+// aggregate rebuilt without its constructor (Object.create, a mapper) still works.
+const STATE = Symbol('ddd-kit.aggregate-state');
+
+function stateOf(root: AggregateRoot<AggregateId, unknown>): AggregateState {
+  const holder = root as unknown as { [STATE]?: AggregateState };
+  let state = holder[STATE];
+  if (state === undefined) {
+    state = { version: NEW_AGGREGATE_VERSION, deleted: false, events: [] };
+    Object.defineProperty(root, STATE, { value: state, enumerable: false, writable: false, configurable: true });
+  }
+  return state;
+}
+
+/**
+ * Base class of aggregate roots. It keeps the versions the repository needs for optimistic
+ * locking and collects the data-sync events read models are fed from.
+ *
+ * Versions: a new aggregate has `oldVersion` 0 and `newVersion` 1 (`insert` stores 1). A loaded
+ * aggregate has `oldVersion` = the stored version and `newVersion` = `oldVersion + 1`: the next
+ * `update` writes `newVersion` where the stored version is still `oldVersion`. After every
+ * successful write both advance by one, so the same instance can be written again.
+ */
+export abstract class AggregateRoot<ID extends AggregateId = string, S = Record<string, unknown>> {
+  /** Empty (`undefined`, `null` or `''`) until assigned; `insert` fills it from the ID generator. */
+  id!: ID;
+
+  constructor(id?: ID) {
+    this.id = id as ID;
+  }
+
+  /** The stored version this aggregate was loaded at (0 while it was never stored). */
+  get oldVersion(): number {
+    return stateOf(this).version;
+  }
+
+  /** The version the next write stores. */
+  get newVersion(): number {
+    return stateOf(this).version + 1;
+  }
+
+  /** True until the aggregate has been inserted: `save` inserts it then, updates it after. */
+  isNew(): boolean {
+    return stateOf(this).version === NEW_AGGREGATE_VERSION;
+  }
+
+  isDeleted(): boolean {
+    return stateOf(this).deleted;
+  }
+
+  /** Marks the aggregate deleted: its next hook collects PURGE. `remove` calls it too. */
+  markDeleted(): void {
+    stateOf(this).deleted = true;
+  }
+
+  /**
+   * Collects what read models need to know about the write in progress: `UPSERT` with a
+   * snapshot and `newVersion`, or `PURGE` once deleted. The repository calls it before every
+   * insert, update and remove, and publishes what it collected once the write succeeded.
+   * Override it (calling `super.triggerDataSyncHook()`) to collect more with `collectDataSyncEvent`.
+   */
+  triggerDataSyncHook(): void {
+    const name = this.aggregateTypeName();
+    this.collectDataSyncEvent(
+      this.isDeleted()
+        ? DataSyncEvent.purge(name, this.id, this.newVersion)
+        : DataSyncEvent.upsert(name, this.id, this.newVersion, this.toSnapshot()),
+    );
+  }
+
+  /** The events collected and not yet taken by a write. */
+  getDataSyncEvents(): readonly DataSyncEvent<ID, S>[] {
+    return [...stateOf(this).events] as DataSyncEvent<ID, S>[];
+  }
+
+  /**
+   * What UPSERT carries to read models. The default is a structured clone of the aggregate's
+   * own enumerable data fields (functions left out, the id included): plain data that shares
+   * nothing with the aggregate. Override it to shape the read side's view.
+   */
+  toSnapshot(): S {
+    const fields: Record<string, unknown> = {};
+    for (const key of Object.keys(this)) {
+      const value = (this as Record<string, unknown>)[key];
+      if (typeof value !== 'function') fields[key] = value;
+    }
+    return structuredClone(fields) as S;
+  }
+
+  /** The name events carry: the aggregate type its repository stores it as, else its class's name. */
+  protected aggregateTypeName(): string {
+    return stateOf(this).typeName ?? getAggregateName(this.constructor);
+  }
+
+  protected collectDataSyncEvent(event: DataSyncEvent<ID, S>): void {
+    stateOf(this).events.push(event as DataSyncEvent);
+  }
+}
+
+// ---- used by the repositories of this library; not part of the public surface ----
+
+/** Runs the hook on a clean slate and takes what it collected: the events of this write only. */
+export function collectWriteEvents(root: AggregateRoot<AggregateId, unknown>, typeName: string): DataSyncEvent[] {
+  const state = stateOf(root);
+  state.typeName = typeName;
+  // Leftovers from a hook fired outside a write describe no stored fact: drop them.
+  state.events = [];
+  root.triggerDataSyncHook();
+  const events = state.events;
+  state.events = [];
+  return events;
+}
+
+/** Records that `version` is now stored (after a write, or when a store loads the aggregate). */
+export function setStoredVersion(root: AggregateRoot<AggregateId, unknown>, version: number, typeName?: string): void {
+  const state = stateOf(root);
+  state.version = version;
+  if (typeName !== undefined) state.typeName = typeName;
+}
+
+export function setDeleted(root: AggregateRoot<AggregateId, unknown>, deleted: boolean): void {
+  stateOf(root).deleted = deleted;
+}

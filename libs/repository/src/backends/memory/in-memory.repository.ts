@@ -1,0 +1,65 @@
+import { deepClone } from '../../aggregate/aggregate-clone.utils.js';
+import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import { DuplicateAggregateError } from '../../errors/duplicate-aggregate.error.js';
+import { AbstractRepository } from '../../repository/abstract-repository.js';
+import type { LoadedAggregate } from '../../repository/repository.interfaces.js';
+
+interface StoredRecord {
+  version: number;
+  document: unknown;
+}
+
+/**
+ * Aggregates in a Map, for tests and the embedded default. It holds copies, never the caller's
+ * instances: what `findById` returns can be changed freely and only a write changes the store,
+ * so optimistic locking behaves as it does on a database. Each write is one synchronous
+ * check-and-set, hence atomic within the process.
+ *
+ * The default copy keeps prototypes (see `deepClone`); override `toDocument` / `toAggregate`
+ * for aggregates it cannot copy (state in `#private` fields, for instance).
+ */
+export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> extends AbstractRepository<ID, T> {
+  private readonly records = new Map<ID, StoredRecord>();
+
+  /** The number of stored aggregates. */
+  get size(): number {
+    return this.records.size;
+  }
+
+  /** What the store keeps for an aggregate: by default a deep copy. */
+  protected toDocument(aggregate: T): unknown {
+    return deepClone(aggregate);
+  }
+
+  /** The aggregate rebuilt from what the store keeps: by default a deep copy of it. */
+  protected toAggregate(document: unknown, _id: ID): T {
+    return deepClone(document) as T;
+  }
+
+  protected async doInsert(aggregate: T): Promise<void> {
+    if (this.records.has(aggregate.id)) throw new DuplicateAggregateError(this.aggregateName(), aggregate.id);
+    this.records.set(aggregate.id, { version: aggregate.newVersion, document: this.toDocument(aggregate) });
+  }
+
+  protected async doUpdate(aggregate: T): Promise<void> {
+    const record = this.records.get(aggregate.id);
+    if (record === undefined || record.version !== aggregate.oldVersion) throw this.conflict(aggregate);
+    this.records.set(aggregate.id, { version: aggregate.newVersion, document: this.toDocument(aggregate) });
+  }
+
+  protected async doRemove(aggregate: T): Promise<void> {
+    const record = this.records.get(aggregate.id);
+    if (record === undefined || record.version !== aggregate.oldVersion) throw this.conflict(aggregate);
+    this.records.delete(aggregate.id);
+  }
+
+  protected async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
+    const record = this.records.get(id);
+    return record === undefined ? null : { aggregate: this.toAggregate(record.document, id), version: record.version };
+  }
+
+  protected override async doCurrentVersion(id: ID): Promise<number> {
+    return this.records.get(id)?.version ?? -1;
+  }
+}

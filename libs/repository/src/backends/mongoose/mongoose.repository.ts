@@ -1,0 +1,179 @@
+import type { Connection, mongo } from 'mongoose';
+import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import { DuplicateAggregateError } from '../../errors/duplicate-aggregate.error.js';
+import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryError } from '../../errors/repository.error.js';
+import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
+import type { LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
+
+export interface MongooseRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
+  /** The connection whose database holds the collection. RepositoryModule passes its own. */
+  connection?: Connection;
+  /** The collection; default: the aggregate's name. */
+  collection?: string;
+}
+
+/** A stored document: the subclass's fields plus `_id` and the version field. */
+export type StoredDocument<ID extends AggregateId, D> = D & { _id: ID } & Record<string, unknown>;
+
+const DUPLICATE_KEY = 11000;
+
+/** How documents look to the driver: a plain `_id` (never an ObjectId) and any fields. */
+interface RawDocument {
+  _id: AggregateId;
+  [field: string]: unknown;
+}
+
+/**
+ * Aggregates as MongoDB documents `{ _id: id, <version field>: n, ...fields }` through a
+ * Mongoose connection. A subclass maps the fields (`toDocument`, `toAggregate`); `_id`, the
+ * version field, the conditional writes, deletes and `currentVersion` belong to this class.
+ *
+ * Each operation is one command on the driver's collection (obtained from the connection):
+ *   insert        insertOne({ _id, ...fields, version: newVersion })       duplicate → DuplicateAggregateError
+ *   update        updateOne({ _id, version: oldVersion }, { $set: { ...fields, version: newVersion } })
+ *                                                                           no match → OptimisticLockError
+ *   remove        deleteOne({ _id, version: oldVersion })                   no match → OptimisticLockError
+ *   findById      findOne({ _id })
+ *   currentVersion findOne({ _id }, { projection: { version: 1 } })       none → -1
+ * The native collection rather than a Model: a Model would cast every filter and update
+ * against a schema, hydrate documents and run middleware on the hot path, and the mapping
+ * here is the subclass's job anyway; documents are read as plain (lean) objects.
+ *
+ * IDs reach these filters only after AbstractRepository checked them to be a string or a
+ * finite number, so an id is always a plain value: `{ "$ne": null }` is refused, never sent.
+ */
+export abstract class MongooseRepository<
+  ID extends AggregateId,
+  T extends AggregateRoot<ID, any>,
+  D extends object = Record<string, unknown>,
+> extends AbstractRepository<ID, T> {
+  // Set through CONFIGURE_REPOSITORY (from the constructor or RepositoryModule), so these
+  // fields have no initialisers: with useDefineForClassFields off an initialiser would run
+  // after the base constructor and wipe what it configured.
+  private connection?: Connection;
+  private collectionName?: string;
+  private nativeCollection?: mongo.Collection<RawDocument>;
+
+  constructor(options: MongooseRepositoryOptions<T> = {}) {
+    super(options);
+  }
+
+  override [CONFIGURE_REPOSITORY](options: MongooseRepositoryOptions<T>): void {
+    super[CONFIGURE_REPOSITORY](options);
+    if (options.connection !== undefined && options.connection !== null && this.connection === undefined) {
+      this.connection = options.connection;
+    }
+    if (options.collection !== undefined && this.collectionName === undefined) {
+      if (typeof options.collection !== 'string' || options.collection.length === 0 || options.collection.includes('$')) {
+        throw new RepositoryConfigurationError(`${this.constructor.name}: collection must be a non-empty string without '$', got ${JSON.stringify(options.collection)}`);
+      }
+      this.collectionName = options.collection;
+    }
+  }
+
+  /** True once a connection is configured (RepositoryModule checks it at bootstrap). */
+  get hasConnection(): boolean {
+    return this.connection !== undefined;
+  }
+
+  /** The name of the field holding the version. Override (as a getter) to use another. */
+  protected get versionField(): string {
+    return 'version';
+  }
+
+  /** The fields to store, without `_id` and without the version field (both are this class's). */
+  protected abstract toDocument(aggregate: T): D;
+
+  /** The aggregate rebuilt from a stored document (`_id` and the version field included). */
+  protected abstract toAggregate(document: StoredDocument<ID, D>): T;
+
+  protected async doInsert(aggregate: T): Promise<void> {
+    const collection = this.nativeCollection ?? (await this.resolveCollection());
+    const document = { ...this.fieldsOf(aggregate), _id: aggregate.id, [this.versionField]: aggregate.newVersion };
+    try {
+      await collection.insertOne(document as RawDocument);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === DUPLICATE_KEY) throw new DuplicateAggregateError(this.aggregateName(), aggregate.id, { cause: error });
+      throw error;
+    }
+  }
+
+  protected async doUpdate(aggregate: T): Promise<void> {
+    const collection = this.nativeCollection ?? (await this.resolveCollection());
+    const versionField = this.versionField;
+    // One conditional write and nothing else: the filter is the optimistic lock.
+    const result = await collection.updateOne(
+      { _id: aggregate.id, [versionField]: aggregate.oldVersion },
+      { $set: { ...this.fieldsOf(aggregate), [versionField]: aggregate.newVersion } },
+    );
+    if (result.matchedCount === 0) throw this.conflict(aggregate);
+  }
+
+  protected async doRemove(aggregate: T): Promise<void> {
+    const collection = this.nativeCollection ?? (await this.resolveCollection());
+    const result = await collection.deleteOne({ _id: aggregate.id, [this.versionField]: aggregate.oldVersion });
+    if (result.deletedCount === 0) throw this.conflict(aggregate);
+  }
+
+  protected async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
+    const collection = this.nativeCollection ?? (await this.resolveCollection());
+    const document = await collection.findOne({ _id: id });
+    if (document === null) return null;
+    const version = this.versionOf(document, id);
+    return { aggregate: this.toAggregate(document as unknown as StoredDocument<ID, D>), version };
+  }
+
+  protected override async doCurrentVersion(id: ID): Promise<number> {
+    const collection = this.nativeCollection ?? (await this.resolveCollection());
+    const versionField = this.versionField;
+    const document = await collection.findOne({ _id: id }, { projection: { _id: 0, [versionField]: 1 } });
+    return document === null ? -1 : this.versionOf(document, id);
+  }
+
+  /** The driver's collection, once the connection is open. */
+  protected async collection(): Promise<mongo.Collection<RawDocument>> {
+    return this.nativeCollection ?? (await this.resolveCollection());
+  }
+
+  private async resolveCollection(): Promise<mongo.Collection<RawDocument>> {
+    const connection = this.connection;
+    if (connection === undefined) {
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name} has no Mongoose connection: register it with RepositoryModule.forFeature ` +
+          'after RepositoryModule.forRoot({ uri } or { connection }), or pass { connection } to its constructor.',
+      );
+    }
+    // Connections opened lazily (or still connecting) have no `db` yet.
+    if (connection.db === undefined || connection.readyState !== 1) await connection.asPromise();
+    const db = connection.db;
+    if (db === undefined) throw new RepositoryConfigurationError(`${this.constructor.name}: the Mongoose connection has no database`);
+    this.nativeCollection = db.collection<RawDocument>(this.collectionName ?? this.aggregateName());
+    return this.nativeCollection;
+  }
+
+  private fieldsOf(aggregate: T): D {
+    const fields = this.toDocument(aggregate);
+    if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) {
+      throw new RepositoryConfigurationError(`${this.constructor.name}.toDocument must return an object of fields`);
+    }
+    if ('_id' in fields || this.versionField in fields) {
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name}.toDocument must not set _id or ${this.versionField}: the repository writes them`,
+      );
+    }
+    return fields;
+  }
+
+  private versionOf(document: Partial<RawDocument>, id: ID): number {
+    const version = document[this.versionField];
+    if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+      throw new RepositoryError(
+        `${this.aggregateName()} ${JSON.stringify(id)}: the stored document has no valid '${this.versionField}' ` +
+          '(a positive integer); it was not written by this repository.',
+      );
+    }
+    return version;
+  }
+}

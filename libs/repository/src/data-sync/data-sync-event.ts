@@ -1,0 +1,39 @@
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+
+export const DataSyncEventType = {
+  /** The aggregate was inserted or updated: the replica should hold `snapshot` at `version`. */
+  UPSERT: 'UPSERT',
+  /** The aggregate was removed: the replica should drop it. */
+  PURGE: 'PURGE',
+} as const;
+export type DataSyncEventType = (typeof DataSyncEventType)[keyof typeof DataSyncEventType];
+
+interface DataSyncEventBase<ID extends AggregateId> {
+  /** The aggregate's name (its `@Aggregate` name, else its class name). */
+  readonly aggregate: string;
+  readonly id: ID;
+  /** The version the write stored: the aggregate's `newVersion` when the hook fired. */
+  readonly version: number;
+}
+
+export interface UpsertDataSyncEvent<ID extends AggregateId = AggregateId, S = unknown> extends DataSyncEventBase<ID> {
+  readonly type: typeof DataSyncEventType.UPSERT;
+  readonly snapshot: S;
+}
+
+export interface PurgeDataSyncEvent<ID extends AggregateId = AggregateId> extends DataSyncEventBase<ID> {
+  readonly type: typeof DataSyncEventType.PURGE;
+}
+
+/** What a write tells read models. Collected by `triggerDataSyncHook`, published after the write. */
+export type DataSyncEvent<ID extends AggregateId = AggregateId, S = unknown> = UpsertDataSyncEvent<ID, S> | PurgeDataSyncEvent<ID>;
+
+/** Factories for the two kinds (frozen: one event object is shared by every handler). */
+export const DataSyncEvent = {
+  upsert<ID extends AggregateId, S>(aggregate: string, id: ID, version: number, snapshot: S): UpsertDataSyncEvent<ID, S> {
+    return Object.freeze({ type: DataSyncEventType.UPSERT, aggregate, id, version, snapshot });
+  },
+  purge<ID extends AggregateId>(aggregate: string, id: ID, version: number): PurgeDataSyncEvent<ID> {
+    return Object.freeze({ type: DataSyncEventType.PURGE, aggregate, id, version });
+  },
+};

@@ -1,0 +1,10 @@
+import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from './data-sync-event.js';
+
+/** Hands the events of a successful write to whoever keeps read models. */
+export interface DataSyncPublisher {
+  publish(aggregate: AggregateClass, events: readonly DataSyncEvent[]): Promise<void>;
+}
+
+/** Receives the events of one successful write, in the order the hook collected them. */
+export type DataSyncHandler<E extends DataSyncEvent = DataSyncEvent> = (events: readonly E[]) => unknown;

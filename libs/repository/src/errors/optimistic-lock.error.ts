@@ -1,0 +1,21 @@
+import { RepositoryError } from './repository.error.js';
+
+/**
+ * A conditional write (`WHERE version = expectedVersion`) matched nothing: the aggregate was
+ * changed or removed since it was loaded. Nothing was written and nothing was published.
+ * Reload it and replay the command (`retryOnConflict` does exactly that), or report a conflict.
+ */
+export class OptimisticLockError extends RepositoryError {
+  constructor(
+    /** The aggregate's name (its `@Aggregate` name, else its class name). */
+    readonly aggregate: string,
+    readonly id: unknown,
+    /** The version the write expected to find (the aggregate's `oldVersion`). */
+    readonly expectedVersion: number,
+  ) {
+    super(
+      `${aggregate} ${JSON.stringify(id)} is no longer at version ${expectedVersion}: it was changed or removed ` +
+        'since it was loaded. Reload it and replay the command (see retryOnConflict).',
+    );
+  }
+}

@@ -1,0 +1,4 @@
+import { RepositoryError } from './repository.error.js';
+
+/** A repository or RepositoryModule set up in a way that cannot work; raised at bootstrap. */
+export class RepositoryConfigurationError extends RepositoryError {}

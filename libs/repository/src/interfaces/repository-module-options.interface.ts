@@ -1,0 +1,47 @@
+import type { ModuleMetadata, Type } from '@nestjs/common';
+import type { Connection, ConnectOptions } from 'mongoose';
+import type { AggregateRoot } from '../aggregate/aggregate-root.js';
+import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import type { AbstractRepository } from '../repository/abstract-repository.js';
+
+export interface RepositoryModuleOptions {
+  /**
+   * A MongoDB URI: the module opens a Mongoose connection for MongooseRepository subclasses
+   * and closes it on shutdown.
+   */
+  uri?: string;
+  /** Options for the connection opened from `uri`. */
+  connectionOptions?: ConnectOptions;
+  /**
+   * Or an open Mongoose connection (from @nestjs/mongoose, say: inject `getConnectionToken()`
+   * in forRootAsync). The module uses it and leaves closing it to its owner.
+   */
+  connection?: Connection;
+  /** Called when an `@OnDataSync` handler fails; the default logs the error. */
+  onDataSyncError?: (error: unknown, events: readonly DataSyncEvent[], aggregate: AggregateClass) => void;
+}
+
+export interface RepositoryOptionsFactory {
+  createRepositoryOptions(): RepositoryModuleOptions | Promise<RepositoryModuleOptions>;
+}
+
+export interface RepositoryModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  inject?: any[];
+  useFactory?: (...args: any[]) => RepositoryModuleOptions | Promise<RepositoryModuleOptions>;
+  useClass?: Type<RepositoryOptionsFactory>;
+  useExisting?: Type<RepositoryOptionsFactory>;
+}
+
+/**
+ * One aggregate's repository for RepositoryModule.forFeature: a class extending
+ * MongooseRepository, InMemoryRepository or AbstractRepository (constructed by Nest, so it
+ * may inject what it needs), or — without `repository` — a ready-made InMemoryRepository.
+ * Passing the aggregate class alone is short for `{ aggregate }`.
+ */
+export interface RepositoryFeature<T extends AggregateRoot<any, any> = AggregateRoot<any, any>> {
+  aggregate: AggregateClass<T>;
+  repository?: Type<AbstractRepository<any, T>>;
+  /** MongooseRepository only: the collection (default: the aggregate's name). */
+  collection?: string;
+}

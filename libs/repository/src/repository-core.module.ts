@@ -1,0 +1,79 @@
+import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
+import { DataSyncExplorer } from './data-sync/data-sync.explorer.js';
+import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+import type {
+  RepositoryModuleAsyncOptions,
+  RepositoryModuleOptions,
+  RepositoryOptionsFactory,
+} from './interfaces/repository-module-options.interface.js';
+import { RepositoryBinder } from './repository.binder.js';
+import { AGGREGATE_ID_GENERATORS, REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS } from './repository.constants.js';
+import { connectionProvider, validateRepositoryModuleOptions, type RepositoryConnectionHandle } from './repository.providers.js';
+
+const sharedProviders: Provider[] = [
+  connectionProvider,
+  {
+    provide: DataSyncEventBus,
+    inject: [REPOSITORY_MODULE_OPTIONS],
+    useFactory: (options: RepositoryModuleOptions) => new DataSyncEventBus({ onHandlerError: options.onDataSyncError }),
+  },
+  {
+    provide: AGGREGATE_ID_GENERATORS,
+    useFactory: () => null,
+  },
+  DataSyncExplorer,
+  RepositoryBinder,
+];
+
+/** Owns what every repository shares: the connection (closed on shutdown when opened here), the event bus, the binder. */
+@Global()
+@Module({})
+export class RepositoryCoreModule implements OnApplicationShutdown {
+  constructor(@Inject(REPOSITORY_CONNECTION) private readonly handle: RepositoryConnectionHandle) {}
+
+  static forRoot(options: RepositoryModuleOptions = {}): DynamicModule {
+    const validated = validateRepositoryModuleOptions(options);
+    return {
+      module: RepositoryCoreModule,
+      imports: [DiscoveryModule],
+      providers: [{ provide: REPOSITORY_MODULE_OPTIONS, useValue: validated }, ...sharedProviders],
+      exports: [DataSyncEventBus, RepositoryBinder],
+    };
+  }
+
+  static forRootAsync(options: RepositoryModuleAsyncOptions): DynamicModule {
+    const given = [options.useFactory, options.useClass, options.useExisting].filter((x) => x !== undefined).length;
+    if (given !== 1) {
+      throw new RepositoryConfigurationError('RepositoryModule.forRootAsync needs exactly one of useFactory, useClass, useExisting');
+    }
+    const providers: Provider[] = [];
+    if (options.useFactory) {
+      const factory = options.useFactory;
+      providers.push({
+        provide: REPOSITORY_MODULE_OPTIONS,
+        inject: options.inject ?? [],
+        useFactory: async (...args: unknown[]) => validateRepositoryModuleOptions(await factory(...args)),
+      });
+    } else {
+      const factoryClass = (options.useClass ?? options.useExisting)!;
+      if (options.useClass) providers.push({ provide: factoryClass, useClass: factoryClass });
+      providers.push({
+        provide: REPOSITORY_MODULE_OPTIONS,
+        inject: [factoryClass],
+        useFactory: async (factory: RepositoryOptionsFactory) => validateRepositoryModuleOptions(await factory.createRepositoryOptions()),
+      });
+    }
+    return {
+      module: RepositoryCoreModule,
+      imports: [DiscoveryModule, ...(options.imports ?? [])],
+      providers: [...providers, ...sharedProviders],
+      exports: [DataSyncEventBus, RepositoryBinder],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.handle.owned && this.handle.connection !== null) await this.handle.connection.close();
+  }
+}

@@ -1,0 +1,11 @@
+import { getAggregateName } from './aggregate/aggregate-name.utils.js';
+import type { AggregateClass } from './aggregate/aggregate.interfaces.js';
+
+/** The token `@InjectRepository(aggregate)` injects: `<aggregate name>Repository`. */
+export function getRepositoryToken(aggregate: AggregateClass | string): string {
+  if (typeof aggregate === 'string') return `${aggregate}Repository`;
+  if (typeof aggregate !== 'function') {
+    throw new TypeError(`getRepositoryToken needs an aggregate class or name, got ${String(aggregate)} (a circular import?)`);
+  }
+  return `${getAggregateName(aggregate)}Repository`;
+}

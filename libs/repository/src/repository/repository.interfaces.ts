@@ -1,0 +1,41 @@
+import type { AggregateRoot } from '../aggregate/aggregate-root.js';
+import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
+
+/** The write side's persistence contract for one aggregate type. */
+export interface IRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> {
+  /** Stores a new aggregate (version 1). An empty id is taken from the aggregate's ID generator. */
+  insert(aggregate: T): Promise<void>;
+  /** Stores a loaded aggregate where the stored version is still its `oldVersion`, else OptimisticLockError. */
+  update(aggregate: T): Promise<void>;
+  /** `insert` when `aggregate.isNew()`, else `update`. */
+  save(aggregate: T): Promise<void>;
+  /** The aggregate at its stored version, or `null` when there is none. */
+  findById(id: ID): Promise<T | null>;
+  /** Deletes the aggregate where the stored version is still its `oldVersion`, and publishes PURGE. */
+  remove(aggregate: T): Promise<void>;
+  existsById(id: ID): Promise<boolean>;
+  /** The stored version, or -1 when there is no such aggregate (a signal, never an error). */
+  currentVersion(id: ID): Promise<number>;
+}
+
+/** Where `insert` takes IDs from. `AggregateIdGeneratorRegistrar` of @ddd-kit/id-generator is one. */
+export interface AggregateIdGeneratorSource {
+  get(aggregate: AggregateClass | Function): { generate(): string };
+}
+
+/** What a repository needs beside its store; RepositoryModule fills it in for registered repositories. */
+export interface RepositoryOptions<T extends AggregateRoot<any, any> = AggregateRoot<any, any>> {
+  /** The aggregate class this repository stores: names its events and errors and picks its ID generator. */
+  aggregate?: AggregateClass<T>;
+  /** Receives the events of every successful write. Without one, events are collected and dropped. */
+  publisher?: DataSyncPublisher;
+  /** Fills empty IDs on insert; without one, insert of an aggregate without id fails with MissingIdGeneratorError. */
+  idGenerators?: AggregateIdGeneratorSource | null;
+}
+
+/** An aggregate as a store loaded it, with the version it found. */
+export interface LoadedAggregate<T> {
+  aggregate: T;
+  version: number;
+}

@@ -1,0 +1,56 @@
+import { AggregateRoot, InMemoryRepository, MongooseRepository, type StoredDocument } from '@ddd-kit/repository';
+
+export interface CounterSnapshot {
+  id: string;
+  label: string;
+  count: number;
+  tags: string[];
+}
+
+/** The aggregate the repository tests write: a labelled counter. */
+export class Counter extends AggregateRoot<string, CounterSnapshot> {
+  label: string;
+  count = 0;
+  tags: string[] = [];
+
+  constructor(id: string | undefined, label: string) {
+    super(id);
+    this.label = label;
+  }
+
+  static restore(id: string, label: string, count: number, tags: string[]): Counter {
+    const counter = new Counter(id, label);
+    counter.count = count;
+    counter.tags = tags;
+    return counter;
+  }
+
+  increment(by = 1): void {
+    this.count += by;
+  }
+}
+
+export type CounterFields = { label: string; count: number; tags: string[] };
+
+export class CounterMongooseRepository extends MongooseRepository<string, Counter, CounterFields> {
+  protected toDocument(counter: Counter): CounterFields {
+    return { label: counter.label, count: counter.count, tags: [...counter.tags] };
+  }
+
+  protected toAggregate(document: StoredDocument<string, CounterFields>): Counter {
+    return Counter.restore(document._id, document.label, document.count, document.tags);
+  }
+
+  /** Deletes straight in the collection, the way a script or a manual fix would. */
+  async deleteBehindTheRepository(id: string): Promise<void> {
+    await (await this.collection()).deleteOne({ _id: id });
+  }
+}
+
+export class CounterInMemoryRepository extends InMemoryRepository<string, Counter> {
+  /** Deletes without the write flow (no hook, no event), like a delete outside `remove`. */
+  async deleteBehindTheRepository(id: string): Promise<void> {
+    const counter = await this.findById(id);
+    if (counter) await this.doRemove(counter);
+  }
+}
