@@ -1,0 +1,14 @@
+export interface RedisPrepareKeyFactoryOptions {
+  /**
+   * Prepended to every record key: `<prefix>:{<name>:<key>}` (name and key percent-encoded).
+   * Must not contain `{` or `}`, which would change the hash tag. Default `'ddd-kit:prepare'`.
+   */
+  prefix?: string;
+  /**
+   * How long an expired record stays readable by `getValue` before Redis drops it: each
+   * record is written with `PXAT ttlAt + retentionMs`. Forever records never expire.
+   * Milliseconds, or `Infinity` to keep expired records until they are rolled back or
+   * re-prepared. Default 24 hours.
+   */
+  retentionMs?: number;
+}

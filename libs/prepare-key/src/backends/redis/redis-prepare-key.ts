@@ -1,0 +1,105 @@
+import type { Cluster, Redis } from 'ioredis';
+import { PrepareKey } from '../../prepare-key.js';
+import type { RecordPage, StoredRecord } from '../../prepare-key.interfaces.js';
+import { TTL_FOREVER } from '../../prepared-value.js';
+import { NO_EXPIRY } from './redis-prepare-key.constants.js';
+import { PREPARE, READ, REPREPARE, ROLLBACK_IF_VALUE, runScript } from './redis-prepare-key.scripts.js';
+import { decodeKeyPart, decodeRecord, encodeKeyPart, encodeRecord, recordKeyHead } from './redis-prepare-key.utils.js';
+import type { RedisKeyScanner } from './redis-key-scanner.js';
+import type { RedisServerClock } from './redis-server-clock.js';
+
+/** What every key of one RedisPrepareKeyFactory shares. */
+export interface RedisPrepareKeyContext {
+  client: Redis | Cluster;
+  prefix: string;
+  retentionMs: number;
+  clock: RedisServerClock;
+  scanner: RedisKeyScanner;
+}
+
+/**
+ * A PrepareKey on Redis or Redis Cluster. Each primitive is one round trip: one Lua script
+ * (or a plain GET / DEL where a single command is already atomic) on the record's key, so
+ * concurrent callers in any number of processes see each operation as atomic. Expiry is
+ * decided by the Redis server's clock (see redis-prepare-key.scripts.ts).
+ */
+export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
+  private readonly client: Redis | Cluster;
+  private readonly head: string;
+
+  constructor(
+    readonly name: string,
+    private readonly context: RedisPrepareKeyContext,
+  ) {
+    super();
+    this.client = context.client;
+    this.head = recordKeyHead(context.prefix, name);
+  }
+
+  protected override now(): number {
+    return this.context.clock.now();
+  }
+
+  protected async doPrepare(key: string, value: string, ttlAt: number): Promise<boolean> {
+    return (await runScript(this.client, PREPARE, this.recordKey(key), encodeRecord(value, ttlAt), this.dropAt(ttlAt))) === 1;
+  }
+
+  protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
+    const [serverNow, record] = (await runScript(this.client, READ, this.recordKey(key))) as [number, string | null];
+    this.context.clock.observe(serverNow);
+    return record === null ? undefined : decodeRecord(record);
+  }
+
+  protected async doRollback(key: string, expected?: string): Promise<boolean> {
+    const recordKey = this.recordKey(key);
+    const deleted =
+      expected === undefined
+        ? await this.client.del(recordKey)
+        : await runScript(this.client, ROLLBACK_IF_VALUE, recordKey, expected);
+    return deleted === 1;
+  }
+
+  protected async doReprepare(key: string, value: string, ttlAt: number, expected?: string): Promise<boolean> {
+    const recordKey = this.recordKey(key);
+    const record = encodeRecord(value, ttlAt);
+    const dropAt = this.dropAt(ttlAt);
+    const replaced =
+      expected === undefined
+        ? await runScript(this.client, REPREPARE, recordKey, record, dropAt)
+        : await runScript(this.client, REPREPARE, recordKey, record, dropAt, expected);
+    return replaced === 1;
+  }
+
+  protected async doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
+    const { keys, next } = await this.context.scanner.page(this.head, cursor, pageSize);
+    const records = await this.readAll(keys);
+    const page: RecordPage = { records: [], next };
+    for (let i = 0; i < keys.length; i++) {
+      const record = records[i];
+      // null: rolled back (or dropped) between SCAN and the read.
+      if (record !== null) page.records.push({ key: decodeKeyPart(keys[i].slice(this.head.length, -1)), ...decodeRecord(record) });
+    }
+    return page;
+  }
+
+  private recordKey(key: string): string {
+    // Keys reach the primitives validated; a non-string must never become part of a command.
+    if (typeof key !== 'string') throw new TypeError('a record key must be a string');
+    return `${this.head}${encodeKeyPart(key)}}`;
+  }
+
+  /** When Redis drops the record: a retention period after ttlAt; never for a forever record. */
+  private dropAt(ttlAt: number): string {
+    const dropAt = ttlAt + this.context.retentionMs;
+    if (ttlAt >= TTL_FOREVER || !Number.isSafeInteger(dropAt)) return NO_EXPIRY;
+    return String(Math.max(dropAt, 1)); // a drop time at or before 1970 is simply in the past
+  }
+
+  private readAll(keys: string[]): Promise<Array<string | null>> {
+    if (keys.length === 0) return Promise.resolve([]);
+    // One MGET on a single node; on a Cluster the keys live in many slots, so one GET each
+    // (sent together; ioredis routes each to its node).
+    if (!this.client.isCluster) return this.client.mget(keys);
+    return Promise.all(keys.map((key) => this.client.get(key)));
+  }
+}
