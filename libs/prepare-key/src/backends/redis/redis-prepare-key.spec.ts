@@ -195,15 +195,21 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
   });
 
   describe('scripts', () => {
-    it('runs by SHA and reloads a script Redis has forgotten (SCRIPT FLUSH)', async () => {
-      const pk = new RedisPrepareKeyFactory(redis, { prefix: uniqueName('noscript') }).create('n');
-      await redis.script('FLUSH');
-      expect(await redis.script('EXISTS', PREPARE.sha)).toEqual([0]);
-      expect(await pk.prepare('k', 'v')).toBe(true);
-      expect(await pk.get('k')).toBe('v');
-      expect(await pk.reprepare('k', 'v', 'w')).toBe(true);
-      expect(await pk.rollback('k', 'w')).toBe(true);
-      expect(await redis.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK_IF_VALUE.sha)).toEqual([1, 1, 1, 1]);
+    it.each([false, true])('runs by SHA and reloads a script Redis has forgotten (SCRIPT FLUSH; auto-pipelining: %s)', async (enableAutoPipelining) => {
+      const client = new Redis(redisUrl(), { enableAutoPipelining });
+      try {
+        const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
+        await redis.script('FLUSH');
+        expect(await redis.script('EXISTS', PREPARE.sha)).toEqual([0]);
+        const keys = ['a', 'b', 'c'];
+        expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual([true, true, true]);
+        expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
+        expect(await pk.reprepare('a', 'a', 'w')).toBe(true);
+        expect(await pk.rollback('a', 'w')).toBe(true);
+        expect(await redis.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK_IF_VALUE.sha)).toEqual([1, 1, 1, 1]);
+      } finally {
+        await client.quit();
+      }
     });
   });
 

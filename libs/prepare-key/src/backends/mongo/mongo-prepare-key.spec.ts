@@ -1,0 +1,213 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import mongoose, { type Connection, type mongo } from 'mongoose';
+import { mongoUri, uniqueName } from '../../../../../test/support/servers.js';
+import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
+import type { PrepareKey } from '../../prepare-key.js';
+import { primitivesOf } from '../../prepare-key.primitives.js';
+import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
+import { describePrepareKeyContract } from '../../testing/index.js';
+import { EXPIRE_AT_INDEX } from './mongo-prepare-key.constants.js';
+import { MongoPrepareKeyFactory } from './mongo-prepare-key.factory.js';
+import type { MongoPrepareKeyDocument } from './mongo-prepare-key.interfaces.js';
+import type { MongoRecordCollection } from './mongo-record-collection.js';
+
+describePrepareKeyContract('MongoDB', async () => {
+  const connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('pk_contract') }).asPromise();
+  return { factory: new MongoPrepareKeyFactory(connection), close: () => connection.close() };
+});
+
+describe('MongoPrepareKeyFactory', () => {
+  let connection: Connection;
+  /** Commands the driver sent, by name, while `recording` is on. */
+  const sent: string[] = [];
+
+  beforeAll(async () => {
+    connection = await mongoose
+      .createConnection(mongoUri(), { dbName: uniqueName('pk_mongo'), monitorCommands: true })
+      .asPromise();
+    connection.getClient().on('commandStarted', (event: mongo.CommandStartedEvent) => sent.push(event.commandName));
+  });
+
+  afterAll(async () => {
+    await connection.close();
+  });
+
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  function raw(collectionName: string): mongo.Collection<MongoPrepareKeyDocument> {
+    return connection.db!.collection<MongoPrepareKeyDocument>(collectionName);
+  }
+
+  function storeOf(pk: PrepareKey<unknown>): MongoRecordCollection {
+    return (pk as unknown as { store: MongoRecordCollection }).store;
+  }
+
+  describe('documents', () => {
+    it('stores { _id: key, value: canonical JSON string, ttlAt, expireAt: ttlAt + retention } in prepare_<name>', async () => {
+      const pk = new MongoPrepareKeyFactory(connection, { retentionMs: 3_600_000 }).create(uniqueName('users'));
+      const ttlAt = Date.now() + 60_000;
+      await pk.prepare('alice', toTtlAt({ b: { d: 1, c: 2 }, a: 1 }, ttlAt));
+      expect(await raw(`prepare_${pk.name}`).findOne({ _id: 'alice' })).toEqual({
+        _id: 'alice',
+        value: '{"a":1,"b":{"c":2,"d":1}}',
+        ttlAt,
+        expireAt: new Date(ttlAt + 3_600_000),
+      });
+    });
+
+    it('gives a forever record no expireAt, and moves expireAt with every reprepare', async () => {
+      const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('users'));
+      const records = raw(`prepare_${pk.name}`);
+      await pk.prepare('k', 'v');
+      expect(await records.findOne({ _id: 'k' })).toEqual({ _id: 'k', value: '"v"', ttlAt: TTL_FOREVER });
+      const ttlAt = Date.now() + 60_000;
+      await pk.reprepare('k', toTtlAt('v', ttlAt));
+      expect((await records.findOne({ _id: 'k' }))?.expireAt).toEqual(new Date(ttlAt + 24 * 3_600_000));
+      await pk.reprepare('k', 'v', 'w');
+      expect(await records.findOne({ _id: 'k' })).toEqual({ _id: 'k', value: '"w"', ttlAt: TTL_FOREVER });
+    });
+
+    it('with retentionMs Infinity, never sets expireAt', async () => {
+      const pk = new MongoPrepareKeyFactory(connection, { retentionMs: Number.POSITIVE_INFINITY }).create(uniqueName('n'));
+      await pk.prepare('k', toTtlAt('v', Date.now() - 1_000));
+      expect((await raw(`prepare_${pk.name}`).findOne({ _id: 'k' }))?.expireAt).toBeUndefined();
+    });
+
+    it('compares values by their canonical string, whatever the key order of embedded documents', async () => {
+      const pk = new MongoPrepareKeyFactory(connection).create<Record<string, unknown>>(uniqueName('n'));
+      await pk.prepare('k', { x: { b: 1, a: 2 } });
+      expect(await pk.reprepare('k', { x: { a: 2, b: 1 } }, { y: 1 })).toBe(true);
+      expect(await pk.rollback('k', { y: 1 })).toBe(true);
+    });
+  });
+
+  describe('collections and indexes', () => {
+    it('names collections prepare_<name> with the name percent-encoded where needed, and honours collectionPrefix', async () => {
+      const factory = new MongoPrepareKeyFactory(connection);
+      const encoded = [
+        ['username', 'prepare_username'],
+        ['user-name_2', 'prepare_user-name_2'],
+        ['a.b', 'prepare_a%2Eb'],
+        ['a%2Eb', 'prepare_a%252Eb'],
+        ['$where', 'prepare_%24where'],
+        ['système', 'prepare_syst%C3%A8me'],
+      ];
+      for (const [name, collectionName] of encoded) expect(storeOf(factory.create(name)).collectionName).toBe(collectionName);
+      expect(storeOf(new MongoPrepareKeyFactory(connection, { collectionPrefix: 'pk.' }).create('sku')).collectionName).toBe('pk.sku');
+
+      const pk = factory.create('a.b');
+      await pk.prepare('k', 1);
+      expect(await raw('prepare_a%2Eb').countDocuments()).toBe(1);
+      expect(await factory.create('a%2Eb').get('k')).toBeUndefined();
+    });
+
+    it('creates the TTL index on expireAt once per collection, not per call', async () => {
+      const factory = new MongoPrepareKeyFactory(connection);
+      const name = uniqueName('idx');
+      const [a, b] = [factory.create(name), factory.create(name)];
+      sent.length = 0;
+      await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).prepare(`k${i}`, i)));
+      await Promise.all([a.get('k1'), b.rollback('k2'), a.reprepare('k3', 4), b.getValue('k4')]);
+      expect(sent.filter((command) => command === 'createIndexes')).toHaveLength(1);
+
+      const indexes = await raw(`prepare_${name}`).indexes();
+      expect(indexes).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: EXPIRE_AT_INDEX, key: { expireAt: 1 }, expireAfterSeconds: 0 })]),
+      );
+    });
+  });
+
+  describe('prepare racing an insert', () => {
+    it('takes the key when the writer that won the _id had written an already-expired record', async () => {
+      const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('race'));
+      await pk.prepare('warm-up', 0);
+      const collection = storeOf(pk).collection!;
+      const updateOne = collection.updateOne.bind(collection);
+      let interleaved = false;
+      // Between this upsert's query (no record) and its insert, another writer inserted a record
+      // that is already expired: the server answers the upsert with a duplicate-key error.
+      jest.spyOn(collection, 'updateOne').mockImplementation(async (...args: Parameters<typeof collection.updateOne>) => {
+        if (!interleaved) {
+          interleaved = true;
+          await raw(collection.collectionName).insertOne({ _id: 'k', value: '"former"', ttlAt: Date.now() - 1_000 });
+          throw Object.assign(new Error('E11000 duplicate key error collection: prepare_race index: _id_'), { code: 11000 });
+        }
+        return updateOne(...args);
+      });
+      expect(await pk.prepare('k', 'mine')).toBe(true);
+      expect(await pk.get('k')).toBe('mine');
+    });
+
+    it('answers false, not an error, when the writer that won the _id holds it', async () => {
+      const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('race'));
+      await pk.prepare('warm-up', 0);
+      const collection = storeOf(pk).collection!;
+      const updateOne = collection.updateOne.bind(collection);
+      let interleaved = false;
+      jest.spyOn(collection, 'updateOne').mockImplementation(async (...args: Parameters<typeof collection.updateOne>) => {
+        if (!interleaved) {
+          interleaved = true;
+          await raw(collection.collectionName).insertOne({ _id: 'k', value: '"winner"', ttlAt: TTL_FOREVER });
+        }
+        return updateOne(...args);
+      });
+      expect(await pk.prepare('k', 'mine')).toBe(false);
+      expect(await pk.get('k')).toBe('winner');
+    });
+  });
+
+  describe('bad input', () => {
+    it('refuses operator objects, oversize keys and unencodable values: no command is sent, the collection is unchanged', async () => {
+      const pk = new MongoPrepareKeyFactory(connection).create<unknown>(uniqueName('bad'));
+      const sentinelTtl = Date.now() + 3_600_000;
+      await pk.prepare('sentinel', toTtlAt({ owner: 'sentinel' }, sentinelTtl));
+      const records = raw(`prepare_${pk.name}`);
+      const before = await records.find().toArray();
+
+      const operators = [{ $ne: null }, { $gt: '' }, { $regex: '.*' }] as unknown as string[];
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      sent.length = 0;
+      for (const operator of operators) {
+        for (const attempt of [
+          () => pk.prepare(operator, 'v'),
+          () => pk.get(operator),
+          () => pk.getValue(operator),
+          () => pk.rollback(operator),
+          () => pk.rollback(operator, { owner: 'sentinel' }),
+          () => pk.reprepare(operator, 'v'),
+          () => pk.reprepare('sentinel', { owner: 'sentinel' }, operator, 'v'),
+        ]) {
+          await expect(attempt()).rejects.toBeInstanceOf(PrepareKeyArgumentError);
+        }
+        // Below the validation too: a primitive never sends a non-string as a filter.
+        await expect(primitivesOf(pk).doRollback(operator)).rejects.toThrow(TypeError);
+        await expect(primitivesOf(pk).doGetValue(operator)).rejects.toThrow(TypeError);
+        await expect(primitivesOf(pk).doPrepare(operator, '"v"', TTL_FOREVER)).rejects.toThrow(TypeError);
+      }
+      for (const attempt of [
+        () => pk.prepare('k'.repeat(1025), 'v'),
+        () => pk.prepare('fresh', 10n),
+        () => pk.prepare('fresh', cyclic),
+        () => pk.reprepare('sentinel', () => 1),
+        () => pk.rollback('sentinel', Symbol('s')),
+        () => pk.prepare('fresh', toTtlAt('v', Number.NaN)),
+      ]) {
+        await expect(attempt()).rejects.toBeInstanceOf(PrepareKeyArgumentError);
+      }
+      expect(sent).toEqual([]);
+      expect(await records.find().toArray()).toEqual(before);
+      expect(await pk.getValue('sentinel')).toEqual(new PreparedValue({ owner: 'sentinel' }, sentinelTtl));
+    });
+
+    it('refuses bad options and unusable names with a named error that says what to do', () => {
+      expect(() => new MongoPrepareKeyFactory(connection, { collectionPrefix: 'a$' })).toThrow(PrepareKeyArgumentError);
+      expect(() => new MongoPrepareKeyFactory(connection, { collectionPrefix: 'system.x' })).toThrow(/system\./);
+      expect(() => new MongoPrepareKeyFactory(connection, { retentionMs: -5 })).toThrow(/retentionMs/);
+      expect(() => new MongoPrepareKeyFactory({} as Connection)).toThrow(/mongoose Connection/);
+      expect(() => new MongoPrepareKeyFactory(connection).create('é'.repeat(100))).toThrow(/shorter name/);
+    });
+  });
+});

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Cluster } from 'ioredis';
+import { redisClusterNodes, uniqueName } from '../../../../../test/support/servers.js';
+import { describePrepareKeyContract } from '../../testing/index.js';
+import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
+import { PREPARE, READ, REPREPARE, ROLLBACK_IF_VALUE } from './redis-prepare-key.scripts.js';
+
+describePrepareKeyContract('Redis Cluster', () => {
+  const cluster = new Cluster(redisClusterNodes());
+  return {
+    factory: new RedisPrepareKeyFactory(cluster, { prefix: uniqueName('pk_contract') }),
+    close: async () => void (await cluster.quit()),
+  };
+});
+
+describePrepareKeyContract('Redis Cluster with auto-pipelining', () => {
+  const cluster = new Cluster(redisClusterNodes(), { enableAutoPipelining: true });
+  return {
+    factory: new RedisPrepareKeyFactory(cluster, { prefix: uniqueName('pk_contract') }),
+    close: async () => void (await cluster.quit()),
+  };
+});
+
+describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    cluster = new Cluster(redisClusterNodes());
+    await cluster.ping();
+  });
+
+  afterAll(async () => {
+    await cluster.quit();
+  });
+
+  it('hash-tags each record with its own (name, key), so one name spreads over every master', async () => {
+    const prefix = uniqueName('spread');
+    const pk = new RedisPrepareKeyFactory(cluster, { prefix }).create('n{x}');
+    const keys = Array.from({ length: 60 }, (_, i) => `k{${i}}`);
+    await Promise.all(keys.map((key) => pk.prepare(key, key)));
+
+    // The slot of each record key is the slot of its tag: the encoded pair, braces and all encoded.
+    const slot = (key: string) => cluster.cluster('KEYSLOT', key) as Promise<number>;
+    expect(await slot(`${prefix}:{n%7Bx%7D:k%7B1%7D}`)).toBe(await slot('n%7Bx%7D:k%7B1%7D'));
+
+    const perMaster = await Promise.all(
+      cluster.nodes('master').map(async (node) => (await node.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 10_000))[1].length),
+    );
+    expect(perMaster.filter((n) => n > 0).length).toBe(cluster.nodes('master').length);
+    expect(perMaster.reduce((a, b) => a + b, 0)).toBe(keys.length);
+
+    // Listing visits every master, page by page, each record once.
+    for (const pageSize of [1, 7, 500]) {
+      const listed: string[] = [];
+      for await (const record of pk.records({ pageSize })) listed.push(record.key);
+      expect(listed.sort()).toEqual([...keys].sort());
+    }
+  });
+
+  it.each([false, true])('reloads its scripts on every master after SCRIPT FLUSH (auto-pipelining: %s)', async (enableAutoPipelining) => {
+    const client = new Cluster(redisClusterNodes(), { enableAutoPipelining });
+    try {
+      const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
+      const masters = cluster.nodes('master');
+      await Promise.all(masters.map((node) => node.script('FLUSH')));
+      const keys = Array.from({ length: 30 }, (_, i) => `k${i}`); // lands on every master
+      expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual(keys.map(() => true));
+      expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
+      expect(await Promise.all(keys.map((key) => pk.reprepare(key, key, `${key}!`)))).toEqual(keys.map(() => true));
+      expect(await Promise.all(keys.map((key) => pk.rollback(key, `${key}!`)))).toEqual(keys.map(() => true));
+      for (const node of masters) {
+        expect(await node.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK_IF_VALUE.sha)).toEqual([1, 1, 1, 1]);
+      }
+    } finally {
+      await client.quit();
+    }
+  });
+});
