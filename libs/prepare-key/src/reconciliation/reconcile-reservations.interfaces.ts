@@ -1,0 +1,40 @@
+import type { PreparedValue } from '../prepared-value.js';
+
+/**
+ * Whether the owner a record names still holds its reservation, e.g. "does user 42 still have
+ * username 'alice'" against the write model. Only an explicit `false` releases the record.
+ */
+export type ReservationLiveness<V> = (key: string, value: V, prepared: PreparedValue<V>) => boolean | PromiseLike<boolean>;
+
+export interface ReconcileReservationsOptions {
+  /** Records listed per backend round trip. Default 500. */
+  pageSize?: number;
+  /** Records checked (isLive, then rollback) at once. Default 16. */
+  concurrency?: number;
+  /** Ask `isLive` and count, but release nothing: `released` counts what would be released. */
+  dryRun?: boolean;
+  /**
+   * Also judge records whose ttlAt has passed. By default they are counted as `expired` and
+   * left alone: they already free their key, and the backend drops them after its retention.
+   */
+  includeExpired?: boolean;
+  /** The clock that tells expired records apart. Default `Date.now`. */
+  now?: () => number;
+  /** Called for each record whose check or release failed (it is counted in `failed`). */
+  onError?: (error: unknown, key: string) => void;
+}
+
+export interface ReconciliationReport {
+  /** Records listed. */
+  scanned: number;
+  /** Expired records left alone (see `includeExpired`). */
+  expired: number;
+  /** Records whose owner `isLive` confirmed. */
+  live: number;
+  /** Records released by a conditional rollback on the value seen (or, in a dry run, that would be). */
+  released: number;
+  /** Records whose value changed, or that went away, between listing and rollback: left as they are. */
+  skipped: number;
+  /** Records whose `isLive` or rollback threw, or whose `isLive` did not answer a boolean. */
+  failed: number;
+}
