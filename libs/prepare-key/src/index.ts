@@ -8,6 +8,26 @@ export { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js'
 export { PrepareKeyStateError } from './errors/prepare-key-state.error.js';
 export { MemoryPrepareKeyFactory } from './backends/memory/memory-prepare-key.factory.js';
 export type { MemoryPrepareKeyFactoryOptions } from './backends/memory/memory-prepare-key.interfaces.js';
+export { PrepareKeyModule } from './prepare-key.module.js';
+export { PreparableKey } from './decorators/preparable-key.decorator.js';
+export { InjectPrepareKey } from './decorators/inject-prepare-key.decorator.js';
+export { getPrepareKeyToken } from './prepare-key.utils.js';
+export { PREPARE_KEY_MODULE_OPTIONS } from './prepare-key.constants.js';
+export type {
+  PreparableKeyMatcher,
+  PrepareKeyBackendOptions,
+  PrepareKeyFeature,
+  PrepareKeyModuleAsyncOptions,
+  PrepareKeyModuleOptions,
+  PrepareKeyOptionsFactory,
+  PrepareKeyScanOptions,
+} from './interfaces/prepare-key-module-options.interface.js';
+export type { PrepareKeyClass, PreparableKeyDeclaration } from './interfaces/preparable-key-declaration.interface.js';
+export { PrepareKeyDeclarationError } from './errors/prepare-key-declaration.error.js';
+export { PrepareKeyDisabledError } from './errors/prepare-key-disabled.error.js';
+export { PrepareKeyFactoryMissingError } from './errors/prepare-key-factory-missing.error.js';
+export { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
+export { PrepareKeyNameConflictError } from './errors/prepare-key-name-conflict.error.js';
 export { RedisPrepareKeyFactory } from './backends/redis/redis-prepare-key.factory.js';
 export type { RedisPrepareKeyFactoryOptions } from './backends/redis/redis-prepare-key.interfaces.js';
 export { MongoPrepareKeyFactory } from './backends/mongo/mongo-prepare-key.factory.js';

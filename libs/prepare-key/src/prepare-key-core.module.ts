@@ -1,0 +1,86 @@
+import { Module } from '@nestjs/common';
+import type { DynamicModule, Provider } from '@nestjs/common';
+import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
+import type {
+  PrepareKeyModuleAsyncOptions,
+  PrepareKeyModuleOptions,
+  PrepareKeyOptionsFactory,
+} from './interfaces/prepare-key-module-options.interface.js';
+import { PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_SCAN } from './prepare-key.constants.js';
+import { createClassProviders } from './prepare-key.providers.js';
+import { PrepareKeyRegistry } from './prepare-key.registry.js';
+import { scanPreparableKeys } from './prepare-key.scanner.js';
+import type { PrepareKeyScan } from './prepare-key.scanner.js';
+
+/**
+ * Owns the registry (the backend keys) and the providers of every scanned key class. Global
+ * by default so keys are injectable anywhere and forFeature modules find the registry —
+ * through `global` on the dynamic module rather than a @Global() decorator, which
+ * `isGlobal: false` could not switch off. It owns no client: a factory is handed a client
+ * (Redis, a Mongo connection) that stays the caller's to close, so there is nothing to
+ * release on shutdown.
+ */
+@Module({})
+export class PrepareKeyCoreModule {
+  static forRoot(options: PrepareKeyModuleOptions = {}): DynamicModule {
+    const scan = scanPreparableKeys(options ?? {});
+    return this.build(scan, options?.isGlobal, [], [{ provide: PREPARE_KEY_MODULE_OPTIONS, useValue: options }], false);
+  }
+
+  static forRootAsync(options: PrepareKeyModuleAsyncOptions): DynamicModule {
+    const scan = scanPreparableKeys(options);
+    return this.build(scan, options.isGlobal, options.imports ?? [], createAsyncOptionsProviders(options), true);
+  }
+
+  private static build(
+    scan: PrepareKeyScan,
+    isGlobal: boolean | undefined,
+    imports: NonNullable<DynamicModule['imports']>,
+    optionsProviders: Provider[],
+    fromAsyncFactory: boolean,
+  ): DynamicModule {
+    const registryProvider: Provider = {
+      provide: PrepareKeyRegistry,
+      useFactory: (options: PrepareKeyModuleOptions, scanned: PrepareKeyScan) =>
+        new PrepareKeyRegistry(options, scanned, fromAsyncFactory),
+      inject: [PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_SCAN],
+    };
+    const keyProviders = scan.declarations.flatMap((declaration) => createClassProviders(declaration));
+    return {
+      module: PrepareKeyCoreModule,
+      global: isGlobal ?? true,
+      imports,
+      providers: [...optionsProviders, { provide: PREPARE_KEY_SCAN, useValue: scan }, registryProvider, ...keyProviders],
+      exports: [PREPARE_KEY_MODULE_OPTIONS, PrepareKeyRegistry, ...keyProviders.map((p) => (p as { provide: unknown }).provide as string)],
+    };
+  }
+}
+
+function createAsyncOptionsProviders(options: PrepareKeyModuleAsyncOptions): Provider[] {
+  if (options.useFactory) {
+    return [{ provide: PREPARE_KEY_MODULE_OPTIONS, useFactory: options.useFactory, inject: options.inject ?? [] }];
+  }
+  const optionsFactory = options.useExisting ?? options.useClass;
+  if (optionsFactory) {
+    const providers: Provider[] = [
+      {
+        provide: PREPARE_KEY_MODULE_OPTIONS,
+        useFactory: (factory: PrepareKeyOptionsFactory) => factory.createPrepareKeyOptions(),
+        inject: [optionsFactory],
+      },
+    ];
+    if (!options.useExisting) providers.push({ provide: optionsFactory, useClass: optionsFactory });
+    return providers;
+  }
+  return [
+    {
+      provide: PREPARE_KEY_MODULE_OPTIONS,
+      useFactory: () => {
+        throw new PrepareKeyModuleOptionsError(
+          'PrepareKeyModule.forRootAsync needs one of useFactory, useClass or useExisting, e.g. ' +
+            'forRootAsync({ inject: [ConfigService], useFactory: (config) => ({ factory: new MemoryPrepareKeyFactory() }) })',
+        );
+      },
+    },
+  ];
+}

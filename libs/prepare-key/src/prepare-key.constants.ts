@@ -1,0 +1,16 @@
+/** The options given to forRoot, or produced by forRootAsync's factory. */
+export const PREPARE_KEY_MODULE_OPTIONS = Symbol('PREPARE_KEY_MODULE_OPTIONS');
+/** Which decorated classes forRoot took, fixed when the module was built. */
+export const PREPARE_KEY_SCAN = Symbol('PREPARE_KEY_SCAN');
+/** Prefix of the token of a key name: `getPrepareKeyToken('username')` is 'PrepareKey:username'. */
+export const PREPARE_KEY_TOKEN_PREFIX = 'PrepareKey:';
+/** The backend operations of a PrepareKey that an injected key forwards to the backend. */
+export const PREPARE_KEY_CONTRACT_METHODS = [
+  'prepare',
+  'get',
+  'getValue',
+  'rollback',
+  'reprepare',
+  'usingPrepare',
+  'records',
+] as const;

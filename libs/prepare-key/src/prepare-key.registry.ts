@@ -1,0 +1,102 @@
+import { DisabledPrepareKey } from './disabled-prepare-key.js';
+import { PrepareKeyFactoryMissingError } from './errors/prepare-key-factory-missing.error.js';
+import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
+import { PrepareKeyNameConflictError } from './errors/prepare-key-name-conflict.error.js';
+import type { PrepareKeyClass, PreparableKeyDeclaration } from './interfaces/preparable-key-declaration.interface.js';
+import type { PrepareKeyModuleOptions } from './interfaces/prepare-key-module-options.interface.js';
+import type { PrepareKey } from './prepare-key.js';
+import { createPrepareKeyProxy } from './prepare-key.proxy.js';
+import type { PrepareKeyScan } from './prepare-key.scanner.js';
+import { declarationOf, describeValue } from './prepare-key.utils.js';
+
+/**
+ * One per PrepareKeyModule.forRoot (so two applications in one process share nothing): the
+ * backend's key of each name — one per name, shared by every injection route — and the
+ * injected object of each key class. Validates the options at bootstrap.
+ */
+export class PrepareKeyRegistry {
+  private readonly enabled: boolean;
+  private readonly backends = new Map<string, PrepareKey<any>>();
+  private readonly proxies = new Map<PrepareKeyClass, PrepareKey<any>>();
+  private readonly owners = new Map<string, PrepareKeyClass>();
+
+  constructor(
+    private readonly options: PrepareKeyModuleOptions,
+    scan: PrepareKeyScan,
+    /** forRootAsync: include/exclude had to be given to forRootAsync itself. */
+    fromAsyncFactory = false,
+  ) {
+    if (scan.problem) throw scan.problem;
+    validateOptions(options, fromAsyncFactory);
+    this.enabled = options.enabled ?? true;
+    if (this.enabled && !options.factory && scan.declarations.length > 0) {
+      throw new PrepareKeyFactoryMissingError(scan.declarations.map(label));
+    }
+    for (const declaration of scan.declarations) this.claim(declaration);
+  }
+
+  /** The injected object of a key class (decorated, or undecorated with its simple name). */
+  forClass<T extends PrepareKey<any>>(target: PrepareKeyClass<T>): T {
+    let proxy = this.proxies.get(target);
+    if (!proxy) {
+      const declaration = declarationOf(target);
+      this.claim(declaration);
+      proxy = createPrepareKeyProxy(target, this.backend(declaration.name, label(declaration)));
+      this.proxies.set(target, proxy);
+    }
+    return proxy as T;
+  }
+
+  /** A bare name: the object of the class registered under it if any, else the backend's plain key. */
+  forName(name: string): PrepareKey<any> {
+    const owner = this.owners.get(name);
+    return owner ? this.forClass(owner) : this.backend(name, `'${name}'`);
+  }
+
+  private backend(name: string, what: string): PrepareKey<any> {
+    let key = this.backends.get(name);
+    if (!key) {
+      if (!this.enabled) key = new DisabledPrepareKey(name);
+      else if (!this.options.factory) throw new PrepareKeyFactoryMissingError([what]);
+      else key = this.options.factory.create(name);
+      this.backends.set(name, key);
+    }
+    return key;
+  }
+
+  private claim(declaration: PreparableKeyDeclaration): void {
+    const owner = this.owners.get(declaration.name);
+    if (owner && owner !== declaration.target) {
+      throw new PrepareKeyNameConflictError(declaration.name, [owner.name, declaration.target.name]);
+    }
+    this.owners.set(declaration.name, declaration.target);
+  }
+}
+
+function label(declaration: PreparableKeyDeclaration): string {
+  return `'${declaration.name}' (${declaration.target.name})`;
+}
+
+function validateOptions(options: PrepareKeyModuleOptions, fromAsyncFactory: boolean): void {
+  if (options === null || typeof options !== 'object') {
+    throw new PrepareKeyModuleOptionsError(
+      `PrepareKeyModule options must be an object such as { factory: new MemoryPrepareKeyFactory() }, got ${describeValue(options)}`,
+    );
+  }
+  const { factory, enabled } = options;
+  if (factory !== undefined && (factory === null || typeof (factory as { create?: unknown }).create !== 'function')) {
+    throw new PrepareKeyModuleOptionsError(
+      `PrepareKeyModule factory must be a PrepareKeyFactory (an object with create(name)), such as ` +
+        `new MemoryPrepareKeyFactory() or new RedisPrepareKeyFactory(redis); got ${describeValue(factory)}`,
+    );
+  }
+  if (enabled !== undefined && typeof enabled !== 'boolean') {
+    throw new PrepareKeyModuleOptionsError(`PrepareKeyModule enabled must be true or false, got ${describeValue(enabled)}`);
+  }
+  if (fromAsyncFactory && ('include' in options || 'exclude' in options || 'isGlobal' in options)) {
+    throw new PrepareKeyModuleOptionsError(
+      `PrepareKeyModule.forRootAsync: include, exclude and isGlobal decide which providers exist, so they cannot come ` +
+        `from useFactory; pass them to forRootAsync({ include, exclude, isGlobal, useFactory }) itself`,
+    );
+  }
+}
