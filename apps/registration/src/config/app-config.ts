@@ -1,0 +1,91 @@
+/**
+ * The sample's configuration, read once from the environment and validated at start: a
+ * bad variable stops the process with a message naming it. With nothing set, everything
+ * runs in memory on port 3000.
+ */
+export type PrepareBackend = 'memory' | 'redis' | 'mongo';
+export type RepositoryBackend = 'memory' | 'mongo';
+
+export interface AppConfig {
+  prepareBackend: PrepareBackend;
+  repositoryBackend: RepositoryBackend;
+  redisUrl?: string;
+  mongodbUri?: string;
+  /** A fixed machine ID, or 'redis' to lease one from RedisMachineIdDistributor. */
+  machineId: number | 'redis';
+  port: number;
+}
+
+export class InvalidConfigError extends Error {
+  override readonly name = 'InvalidConfigError';
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, variable: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[variable]?.trim();
+  if (!raw) return fallback;
+  const value = raw.toLowerCase() as T;
+  if (!allowed.includes(value)) {
+    throw new InvalidConfigError(variable, `must be one of ${allowed.join(', ')}, got '${raw}'`);
+  }
+  return value;
+}
+
+function url(env: NodeJS.ProcessEnv, variable: string, protocols: string[]): string | undefined {
+  const raw = env[variable]?.trim();
+  if (!raw) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new InvalidConfigError(variable, `is not a URL: '${raw}'`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new InvalidConfigError(variable, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got '${raw}'`);
+  }
+  return raw;
+}
+
+function integer(env: NodeJS.ProcessEnv, variable: string, min: number, max: number): number | undefined {
+  const raw = env[variable]?.trim();
+  if (!raw) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new InvalidConfigError(variable, `must be an integer from ${min} to ${max}, got '${raw}'`);
+  }
+  return Number(raw);
+}
+
+/** 20 bits: the machine part of the CosId global generator. */
+export const MAX_MACHINE_ID = (1 << 20) - 1;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const prepareBackend = oneOf(env, 'PREPARE_BACKEND', ['memory', 'redis', 'mongo'] as const, 'memory');
+  const repositoryBackend = oneOf(env, 'REPOSITORY_BACKEND', ['memory', 'mongo'] as const, 'memory');
+  const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
+  const mongodbUri = url(env, 'MONGODB_URI', ['mongodb:', 'mongodb+srv:']);
+  const port = integer(env, 'PORT', 0, 65535) ?? 3000;
+
+  const rawMachine = env.MACHINE_ID?.trim();
+  let machineId: number | 'redis';
+  if (rawMachine?.toLowerCase() === 'redis') machineId = 'redis';
+  else if (rawMachine) machineId = integer(env, 'MACHINE_ID', 0, MAX_MACHINE_ID)!;
+  // Instances sharing Redis lease distinct machine IDs by default; a lone process uses 0.
+  else machineId = redisUrl ? 'redis' : 0;
+
+  if (prepareBackend === 'redis' && !redisUrl) {
+    throw new InvalidConfigError('REDIS_URL', 'is required when PREPARE_BACKEND=redis (e.g. redis://127.0.0.1:6379)');
+  }
+  if (machineId === 'redis' && !redisUrl) {
+    throw new InvalidConfigError('REDIS_URL', 'is required when MACHINE_ID=redis (e.g. redis://127.0.0.1:6379)');
+  }
+  if ((prepareBackend === 'mongo' || repositoryBackend === 'mongo') && !mongodbUri) {
+    const variable = prepareBackend === 'mongo' ? 'PREPARE_BACKEND' : 'REPOSITORY_BACKEND';
+    throw new InvalidConfigError('MONGODB_URI', `is required when ${variable}=mongo (e.g. mongodb://127.0.0.1:27017/registration)`);
+  }
+  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, machineId, port };
+}

@@ -1,0 +1,74 @@
+import type { DataSyncEvent, ReplicaPage } from '@ddd-kit/repository';
+import type { Connection, mongo } from 'mongoose';
+import type { UserSnapshot, UserView } from '../users/user.aggregate.js';
+import { UserReadModel } from './user-read-model.js';
+
+interface UserViewDocument {
+  _id: string;
+  username: string;
+  version: number;
+}
+
+const DUPLICATE_KEY = 11000;
+
+/**
+ * The read model in a MongoDB collection shared by every instance of the app. Every filter
+ * value is wrapped in `$eq`, so a value can never act as a query operator.
+ */
+export class MongoUserReadModel extends UserReadModel {
+  private readonly collection: mongo.Collection<UserViewDocument>;
+  private indexes?: Promise<unknown>;
+
+  constructor(connection: Connection, collectionName = 'user_views') {
+    super();
+    this.collection = connection.collection<UserViewDocument>(collectionName) as unknown as mongo.Collection<UserViewDocument>;
+  }
+
+  /** Created once, at start-up (UsersModule calls it). */
+  ensureIndexes(): Promise<unknown> {
+    this.indexes ??= this.collection.createIndex({ username: 1 });
+    return this.indexes;
+  }
+
+  async findByUsername(username: string): Promise<UserView[]> {
+    const docs = await this.collection.find({ username: { $eq: username } }).sort({ _id: 1 }).toArray();
+    return docs.map((d) => ({ id: d._id, username: d.username, version: d.version }));
+  }
+
+  async apply(events: readonly DataSyncEvent<string, UserSnapshot>[]): Promise<void> {
+    for (const event of events) {
+      if (event.type === 'PURGE') {
+        await this.purge(event.id);
+        continue;
+      }
+      try {
+        // Only a newer version replaces what is held; when a newer one is already there the
+        // upsert's insert collides with it, which means "nothing to do".
+        await this.collection.updateOne(
+          { _id: { $eq: event.id }, version: { $lt: event.version } },
+          { $set: { username: event.snapshot.username, version: event.version } },
+          { upsert: true },
+        );
+      } catch (err) {
+        if ((err as { code?: number }).code !== DUPLICATE_KEY) throw err;
+      }
+    }
+  }
+
+  async listVersions({ cursor, limit }: { cursor: string | null; limit: number }): Promise<ReplicaPage<string>> {
+    const filter = cursor === null ? {} : { _id: { $gt: cursor } };
+    const docs = await this.collection.find(filter, { projection: { version: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
+    return {
+      entries: docs.map((d) => ({ id: d._id, version: d.version })),
+      cursor: docs.length === limit ? docs[docs.length - 1]._id : null,
+    };
+  }
+
+  async upsert(id: string, version: number, snapshot: UserSnapshot): Promise<void> {
+    await this.collection.replaceOne({ _id: { $eq: id } }, { username: snapshot.username, version }, { upsert: true });
+  }
+
+  async purge(id: string): Promise<void> {
+    await this.collection.deleteOne({ _id: { $eq: id } });
+  }
+}

@@ -1,0 +1,17 @@
+import { Transform } from 'class-transformer';
+import { IsString, Matches } from 'class-validator';
+import { USERNAME_PATTERN, USERNAME_RULE } from '../username.js';
+
+// Case-folded before validation, so the rule and everything after it see one form of a name.
+const fold = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.toLowerCase() : value);
+
+/** Body of POST /users and PATCH /users/:id/username. Unknown fields are refused (400). */
+export class UsernameBody {
+  @Transform(fold)
+  @IsString({ message: `username must be a string: ${USERNAME_RULE}` })
+  @Matches(USERNAME_PATTERN, { message: `username is invalid: ${USERNAME_RULE}` })
+  username!: string;
+}
+
+/** Query of GET /users?username=. */
+export class UsernameQuery extends UsernameBody {}

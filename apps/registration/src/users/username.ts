@@ -1,0 +1,20 @@
+import { BadRequestException } from '@nestjs/common';
+
+/**
+ * A username is 3–32 characters from [a-z0-9_.-], starting with a letter or digit. It is
+ * case-folded before anything else, so 'Alice' and 'alice' are one name: the folded form is
+ * what is reserved, stored and returned.
+ */
+export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9_.-]{2,31}$/;
+export const USERNAME_RULE = '3–32 characters from a-z, 0-9, "_", "." and "-", starting with a letter or digit (case-insensitive)';
+
+export function normalizeUsername(input: unknown, field = 'username'): string {
+  if (typeof input !== 'string') {
+    throw new BadRequestException(`${field} must be a string: ${USERNAME_RULE}`);
+  }
+  const folded = input.toLowerCase();
+  if (!USERNAME_PATTERN.test(folded)) {
+    throw new BadRequestException(`${field} is invalid: ${USERNAME_RULE}`);
+  }
+  return folded;
+}
