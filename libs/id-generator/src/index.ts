@@ -1,1 +1,73 @@
-export {};
+// The public surface of @ddd-kit/id-generator.
+export type { Clock, ClockLike, IdGenerator, IdState, MachineIdLeaseLike, TimeBasedGeneratorOptions, TimeBasedIdGenerator } from './id-generator.interfaces.js';
+
+// Generators
+export { SnowflakeId } from './generators/snowflake-id.js';
+export { SafeJsSnowflakeId } from './generators/safe-js-snowflake-id.js';
+export { SNOWFLAKE_DEFAULT_EPOCH, type SnowflakeFormat, type SnowflakeIdOptions } from './generators/snowflake.options.js';
+export { CosIdGenerator } from './generators/cosid-generator.js';
+export { NanoIdGenerator, type NanoIdGeneratorOptions } from './generators/nanoid-generator.js';
+export { SegmentId, type SegmentIdOptions } from './generators/segment-id.js';
+export { ClockSync, type ClockSyncOptions } from './clock/clock-sync.js';
+export { Radix62, RADIX62_ALPHABET } from './radix62/radix62.js';
+
+// Machine IDs
+export {
+  MachineIdDistributor,
+  type MachineIdDistribution,
+  type MachineIdRequest,
+  type MachineIdState,
+} from './machine/machine-id-distributor.js';
+export { ManualMachineIdDistributor } from './machine/manual-machine-id-distributor.js';
+export { StatefulSetMachineIdDistributor, type StatefulSetMachineIdDistributorOptions } from './machine/stateful-set-machine-id-distributor.js';
+export {
+  RedisMachineIdDistributor,
+  type MachineIdKeys,
+  type RedisMachineIdDistributorOptions,
+} from './machine/redis/redis-machine-id-distributor.js';
+export { MachineIdHolder, type MachineIdHolderOptions } from './machine/machine-id-holder.js';
+export { MachineIdLease } from './machine/machine-id-lease.js';
+
+// Nest module
+export { IdGeneratorModule } from './module/id-generator.module.js';
+export { IdGeneratorCoreModule } from './module/id-generator-core.module.js';
+export type {
+  IdGeneratorContext,
+  IdGeneratorDefinition,
+  IdGeneratorModuleAsyncOptions,
+  IdGeneratorModuleForRootOptions,
+  IdGeneratorModuleOptions,
+  IdGeneratorOptionsFactory,
+} from './module/id-generator-options.interface.js';
+export { ID_GENERATOR_CONTEXT, ID_GENERATOR_MODULE_OPTIONS } from './module/id-generator.constants.js';
+export { getIdGeneratorToken } from './module/id-generator.utils.js';
+export { InjectIdGenerator } from './module/inject-id-generator.decorator.js';
+
+// Global IDs
+export { GlobalIdGenerator } from './global/global-id-generator.js';
+export { generateGlobalId, generateId } from './global/id-generator.registry.js';
+
+// Aggregate IDs
+export { Aggregate, getAggregateMetadata, getNamedAggregate, type AggregateMetadata, type AggregateOptions } from './aggregate/aggregate.decorator.js';
+export { DEFAULT_CONTEXT_NAME, isNamedAggregate, type NamedAggregate } from './aggregate/named-aggregate.js';
+export { AggregateIdGeneratorFactory } from './aggregate/aggregate-id-generator-factory.js';
+export { AggregateIdGeneratorRegistrar } from './aggregate/aggregate-id-generator-registrar.js';
+export { CosIdAggregateIdGeneratorFactory } from './aggregate/cosid-aggregate-id-generator-factory.js';
+export { Order, getOrder, DEFAULT_ORDER } from './aggregate/order.decorator.js';
+
+// Errors
+export { IdGeneratorError } from './errors/id-generator.error.js';
+export { IdGeneratorOptionsError } from './errors/id-generator-options.error.js';
+export { ClockBackwardsError } from './errors/clock-backwards.error.js';
+export { ClockStalledError } from './errors/clock-stalled.error.js';
+export { TimestampOverflowError } from './errors/timestamp-overflow.error.js';
+export { InvalidIdError } from './errors/invalid-id.error.js';
+export { MachineIdOverflowError } from './errors/machine-id-overflow.error.js';
+export { MachineIdLostError } from './errors/machine-id-lost.error.js';
+export { MachineIdLeaseExpiredError } from './errors/machine-id-lease-expired.error.js';
+export { MachineIdReleasedError } from './errors/machine-id-released.error.js';
+export { NotInitializedGlobalIdGeneratorError } from './errors/not-initialized-global-id-generator.error.js';
+export { NotInitializedAggregateIdGeneratorError } from './errors/not-initialized-aggregate-id-generator.error.js';
+export { AggregateNotDecoratedError } from './errors/aggregate-not-decorated.error.js';
+export { UnknownIdGeneratorError } from './errors/unknown-id-generator.error.js';
+export { SegmentExhaustedError } from './errors/segment-exhausted.error.js';

@@ -1,0 +1,46 @@
+import { IdGeneratorError } from '../errors/id-generator.error.js';
+import type { IdGenerator } from '../id-generator.interfaces.js';
+import { getNamedAggregate } from './aggregate.decorator.js';
+import type { AggregateIdGeneratorFactory } from './aggregate-id-generator-factory.js';
+import { formatNamedAggregate, namedAggregateKey, type NamedAggregate } from './named-aggregate.js';
+import { getOrder } from './order.decorator.js';
+
+/**
+ * The generator of each named aggregate, chosen once and cached: the factories are asked in
+ * `@Order` order (lowest first; ties keep their configured order), the built-in one last, and
+ * the first non-null answer is kept for that (context, aggregate) pair. Injectable; IdGeneratorModule provides it.
+ */
+export class AggregateIdGeneratorRegistrar {
+  /** The chain, in the order it is asked. */
+  readonly factories: readonly AggregateIdGeneratorFactory[];
+  private readonly cache = new Map<string, IdGenerator>();
+
+  constructor(factories: readonly AggregateIdGeneratorFactory[], builtIn?: AggregateIdGeneratorFactory) {
+    const ordered = factories.map((factory, index) => ({ factory, index, order: getOrder(factory) }));
+    ordered.sort((a, b) => a.order - b.order || a.index - b.index);
+    this.factories = Object.freeze([...ordered.map((o) => o.factory), ...(builtIn ? [builtIn] : [])]);
+  }
+
+  /** The generator for an `@Aggregate` class, an instance of one, or a NamedAggregate. */
+  get(aggregate: Function | object | NamedAggregate): IdGenerator {
+    const named = getNamedAggregate(aggregate);
+    const key = namedAggregateKey(named);
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    for (const factory of this.factories) {
+      const generator = factory.create(named);
+      if (generator === null || generator === undefined) continue;
+      if (typeof generator.generate !== 'function') {
+        throw new IdGeneratorError(`${factory.constructor.name}.create(${formatNamedAggregate(named)}) returned something that is not an IdGenerator`);
+      }
+      this.cache.set(key, generator);
+      return generator;
+    }
+    throw new IdGeneratorError(`No AggregateIdGeneratorFactory made a generator for ${formatNamedAggregate(named)}`);
+  }
+
+  /** A new ID for the aggregate. */
+  generateId(aggregate: Function | object | NamedAggregate): string {
+    return this.get(aggregate).generate();
+  }
+}

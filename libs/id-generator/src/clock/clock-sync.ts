@@ -1,0 +1,125 @@
+import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
+import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import type { Clock, IdState, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
+import { monotonicNow, sleep } from './clock.utils.js';
+
+export interface ClockSyncOptions {
+  /**
+   * A clock this many milliseconds (or fewer) behind is waited out by a busy-wait inside the
+   * synchronous call; default 5, at most 50: the event loop is blocked at most this long.
+   */
+  spinThresholdMs?: number;
+  /**
+   * A clock further behind than this is broken: ClockBackwardsError at once, no waiting.
+   * Between the two thresholds `generate()` throws (it may not block) and `generateAsync()`
+   * waits with a timer. Default 2,000.
+   */
+  brokenThresholdMs?: number;
+}
+
+const MAX_SPIN_THRESHOLD_MS = 50;
+
+/**
+ * Wraps a time-based generator and rides out a clock that moved backwards:
+ *  - up to `spinThresholdMs` behind: busy-waits until the clock is back, then generates;
+ *  - up to `brokenThresholdMs` behind: `generateAsync()` waits with a timer (the event loop
+ *    stays free); the synchronous `generate()` throws ClockBackwardsError rather than block;
+ *  - further behind: ClockBackwardsError from both.
+ * The wrapped generator never issues an ID at or before its last one, so waiting preserves order
+ * and uniqueness; it never "borrows" future time.
+ */
+export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> implements TimeBasedIdGenerator {
+  readonly spinThresholdMs: number;
+  readonly brokenThresholdMs: number;
+
+  constructor(
+    readonly generator: G,
+    options: ClockSyncOptions = {},
+  ) {
+    if (!generator || typeof generator.generate !== 'function' || typeof generator.clock !== 'function') {
+      throw new IdGeneratorOptionsError('ClockSync wraps a time-based generator (SnowflakeId, SafeJsSnowflakeId, CosIdGenerator)');
+    }
+    const spin = options.spinThresholdMs ?? 5;
+    const broken = options.brokenThresholdMs ?? 2_000;
+    if (typeof spin !== 'number' || !Number.isFinite(spin) || spin < 0 || spin > MAX_SPIN_THRESHOLD_MS) {
+      throw new IdGeneratorOptionsError(`spinThresholdMs must be a number in [0, ${MAX_SPIN_THRESHOLD_MS}] (it blocks the event loop), got ${String(spin)}`);
+    }
+    if (typeof broken !== 'number' || !Number.isFinite(broken) || broken < spin) {
+      throw new IdGeneratorOptionsError(`brokenThresholdMs must be a finite number not below spinThresholdMs (${spin}), got ${String(broken)}`);
+    }
+    this.spinThresholdMs = spin;
+    this.brokenThresholdMs = broken;
+  }
+
+  get machineId(): number {
+    return this.generator.machineId;
+  }
+
+  get clock(): Clock {
+    return this.generator.clock;
+  }
+
+  get lastTimestamp(): number {
+    return this.generator.lastTimestamp;
+  }
+
+  generate(): string {
+    return this.run(() => this.generator.generate());
+  }
+
+  generateAsync(): Promise<string> {
+    return this.runAsync(() => this.generator.generate());
+  }
+
+  parse(id: string): IdState {
+    return this.generator.parse(id);
+  }
+
+  /** Runs any generating call of the wrapped generator (e.g. `generateBigInt`) under the synchronous rules. */
+  run<T>(generate: () => T): T {
+    try {
+      return generate();
+    } catch (error) {
+      if (!(error instanceof ClockBackwardsError)) throw error;
+      if (error.backwardsMs > this.spinThresholdMs) {
+        throw new ClockBackwardsError(
+          error.lastTimestamp,
+          error.currentTimestamp,
+          error.backwardsMs > this.brokenThresholdMs
+            ? `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`
+            : `more than spinThresholdMs (${this.spinThresholdMs} ms) for a synchronous wait; generateAsync() waits up to brokenThresholdMs`,
+        );
+      }
+      this.spinUntil(error.lastTimestamp);
+      return generate();
+    }
+  }
+
+  /** Runs a generating call, waiting (with timers, not a busy-wait) for a clock up to brokenThresholdMs behind. */
+  async runAsync<T>(generate: () => T): Promise<T> {
+    const started = monotonicNow();
+    for (;;) {
+      try {
+        return generate();
+      } catch (error) {
+        if (!(error instanceof ClockBackwardsError)) throw error;
+        const waited = monotonicNow() - started;
+        if (error.backwardsMs + waited > this.brokenThresholdMs) {
+          throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
+        }
+        if (error.backwardsMs <= this.spinThresholdMs) this.spinUntil(error.lastTimestamp);
+        else await sleep(error.backwardsMs);
+      }
+    }
+  }
+
+  /** Busy-waits until the clock reaches `timestamp`; bounded by real time so an injected clock cannot hang it. */
+  private spinUntil(timestamp: number): void {
+    const deadline = monotonicNow() + this.spinThresholdMs + 1;
+    let now = this.generator.clock();
+    while (now < timestamp) {
+      if (monotonicNow() > deadline) throw new ClockBackwardsError(timestamp, now, `still behind after a ${this.spinThresholdMs} ms wait`);
+      now = this.generator.clock();
+    }
+  }
+}

@@ -1,0 +1,4 @@
+import { IdGeneratorError } from './id-generator.error.js';
+
+/** Invalid configuration; thrown at construction or bootstrap, with what to change. */
+export class IdGeneratorOptionsError extends IdGeneratorError {}

@@ -1,0 +1,19 @@
+import { IdGeneratorError } from './id-generator.error.js';
+
+/**
+ * This instance no longer holds its machine ID: it was silent for longer than the safe-guard
+ * period and another instance took the ID over. Generating more IDs with it could duplicate
+ * theirs, so generation stops; restart the instance to obtain a new machine ID.
+ */
+export class MachineIdLostError extends IdGeneratorError {
+  constructor(
+    readonly namespace: string,
+    readonly machineId: number,
+    readonly instanceId: string,
+  ) {
+    super(
+      `Machine ID ${machineId} of namespace "${namespace}" is no longer held by instance "${instanceId}" ` +
+        '(it was reclaimed after a silence longer than safeGuardMs); restart the instance to obtain a new machine ID',
+    );
+  }
+}

@@ -1,0 +1,11 @@
+import { IdGeneratorError } from './id-generator.error.js';
+
+/** `generateId(aggregate)` was called before any IdGeneratorModule finished initialising. */
+export class NotInitializedAggregateIdGeneratorError extends IdGeneratorError {
+  constructor() {
+    super(
+      'Aggregate ID generators are not initialised: import IdGeneratorModule.forRoot(...) (or forRootAsync) and call ' +
+        'generateId() only after the application has initialised (or inject AggregateIdGeneratorRegistrar)',
+    );
+  }
+}

@@ -1,0 +1,160 @@
+import type { Cluster, Redis } from 'ioredis';
+import { IdGeneratorError } from '../errors/id-generator.error.js';
+import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { SegmentExhaustedError } from '../errors/segment-exhausted.error.js';
+import type { IdGenerator } from '../id-generator.interfaces.js';
+
+export interface SegmentIdOptions {
+  /** ioredis client (single node or Cluster); owned by the caller. */
+  redis: Redis | Cluster;
+  /** The Redis key holding the high-water mark; one key per ID sequence. */
+  key: string;
+  /** Numbers reserved per `INCRBY`; default 1,000. */
+  segmentSize?: number;
+  /** Segments kept reserved ahead of the one in use; default 2. */
+  prefetchSegments?: number;
+}
+
+interface Segment {
+  /** Last number handed out before the segment's first (start - 1). */
+  from: number;
+  /** Last number of the segment. */
+  to: number;
+}
+
+const CHUNK = 10_000;
+const SMALL: string[] = Array.from({ length: CHUNK }, (_, i) => String(i));
+const PADDED: string[] = Array.from({ length: CHUNK }, (_, i) => String(i).padStart(4, '0'));
+
+/**
+ * Sequential numbers in blocks ("segments") reserved with Redis `INCRBY key segmentSize`: the
+ * reply `n` reserves `(n - segmentSize, n]` to this process alone. Segments are fetched ahead of
+ * demand (`prefetchSegments` beyond the current one, refilled as each is entered), so a warm
+ * `generate()` is a counter increment with no I/O. Numbers left unused when the process stops
+ * are skipped (gaps), never reissued.
+ *
+ * `generate()` is synchronous and throws SegmentExhaustedError when prefetching fell behind;
+ * `generateAsync()` waits for the next segment instead. Call `ready()` before the first
+ * synchronous use. Uniqueness rests on the key never going backwards: Redis must persist it
+ * (AOF with fsync) and must never lose acknowledged writes on failover.
+ */
+export class SegmentId implements IdGenerator {
+  readonly key: string;
+  readonly segmentSize: number;
+  readonly prefetchSegments: number;
+  private readonly redis: Redis | Cluster;
+  private readonly queue: Segment[] = [];
+  private inFlight = 0;
+  private closed = false;
+  private lastError: unknown;
+  private waiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
+  /** Numbers left in the current segment. */
+  private remaining = 0;
+  /** The last number handed out, as high * 10,000 + low (keeps string building cheap). */
+  private high = 0;
+  private low = 0;
+  private highText = '';
+
+  constructor(options: SegmentIdOptions) {
+    if (!options || !options.redis) throw new IdGeneratorOptionsError('SegmentId needs an ioredis client (redis)');
+    if (typeof options.key !== 'string' || options.key.length === 0 || options.key.length > 1024) {
+      throw new IdGeneratorOptionsError('SegmentId needs a key: a non-empty string of at most 1,024 characters');
+    }
+    const size = options.segmentSize ?? 1_000;
+    if (!Number.isSafeInteger(size) || size < 1) throw new IdGeneratorOptionsError(`segmentSize must be a positive integer, got ${String(size)}`);
+    const prefetch = options.prefetchSegments ?? 2;
+    if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > 1_000) {
+      throw new IdGeneratorOptionsError(`prefetchSegments must be an integer in [1, 1000], got ${String(prefetch)}`);
+    }
+    this.redis = options.redis;
+    this.key = options.key;
+    this.segmentSize = size;
+    this.prefetchSegments = prefetch;
+  }
+
+  /** Resolves once a segment is in hand (and prefetching has started); rejects when Redis fails. */
+  async ready(): Promise<this> {
+    if (this.remaining > 0 || this.queue.length > 0) return this;
+    await this.awaitSegment();
+    return this;
+  }
+
+  generate(): string {
+    this.advance();
+    return this.high === 0 ? SMALL[this.low] : this.highText + PADDED[this.low];
+  }
+
+  generateNumber(): number {
+    this.advance();
+    return this.high * CHUNK + this.low;
+  }
+
+  async generateAsync(): Promise<string> {
+    while (this.remaining === 0 && this.queue.length === 0) await this.awaitSegment();
+    return this.generate();
+  }
+
+  /** Stops prefetching; numbers already reserved and unused are skipped. */
+  close(): void {
+    this.closed = true;
+    const error = new IdGeneratorError(`SegmentId "${this.key}" is closed`);
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+  }
+
+  private advance(): void {
+    if (this.remaining === 0) this.enterNextSegment();
+    this.remaining--;
+    if (++this.low === CHUNK) {
+      this.low = 0;
+      this.highText = String(++this.high);
+    }
+  }
+
+  private enterNextSegment(): void {
+    const segment = this.queue.shift();
+    this.refill();
+    if (!segment) throw new SegmentExhaustedError(this.key, this.lastError);
+    this.remaining = segment.to - segment.from;
+    this.low = segment.from % CHUNK;
+    this.high = (segment.from - this.low) / CHUNK;
+    this.highText = String(this.high);
+  }
+
+  private awaitSegment(): Promise<void> {
+    if (this.closed) return Promise.reject(new IdGeneratorError(`SegmentId "${this.key}" is closed`));
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.push({ resolve, reject });
+      this.refill();
+    });
+  }
+
+  /** Keeps `prefetchSegments` segments reserved or on their way. */
+  private refill(): void {
+    if (this.closed) return;
+    while (this.queue.length + this.inFlight < this.prefetchSegments) {
+      this.inFlight++;
+      this.redis.incrby(this.key, this.segmentSize).then(
+        (to) => this.onSegment(Number(to)),
+        (error: unknown) => this.onFailure(error),
+      );
+    }
+  }
+
+  private onSegment(to: number): void {
+    this.inFlight--;
+    if (!Number.isSafeInteger(to) || to > Number.MAX_SAFE_INTEGER) {
+      this.onFailure(new IdGeneratorError(`SegmentId "${this.key}" passed Number.MAX_SAFE_INTEGER; use a new key`), false);
+      return;
+    }
+    this.lastError = undefined;
+    // Replies on one connection arrive in order, so segments queue in ascending order.
+    this.queue.push({ from: to - this.segmentSize, to });
+    for (const waiter of this.waiters.splice(0)) waiter.resolve();
+  }
+
+  private onFailure(error: unknown, countFlight = true): void {
+    if (countFlight) this.inFlight--;
+    this.lastError = error;
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+  }
+}

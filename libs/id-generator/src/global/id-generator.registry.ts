@@ -1,0 +1,41 @@
+import type { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
+import type { NamedAggregate } from '../aggregate/named-aggregate.js';
+import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
+import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
+import type { GlobalIdGenerator } from './global-id-generator.js';
+
+interface Registration {
+  global: GlobalIdGenerator;
+  registrar: AggregateIdGeneratorRegistrar;
+}
+
+// Initialised modules, newest last: the static shortcuts use the newest one still running, so
+// closing one application of several in a process leaves the others reachable.
+const registrations: Registration[] = [];
+
+/** Makes an initialised module reachable by the static shortcuts; returns the undo. */
+export function registerIdGenerators(registration: Registration): () => void {
+  registrations.push(registration);
+  return () => {
+    const index = registrations.lastIndexOf(registration);
+    if (index >= 0) registrations.splice(index, 1);
+  };
+}
+
+/** A global (message) ID; NotInitializedGlobalIdGeneratorError before IdGeneratorModule initialised. */
+export function generateGlobalId(): string {
+  const current = registrations[registrations.length - 1];
+  if (!current) throw new NotInitializedGlobalIdGeneratorError();
+  return current.global.generate();
+}
+
+/**
+ * A new ID for an `@Aggregate` class, an instance of one, or a NamedAggregate, from its
+ * generator in the AggregateIdGeneratorRegistrar; NotInitializedAggregateIdGeneratorError before
+ * IdGeneratorModule initialised.
+ */
+export function generateId(aggregate: Function | object | NamedAggregate): string {
+  const current = registrations[registrations.length - 1];
+  if (!current) throw new NotInitializedAggregateIdGeneratorError();
+  return current.registrar.get(aggregate).generate();
+}

@@ -1,0 +1,47 @@
+/** Every generator: strings are the safe JavaScript default (no precision loss past 2^53). */
+export interface IdGenerator {
+  generate(): string;
+}
+
+/** What a time-based ID holds. */
+export interface IdState {
+  /** Unix epoch milliseconds. */
+  timestamp: number;
+  machineId: number;
+  sequence: number;
+}
+
+/** A source of Unix epoch milliseconds. Injectable so tests can move time. */
+export type Clock = () => number;
+
+/** A clock as a function, or as an object with `now()` (e.g. `{ now: () => t }`). */
+export type ClockLike = Clock | { now(): number };
+
+/** Checked by a time-based generator whenever it starts a new millisecond. */
+export interface MachineIdLeaseLike {
+  /** Throws when this instance may no longer issue IDs under its machine ID. */
+  check(): void;
+}
+
+/** A generator whose IDs carry (timestamp, machine ID, sequence). */
+export interface TimeBasedIdGenerator extends IdGenerator {
+  readonly machineId: number;
+  readonly clock: Clock;
+  /** The millisecond of the latest ID issued (or the floor it was started with). */
+  readonly lastTimestamp: number;
+  parse(id: string): IdState;
+}
+
+/** Options every time-based generator accepts. */
+export interface TimeBasedGeneratorOptions {
+  machineId: number;
+  /** Defaults to `Date.now`. */
+  clock?: ClockLike;
+  /**
+   * IDs are issued only for milliseconds after this one: the last timestamp a previous holder
+   * of the machine ID used (what a MachineIdDistributor hands out).
+   */
+  lastTimestamp?: number;
+  /** When given, checked at every new millisecond; a lost or expired lease stops generation. */
+  lease?: MachineIdLeaseLike;
+}

@@ -1,0 +1,65 @@
+import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
+import type { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
+import type { ClockSyncOptions } from '../clock/clock-sync.js';
+import type { ClockLike, IdGenerator } from '../id-generator.interfaces.js';
+import type { MachineIdDistributor } from '../machine/machine-id-distributor.js';
+import type { MachineIdLease } from '../machine/machine-id-lease.js';
+
+/** What a generator factory receives: the machine ID this instance holds. */
+export interface IdGeneratorContext {
+  readonly machineId: number;
+  /** IDs under this machine ID must be later than this millisecond (pass it to generators). */
+  readonly lastTimestamp: number;
+  readonly machineBits: number;
+  readonly namespace: string;
+  readonly instanceId: string;
+  /** Pass to time-based generators so that they stop when the machine ID is lost or released. */
+  readonly lease: MachineIdLease;
+}
+
+/** A generator, or a function of the context that makes one (may be async, e.g. `SegmentId.ready()`). */
+export type IdGeneratorDefinition = IdGenerator | ((context: IdGeneratorContext) => IdGenerator | Promise<IdGenerator>);
+
+export interface IdGeneratorModuleOptions {
+  /** A fixed machine ID, or where to get one; default machine ID 0 (one process only). */
+  machine?: number | MachineIdDistributor;
+  /** Machine IDs are unique within a namespace; default 'default'. */
+  namespace?: string;
+  /** This process for the distributor; default host name and PID. */
+  instanceId?: string;
+  /** Bits of the distributed machine ID, 1 to 20; default 20 (CosIdGenerator's). */
+  machineBits?: number;
+  /** Named generators: injectable with @InjectIdGenerator(name), and picked for aggregates by name. */
+  generators?: Record<string, IdGeneratorDefinition>;
+  /** The global generator: a name in `generators`, or a definition; default a clock-synced CosIdGenerator. */
+  globalGenerator?: string | IdGeneratorDefinition;
+  /** Links of the aggregate generator chain, ordered by @Order; classes are instantiated by Nest. */
+  aggregateFactories?: Array<Type<AggregateIdGeneratorFactory> | AggregateIdGeneratorFactory>;
+  /** Thresholds of the ClockSync around the built-in CosIdGenerators. */
+  clockSync?: ClockSyncOptions;
+  /** Clock of the built-in generators; default Date.now (inject one in tests). */
+  clock?: ClockLike;
+}
+
+export interface IdGeneratorModuleForRootOptions extends IdGeneratorModuleOptions {
+  /** Register the providers globally; default true. */
+  global?: boolean;
+}
+
+export interface IdGeneratorOptionsFactory {
+  createIdGeneratorOptions(): IdGeneratorModuleOptions | Promise<IdGeneratorModuleOptions>;
+}
+
+export interface IdGeneratorModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Register the providers globally; default true. */
+  global?: boolean;
+  /**
+   * Names of `generators` to make injectable with @InjectIdGenerator: tokens must be known
+   * before the factory runs. Every name listed must be configured.
+   */
+  generatorNames?: string[];
+  useFactory?: (...args: any[]) => IdGeneratorModuleOptions | Promise<IdGeneratorModuleOptions>;
+  inject?: Array<InjectionToken | OptionalFactoryDependency>;
+  useClass?: Type<IdGeneratorOptionsFactory>;
+  useExisting?: Type<IdGeneratorOptionsFactory>;
+}
