@@ -14,6 +14,8 @@ export interface AppConfig {
   /** A fixed machine ID, or 'redis' to lease one from RedisMachineIdDistributor. */
   machineId: number | 'redis';
   port: number;
+  /** Reservations younger than this are spared by reconciliation (in-flight requests). */
+  reconcileGraceMs?: number;
 }
 
 export class InvalidConfigError extends Error {
@@ -87,5 +89,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const variable = prepareBackend === 'mongo' ? 'PREPARE_BACKEND' : 'REPOSITORY_BACKEND';
     throw new InvalidConfigError('MONGODB_URI', `is required when ${variable}=mongo (e.g. mongodb://127.0.0.1:27017/registration)`);
   }
-  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, machineId, port };
+  const reconcileGraceMs = integer(env, 'RECONCILE_GRACE_MS', 0, 7 * 24 * 3600_000);
+  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, machineId, port, reconcileGraceMs };
 }

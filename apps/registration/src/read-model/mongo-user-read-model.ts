@@ -12,8 +12,8 @@ interface UserViewDocument {
 const DUPLICATE_KEY = 11000;
 
 /**
- * The read model in a MongoDB collection shared by every instance of the app. Every filter
- * value is wrapped in `$eq`, so a value can never act as a query operator.
+ * The read model in a MongoDB collection shared by every instance of the app. Filter values
+ * are either wrapped in `$eq` or checked to be strings, so none can act as a query operator.
  */
 export class MongoUserReadModel extends UserReadModel {
   private readonly collection: mongo.Collection<UserViewDocument>;
@@ -41,11 +41,14 @@ export class MongoUserReadModel extends UserReadModel {
         await this.purge(event.id);
         continue;
       }
+      // The upsert's document takes its _id from a plain equality in the filter (servers differ
+      // on whether `$eq` seeds it); the id is the aggregate's own, checked to be a string.
+      if (typeof event.id !== 'string') throw new TypeError(`user id must be a string, got ${typeof event.id}`);
       try {
         // Only a newer version replaces what is held; when a newer one is already there the
         // upsert's insert collides with it, which means "nothing to do".
         await this.collection.updateOne(
-          { _id: { $eq: event.id }, version: { $lt: event.version } },
+          { _id: event.id, version: { $lt: event.version } },
           { $set: { username: event.snapshot.username, version: event.version } },
           { upsert: true },
         );
@@ -65,7 +68,8 @@ export class MongoUserReadModel extends UserReadModel {
   }
 
   async upsert(id: string, version: number, snapshot: UserSnapshot): Promise<void> {
-    await this.collection.replaceOne({ _id: { $eq: id } }, { username: snapshot.username, version }, { upsert: true });
+    if (typeof id !== 'string') throw new TypeError(`user id must be a string, got ${typeof id}`);
+    await this.collection.replaceOne({ _id: id }, { username: snapshot.username, version }, { upsert: true });
   }
 
   async purge(id: string): Promise<void> {

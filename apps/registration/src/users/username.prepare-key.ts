@@ -1,8 +1,13 @@
 import { PreparableKey, PrepareKey } from '@ddd-kit/prepare-key';
 
-/** Who holds a username: the user's ID. Reconciliation asks the repository whether it still does. */
+/**
+ * Who holds a username, and since when. Reconciliation asks the repository whether the user
+ * still has the name; `reservedAt` lets it spare reservations of requests still in flight
+ * (a registration between its reservation and its insert has no user yet).
+ */
 export interface UsernameIndex {
   userId: string;
+  reservedAt: number;
 }
 
 @PreparableKey('username')

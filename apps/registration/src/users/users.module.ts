@@ -8,6 +8,7 @@ import { InMemoryUserReadModel } from '../read-model/in-memory-user-read-model.j
 import { MongoUserReadModel } from '../read-model/mongo-user-read-model.js';
 import { UserReadModel } from '../read-model/user-read-model.js';
 import { UserReadModelProjector } from '../read-model/user-read-model.projector.js';
+import { DEFAULT_RECONCILE_GRACE_MS, RECONCILE_GRACE_MS, RegistrationReconciler } from '../reconciliation/registration-reconciler.js';
 import { User } from './user.aggregate.js';
 import { UserMongooseRepository } from './user.repository.js';
 import { UsernamesController } from './usernames.controller.js';
@@ -27,6 +28,8 @@ export class UsersModule implements OnModuleInit {
       providers: [
         UsersService,
         UserReadModelProjector,
+        RegistrationReconciler,
+        { provide: RECONCILE_GRACE_MS, useValue: config.reconcileGraceMs ?? DEFAULT_RECONCILE_GRACE_MS },
         {
           provide: UserReadModel,
           inject: [MONGO_CONNECTION],
@@ -34,7 +37,7 @@ export class UsersModule implements OnModuleInit {
             mongo && connection ? new MongoUserReadModel(connection) : new InMemoryUserReadModel(),
         },
       ],
-      exports: [UsersService, UserReadModel, RepositoryModule],
+      exports: [UsersService, UserReadModel, RegistrationReconciler, RepositoryModule],
     };
   }
 

@@ -29,7 +29,7 @@ export class UsersService {
   async register(username: string): Promise<UserView> {
     const user = User.register(this.ids.get(User).generate(), username);
     // usingPrepare releases the name when the insert throws; a taken name never reaches it.
-    return this.usernames.usingPrepare(username, indexOf(user), async (prepared) => {
+    return this.usernames.usingPrepare(username, newIndex(user), async (prepared) => {
       if (!prepared) throw taken(username);
       await this.users.insert(user);
       return user.toView();
@@ -51,10 +51,13 @@ export class UsersService {
     const oldName = user.username;
     if (oldName === username) return user.toView();
 
-    const index = indexOf(user);
+    // The key change is conditional on the exact value held, so read it first.
+    const oldIndex = await this.usernames.get(oldName);
+    if (oldIndex?.userId !== user.id) throw stale(id, expectedVersion, 'a newer version');
+    const index = newIndex(user);
     let moved: boolean;
     try {
-      moved = await this.usernames.reprepare(oldName, index, username, index);
+      moved = await this.usernames.reprepare(oldName, oldIndex, username, index);
     } catch (err) {
       // The old name was no longer this user's: a concurrent rename or delete got there first.
       if (err instanceof PrepareKeyStateError) throw stale(id, expectedVersion, 'a newer version');
@@ -66,7 +69,7 @@ export class UsersService {
     try {
       await this.users.update(user);
     } catch (err) {
-      await this.moveBack(username, oldName, index);
+      await this.moveBack(username, index, oldName, oldIndex);
       if (err instanceof OptimisticLockError) throw stale(id, expectedVersion, 'a newer version');
       throw err;
     }
@@ -76,6 +79,7 @@ export class UsersService {
   async remove(id: string, expectedVersion?: number): Promise<void> {
     const user = await this.load(id);
     if (expectedVersion !== undefined && user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
+    const index = await this.usernames.get(user.username);
     try {
       await this.users.remove(user);
     } catch (err) {
@@ -84,7 +88,7 @@ export class UsersService {
     }
     // Released after the user is gone: a crash in between leaves the name held by a user that no
     // longer exists, which the reservation reconciler (npm run reconcile) releases.
-    await this.usernames.rollback(user.username, indexOf(user));
+    if (index?.userId === user.id) await this.usernames.rollback(user.username, index);
   }
 
   async isAvailable(username: string): Promise<boolean> {
@@ -106,9 +110,9 @@ export class UsersService {
   }
 
   /** Undoes a key change: takes the old name back, then releases the new one. */
-  private async moveBack(newName: string, oldName: string, index: UsernameIndex): Promise<void> {
+  private async moveBack(newName: string, index: UsernameIndex, oldName: string, oldIndex: UsernameIndex): Promise<void> {
     try {
-      if (await this.usernames.reprepare(newName, index, oldName, index)) return;
+      if (await this.usernames.reprepare(newName, index, oldName, oldIndex)) return;
       // Someone took the old name in the instant it was free: the user keeps its record's old
       // name without a reservation. Release the new one at least, and say so loudly.
       this.logger.error(`username '${oldName}' of user '${index.userId}' was taken while a failed rename was undone`);
@@ -119,6 +123,6 @@ export class UsersService {
   }
 }
 
-function indexOf(user: User): UsernameIndex {
-  return { userId: user.id };
+function newIndex(user: User): UsernameIndex {
+  return { userId: user.id, reservedAt: Date.now() };
 }

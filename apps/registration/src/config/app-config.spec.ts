@@ -1,0 +1,58 @@
+import { describe, expect, it } from '@jest/globals';
+import { InvalidConfigError, loadConfig } from './app-config.js';
+
+describe('loadConfig', () => {
+  it('runs everything in memory on port 3000 when nothing is set', () => {
+    expect(loadConfig({})).toEqual({
+      prepareBackend: 'memory',
+      repositoryBackend: 'memory',
+      redisUrl: undefined,
+      mongodbUri: undefined,
+      machineId: 0,
+      port: 3000,
+      reconcileGraceMs: undefined,
+    });
+  });
+
+  it('reads the backends, URLs, machine ID and port', () => {
+    const config = loadConfig({
+      PREPARE_BACKEND: 'Redis',
+      REPOSITORY_BACKEND: 'mongo',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      MONGODB_URI: 'mongodb://127.0.0.1:27017/app',
+      MACHINE_ID: '12',
+      PORT: '8080',
+    });
+    expect(config).toMatchObject({ prepareBackend: 'redis', repositoryBackend: 'mongo', machineId: 12, port: 8080 });
+  });
+
+  it('leases machine IDs from Redis by default when REDIS_URL is set', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://localhost:6379' }).machineId).toBe('redis');
+  });
+
+  const bad: Array<[Record<string, string>, string]> = [
+    [{ PREPARE_BACKEND: 'etcd' }, 'PREPARE_BACKEND'],
+    [{ REPOSITORY_BACKEND: 'redis' }, 'REPOSITORY_BACKEND'],
+    [{ PREPARE_BACKEND: 'redis' }, 'REDIS_URL'],
+    [{ PREPARE_BACKEND: 'mongo' }, 'MONGODB_URI'],
+    [{ REPOSITORY_BACKEND: 'mongo' }, 'MONGODB_URI'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ MONGODB_URI: 'http://db' }, 'MONGODB_URI'],
+    [{ MACHINE_ID: '-1' }, 'MACHINE_ID'],
+    [{ MACHINE_ID: '1048576' }, 'MACHINE_ID'],
+    [{ MACHINE_ID: 'redis' }, 'REDIS_URL'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ PORT: 'http' }, 'PORT'],
+  ];
+  it.each(bad)('refuses %j naming %s', (env, variable) => {
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(InvalidConfigError);
+    expect((error as InvalidConfigError).variable).toBe(variable);
+    expect((error as Error).message).toContain(variable);
+  });
+});

@@ -1,0 +1,33 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module.js';
+import { InvalidConfigError, loadConfig } from './config/app-config.js';
+import { RegistrationReconciler } from './reconciliation/registration-reconciler.js';
+
+/**
+ * `npm run reconcile -w apps/registration`: one pass of the reservation and read-model
+ * reconcilers against the configured backends, then a JSON report on stdout. Meant for a
+ * nightly job; it only makes sense on shared backends (memory ones start empty here).
+ */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof InvalidConfigError) {
+      console.error(`Invalid configuration: ${err.message}`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['error', 'warn'] });
+  app.enableShutdownHooks();
+  try {
+    const report = await app.get(RegistrationReconciler).run();
+    console.log(JSON.stringify(report, null, 2));
+  } finally {
+    await app.close();
+  }
+}
+
+void main();

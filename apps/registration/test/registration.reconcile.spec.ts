@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import type { INestApplication } from '@nestjs/common';
+import { getRepositoryToken, type IRepository } from '@ddd-kit/repository';
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import request from 'supertest';
+import { UserReadModel } from '../src/read-model/user-read-model.js';
+import { RegistrationReconciler } from '../src/reconciliation/registration-reconciler.js';
+import { User } from '../src/users/user.aggregate.js';
+import { UsernamePrepareKey } from '../src/users/username.prepare-key.js';
+import { backends, createTestApp, freshName, sharedBackend } from './support/test-app.js';
+
+describe.each(backends)('registration reconciliation on $label', (backend) => {
+  let app: INestApplication;
+  let http: ReturnType<typeof request>;
+  let usernames: UsernamePrepareKey;
+  let users: IRepository<string, User>;
+  let readModel: UserReadModel;
+
+  beforeAll(async () => {
+    // Grace 0: every reservation without its user is released, however young.
+    app = await createTestApp({ ...backend.config(), reconcileGraceMs: 0 });
+    http = request(app.getHttpServer());
+    usernames = app.get(UsernamePrepareKey);
+    users = app.get(getRepositoryToken(User));
+    readModel = app.get(UserReadModel);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  const available = async (name: string) => (await http.get(`/usernames/${name}`).expect(200)).body.available;
+
+  it('releases the name of a user deleted by a request that failed before releasing it, and nothing else', async () => {
+    const [lost, kept] = [freshName('lost'), freshName('kept')];
+    const { body: victim } = await http.post('/users').send({ username: lost }).expect(201);
+    const { body: survivor } = await http.post('/users').send({ username: kept }).expect(201);
+    // The process "dies" between deleting the user and releasing its name.
+    jest.spyOn(usernames, 'rollback').mockRejectedValueOnce(new Error('injected: crashed before the release'));
+    await http.delete(`/users/${victim.id}`).expect(500);
+    jest.restoreAllMocks();
+    await http.get(`/users/${victim.id}`).expect(404);
+    expect(await available(lost)).toBe(false);
+
+    const report = await app.get(RegistrationReconciler).run();
+    expect(report.reservations.released).toBeGreaterThanOrEqual(1);
+    expect(report.reservations.failed).toBe(0);
+    expect(await available(lost)).toBe(true);
+    expect(await available(kept)).toBe(false);
+    await http.get(`/users/${survivor.id}`).expect(200, survivor);
+  });
+
+  it('spares a reservation younger than the grace period (a registration between its two steps)', async () => {
+    const name = freshName('flight');
+    await usernames.prepare(name, { userId: 'not-inserted-yet', reservedAt: Date.now() });
+    const patient = new RegistrationReconciler(usernames, users, readModel, 60_000);
+    const report = await patient.run();
+    expect(report.reservations.released).toBe(0);
+    expect(await available(name)).toBe(false);
+    await app.get(RegistrationReconciler).run();
+    expect(await available(name)).toBe(true);
+  });
+
+  it('repairs the read model: a lost UPSERT (stale entry) is resynced, a lost PURGE (orphan) is purged', async () => {
+    const { body: user } = await http.post('/users').send({ username: freshName('rm') }).expect(201);
+    const renamed = (await http.patch(`/users/${user.id}/username`).set('If-Match', '"1"').send({ username: freshName('rm') }).expect(200)).body;
+    // Inject what lost events leave behind: the replica still holds version 1 of the user, and a user that no longer exists.
+    await readModel.upsert(user.id, 1, { id: user.id, username: user.username });
+    const ghost = freshName('ghost');
+    await readModel.upsert('0000ghost000000', 3, { id: '0000ghost000000', username: ghost });
+    expect((await http.get('/users').query({ username: ghost }).expect(200)).body).toHaveLength(1);
+
+    const report = await app.get(RegistrationReconciler).run();
+    expect(report.readModel.stale).toBeGreaterThanOrEqual(1);
+    expect(report.readModel.resynced).toBeGreaterThanOrEqual(1);
+    expect(report.readModel.purged).toBeGreaterThanOrEqual(1);
+    expect(report.readModel.failed).toBe(0);
+    expect((await http.get('/users').query({ username: ghost }).expect(200)).body).toEqual([]);
+    expect((await http.get('/users').query({ username: renamed.username }).expect(200)).body).toEqual([renamed]);
+    expect((await http.get('/users').query({ username: user.username }).expect(200)).body).toEqual([]);
+  });
+});
+
+describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
+  it('runs both reconcilers once against the configured backends and prints the report', async () => {
+    const config = sharedBackend.config();
+    const app = await createTestApp(config);
+    const name = freshName('night');
+    try {
+      await app.get(UsernamePrepareKey).prepare(name, { userId: '000000000000000', reservedAt: 0 });
+    } finally {
+      await app.close();
+    }
+    const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'reconcile.js');
+    const { stdout } = await promisify(execFile)(process.execPath, [script], {
+      env: {
+        ...process.env,
+        PREPARE_BACKEND: 'redis',
+        REPOSITORY_BACKEND: 'mongo',
+        REDIS_URL: config.redisUrl,
+        MONGODB_URI: config.mongodbUri,
+        MACHINE_ID: '7',
+      },
+    });
+    const report = JSON.parse(stdout);
+    expect(report.reservations.released).toBeGreaterThanOrEqual(1);
+    expect(report.readModel).toEqual(expect.objectContaining({ scanned: expect.any(Number), failed: 0 }));
+    const check = await createTestApp(config);
+    try {
+      expect(await check.get(UsernamePrepareKey).get(name)).toBeUndefined();
+    } finally {
+      await check.close();
+    }
+  });
+});

@@ -1,0 +1,53 @@
+import { Test, type TestingModuleBuilder } from '@nestjs/testing';
+import type { INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { randomUUID } from 'node:crypto';
+import { AppModule } from '../../src/app.module.js';
+import { configureApp } from '../../src/common/configure-app.js';
+import type { AppConfig } from '../../src/config/app-config.js';
+import { mongoUri, redisUrl, uniqueName } from '../../../../test/support/servers.js';
+
+export interface Backend {
+  label: string;
+  config: () => AppConfig;
+}
+
+/** Everything in memory: what `npm start` runs with nothing configured. */
+export const memoryBackend: Backend = {
+  label: 'memory',
+  config: () => ({ prepareBackend: 'memory', repositoryBackend: 'memory', machineId: 0, port: 0 }),
+};
+
+/** Names on Redis, users and the read model in MongoDB (a database of its own), machine ID leased from Redis. */
+export const sharedBackend: Backend = {
+  label: 'redis + mongo',
+  config: () => ({
+    prepareBackend: 'redis',
+    repositoryBackend: 'mongo',
+    redisUrl: redisUrl(),
+    mongodbUri: `${mongoUri().replace(/\/+$/, '')}/${uniqueName('registration')}`,
+    machineId: 'redis',
+    port: 0,
+  }),
+};
+
+export const backends = [memoryBackend, sharedBackend];
+
+/** The real app over HTTP, optionally with providers overridden (to inject failures). */
+export async function createTestApp(
+  config: AppConfig,
+  customize: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
+): Promise<INestApplication> {
+  const moduleRef = await customize(Test.createTestingModule({ imports: [AppModule.forRoot(config)] })).compile();
+  const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error'] }));
+  await app.init();
+  return app;
+}
+
+/**
+ * A username no other test (or earlier run against the same Redis) uses: 3–32 characters of
+ * the allowed set.
+ */
+export function freshName(prefix = 'u'): string {
+  return `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
