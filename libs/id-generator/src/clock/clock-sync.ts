@@ -115,11 +115,16 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
 
   /** Busy-waits until the clock reaches `timestamp`; bounded by real time so an injected clock cannot hang it. */
   private spinUntil(timestamp: number): void {
+    const clock = this.generator.clock;
     const deadline = monotonicNow() + this.spinThresholdMs + 1;
-    let now = this.generator.clock();
-    while (now < timestamp) {
-      if (monotonicNow() > deadline) throw new ClockBackwardsError(timestamp, now, `still behind after a ${this.spinThresholdMs} ms wait`);
-      now = this.generator.clock();
+    for (;;) {
+      if (clock() >= timestamp) return;
+      if (monotonicNow() > deadline) {
+        // Read once more: the process may have been paused (GC) since the last reading.
+        const now = clock();
+        if (now >= timestamp) return;
+        throw new ClockBackwardsError(timestamp, now, `still behind after a ${this.spinThresholdMs} ms wait`);
+      }
     }
   }
 }
