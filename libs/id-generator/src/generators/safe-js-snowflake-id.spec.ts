@@ -10,7 +10,9 @@ const T0 = 1_750_000_000_000;
 
 describe('SafeJsSnowflakeId', () => {
   it('fits Number.MAX_SAFE_INTEGER for the whole timestamp range', () => {
-    const g = new SafeJsSnowflakeId({ machineId: 31, clock: () => g.epoch + 2 ** 41 - 1 });
+    const epoch = 1577203200000;
+    const g: SafeJsSnowflakeId = new SafeJsSnowflakeId({ machineId: 31, clock: () => epoch + 2 ** 41 - 1 });
+    expect(g.epoch).toBe(epoch);
     for (let k = 0; k < 128; k++) {
       const n = g.generateNumber();
       expect(Number.isSafeInteger(n)).toBe(true);

@@ -51,6 +51,19 @@ async function build(where: string, definition: IdGeneratorDefinition, context: 
   return generator;
 }
 
+/**
+ * Runs a bootstrap step after the machine ID was taken; if it fails, gives the ID back (Nest
+ * runs no shutdown hooks for an application that failed to start).
+ */
+async function orRelease<T>(holder: MachineIdHolder, step: () => T | Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    await holder.release().catch(() => undefined);
+    throw error;
+  }
+}
+
 /** The providers behind every token the module exports, given a provider of the raw options. */
 export function createIdGeneratorProviders(generatorNames: string[]): Provider[] {
   return [
@@ -77,39 +90,42 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
     { provide: ID_GENERATOR_CONTEXT, useFactory: contextOf, inject: [MachineIdHolder] },
     {
       provide: ID_GENERATORS,
-      useFactory: async (options: ResolvedIdGeneratorOptions, context: IdGeneratorContext, holder: MachineIdHolder) => {
-        const generators = new Map<string, IdGenerator>();
-        for (const [name, definition] of Object.entries(options.generators)) {
-          generators.set(name, await build(`generators[${JSON.stringify(name)}]`, definition, context, holder));
-        }
-        for (const name of generatorNames) {
-          if (!generators.has(name)) throw new UnknownIdGeneratorError(name, [...generators.keys()], 'IdGeneratorModule.forRootAsync({ generatorNames })');
-        }
-        return generators;
-      },
+      useFactory: (options: ResolvedIdGeneratorOptions, context: IdGeneratorContext, holder: MachineIdHolder) =>
+        orRelease(holder, async () => {
+          const generators = new Map<string, IdGenerator>();
+          for (const [name, definition] of Object.entries(options.generators)) {
+            generators.set(name, await build(`generators[${JSON.stringify(name)}]`, definition, context, holder));
+          }
+          for (const name of generatorNames) {
+            if (!generators.has(name)) throw new UnknownIdGeneratorError(name, [...generators.keys()], 'IdGeneratorModule.forRootAsync({ generatorNames })');
+          }
+          return generators;
+        }),
       inject: [RESOLVED_OPTIONS, ID_GENERATOR_CONTEXT, MachineIdHolder],
     },
     {
       provide: GlobalIdGenerator,
-      useFactory: async (options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, context: IdGeneratorContext, holder: MachineIdHolder) => {
-        const chosen = options.globalGenerator;
-        if (chosen === undefined) return new GlobalIdGenerator(builtInCosId(options, holder));
-        if (typeof chosen === 'string') return new GlobalIdGenerator(generators.get(chosen)!);
-        return new GlobalIdGenerator(await build('globalGenerator', chosen, context, holder));
-      },
+      useFactory: (options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, context: IdGeneratorContext, holder: MachineIdHolder) =>
+        orRelease(holder, async () => {
+          const chosen = options.globalGenerator;
+          if (chosen === undefined) return new GlobalIdGenerator(builtInCosId(options, holder));
+          if (typeof chosen === 'string') return new GlobalIdGenerator(generators.get(chosen)!);
+          return new GlobalIdGenerator(await build('globalGenerator', chosen, context, holder));
+        }),
       inject: [RESOLVED_OPTIONS, ID_GENERATORS, ID_GENERATOR_CONTEXT, MachineIdHolder],
     },
     {
       provide: AggregateIdGeneratorRegistrar,
-      useFactory: async (moduleRef: ModuleRef, options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, holder: MachineIdHolder) => {
-        const factories = await Promise.all(
-          (options.aggregateFactories ?? []).map((factory) =>
-            typeof factory === 'function' ? moduleRef.create(factory as Type<AggregateIdGeneratorFactory>) : Promise.resolve(factory),
-          ),
-        );
-        const builtIn = new CosIdAggregateIdGeneratorFactory(generators, () => builtInCosId(options, holder));
-        return new AggregateIdGeneratorRegistrar(factories, builtIn);
-      },
+      useFactory: (moduleRef: ModuleRef, options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, holder: MachineIdHolder) =>
+        orRelease(holder, async () => {
+          const factories = await Promise.all(
+            (options.aggregateFactories ?? []).map((factory) =>
+              typeof factory === 'function' ? moduleRef.create(factory as Type<AggregateIdGeneratorFactory>) : Promise.resolve(factory),
+            ),
+          );
+          const builtIn = new CosIdAggregateIdGeneratorFactory(generators, () => builtInCosId(options, holder));
+          return new AggregateIdGeneratorRegistrar(factories, builtIn);
+        }),
       inject: [ModuleRef, RESOLVED_OPTIONS, ID_GENERATORS, MachineIdHolder],
     },
     ...generatorNames.map((name) => ({
