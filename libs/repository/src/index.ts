@@ -2,7 +2,7 @@
 export { AggregateRoot, NEW_AGGREGATE_VERSION } from './aggregate/aggregate-root.js';
 export type { AggregateClass, AggregateId } from './aggregate/aggregate.interfaces.js';
 export { isEmptyId, MAX_ID_LENGTH } from './aggregate/aggregate-id.utils.js';
-export { getAggregateName } from './aggregate/aggregate-name.utils.js';
+export { getAggregateName, getQualifiedAggregateName } from './aggregate/aggregate-name.utils.js';
 
 // Data-sync events
 export { DataSyncEvent, DataSyncEventType } from './data-sync/data-sync-event.js';

@@ -9,7 +9,7 @@ import type {
   RepositoryOptionsFactory,
 } from './interfaces/repository-module-options.interface.js';
 import { RepositoryBinder } from './repository.binder.js';
-import { AGGREGATE_ID_GENERATORS, REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS } from './repository.constants.js';
+import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS } from './repository.constants.js';
 import { connectionProvider, validateRepositoryModuleOptions, type RepositoryConnectionHandle } from './repository.providers.js';
 
 const sharedProviders: Provider[] = [
@@ -18,10 +18,6 @@ const sharedProviders: Provider[] = [
     provide: DataSyncEventBus,
     inject: [REPOSITORY_MODULE_OPTIONS],
     useFactory: (options: RepositoryModuleOptions) => new DataSyncEventBus({ onHandlerError: options.onDataSyncError }),
-  },
-  {
-    provide: AGGREGATE_ID_GENERATORS,
-    useFactory: () => null,
   },
   DataSyncExplorer,
   RepositoryBinder,

@@ -1,4 +1,5 @@
-import { Inject, Injectable, type Type } from '@nestjs/common';
+import { Inject, Injectable, Optional, type Type } from '@nestjs/common';
+import { AggregateIdGeneratorRegistrar } from '@ddd-kit/id-generator';
 import type { AggregateRoot } from './aggregate/aggregate-root.js';
 import type { AggregateClass } from './aggregate/aggregate.interfaces.js';
 import { InMemoryRepository } from './backends/memory/in-memory.repository.js';
@@ -7,9 +8,8 @@ import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
 import type { RepositoryFeature } from './interfaces/repository-module-options.interface.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from './repository/abstract-repository.js';
-import type { AggregateIdGeneratorSource } from './repository/repository.interfaces.js';
 import type { RepositoryConnectionHandle } from './repository.providers.js';
-import { AGGREGATE_ID_GENERATORS, REPOSITORY_CONNECTION } from './repository.constants.js';
+import { REPOSITORY_CONNECTION } from './repository.constants.js';
 
 type AnyRepository = AbstractRepository<any, AggregateRoot<any, any>>;
 
@@ -26,7 +26,8 @@ export class RepositoryBinder {
   constructor(
     private readonly bus: DataSyncEventBus,
     @Inject(REPOSITORY_CONNECTION) private readonly connection: RepositoryConnectionHandle,
-    @Inject(AGGREGATE_ID_GENERATORS) private readonly idGenerators: AggregateIdGeneratorSource | null,
+    // Present when IdGeneratorModule.forRoot is imported (it is global); insert then fills empty IDs.
+    @Optional() private readonly idGenerators?: AggregateIdGeneratorRegistrar,
   ) {}
 
   /** The repository of `feature`, created by `create` the first time and configured. */
@@ -65,7 +66,7 @@ export class RepositoryBinder {
     repository[CONFIGURE_REPOSITORY]({
       aggregate: feature.aggregate,
       publisher: this.bus,
-      idGenerators: this.idGenerators,
+      idGenerators: this.idGenerators ?? null,
       connection: this.connection.connection ?? undefined,
       collection: feature.collection,
     } as MongooseRepositoryOptions<AggregateRoot<any, any>>);

@@ -4,5 +4,3 @@ export const REPOSITORY_MODULE_OPTIONS = Symbol('ddd-kit:repository-module-optio
 export const REPOSITORY_CONNECTION = Symbol('ddd-kit:repository-connection');
 /** Metadata key of `@OnDataSync` on a handler method: the aggregate classes it listens to. */
 export const ON_DATA_SYNC_METADATA = 'ddd-kit:on-data-sync';
-/** The ID generator source insert fills empty IDs from (null without @ddd-kit/id-generator's module). */
-export const AGGREGATE_ID_GENERATORS = Symbol('ddd-kit:aggregate-id-generators');

@@ -1,11 +1,14 @@
-import { getAggregateName } from './aggregate/aggregate-name.utils.js';
+import { getQualifiedAggregateName } from './aggregate/aggregate-name.utils.js';
 import type { AggregateClass } from './aggregate/aggregate.interfaces.js';
 
-/** The token `@InjectRepository(aggregate)` injects: `<aggregate name>Repository`. */
+/**
+ * The token `@InjectRepository(aggregate)` injects: `<name>Repository`, where the name is the
+ * `@Aggregate` name (prefixed with its context outside the default one) or the class name.
+ */
 export function getRepositoryToken(aggregate: AggregateClass | string): string {
   if (typeof aggregate === 'string') return `${aggregate}Repository`;
   if (typeof aggregate !== 'function') {
     throw new TypeError(`getRepositoryToken needs an aggregate class or name, got ${String(aggregate)} (a circular import?)`);
   }
-  return `${getAggregateName(aggregate)}Repository`;
+  return `${getQualifiedAggregateName(aggregate)}Repository`;
 }
