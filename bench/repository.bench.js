@@ -1,0 +1,132 @@
+// @ddd-kit/repository on MongoDB: MongooseRepository.update of a loaded aggregate (re-used, so
+// its versions advance with every write) beside the raw driver's conditional update doing the
+// same work: updateOne({ _id, version }, { $set: fields, $inc: { version: 1 } }).
+// The repository adds the id check, the data-sync hook (a snapshot per write) and the version
+// bookkeeping; the round trip is the same single updateOne.
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import { AggregateRoot, DataSyncEventBus, MongooseRepository } from '@ddd-kit/repository';
+import { compare } from './util.js';
+
+class Counter extends AggregateRoot {
+  constructor(id, label) {
+    super(id);
+    this.label = label;
+    this.count = 0;
+  }
+}
+
+class CounterRepository extends MongooseRepository {
+  toDocument(counter) {
+    return { label: counter.label, count: counter.count };
+  }
+
+  toAggregate(document) {
+    const counter = new Counter(document._id, document.label);
+    counter.count = document.count;
+    return counter;
+  }
+}
+
+const CONCURRENCY = 16;
+
+/** `writers` loops, each calling `op(itsIndex)` (so each owns one aggregate), for `ms`. */
+async function perWriterOpsPerSecond(op, { writers, ms }) {
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, index) => {
+      while (process.hrtime.bigint() < deadline) {
+        await op(index);
+        ops++;
+      }
+    }),
+  );
+  return ops / (Number(process.hrtime.bigint() - start) / 1e9);
+}
+
+export default async function repositoryBench({ log }) {
+  const uri = process.env.MONGODB_URI;
+  if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
+  const connection = await mongoose.createConnection(uri, { dbName: `bench_repository_${randomUUID().slice(0, 8)}` }).asPromise();
+  const db = connection.db;
+  try {
+    // A bus with no handlers, as in an application without @OnDataSync: events are still collected.
+    const repository = new CounterRepository({ connection, collection: 'repo_counters', aggregate: Counter, publisher: new DataSyncEventBus() });
+    const raw = db.collection('raw_counters');
+
+    // One aggregate per writer; writer 0 is the sequential case.
+    const aggregates = [];
+    const rawState = [];
+    for (let i = 0; i < CONCURRENCY; i++) {
+      const counter = new Counter(`c${i}`, `counter ${i}`);
+      await repository.insert(counter);
+      aggregates.push((await repository.findById(counter.id)));
+      await raw.insertOne({ _id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
+      rawState.push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
+    }
+
+    const repositoryUpdate = async (i) => {
+      const counter = aggregates[i];
+      counter.count++;
+      await repository.update(counter);
+    };
+    const rawUpdate = async (i) => {
+      const state = rawState[i];
+      state.count++;
+      const result = await raw.updateOne({ _id: state.id, version: state.version }, { $set: { label: state.label, count: state.count }, $inc: { version: 1 } });
+      if (result.matchedCount !== 1) throw new Error('raw conditional update matched nothing');
+      state.version++;
+    };
+
+    // Warm both paths (connection pool, JIT, and the server's, which is slow to settle) first.
+    const warmUntil = Date.now() + 3000;
+    while (Date.now() < warmUntil) {
+      await repositoryUpdate(0);
+      await rawUpdate(0);
+    }
+
+    const sequential = await compare(() => repositoryUpdate(0), () => rawUpdate(0), { ms: 1500, rounds: 3 });
+    log(`sequential: repository ${Math.round(sequential.ops)} ops/s, driver ${Math.round(sequential.baselineOps)} ops/s`);
+
+    let concurrent = { ops: 0, baselineOps: 0 };
+    for (let round = 0; round < 2; round++) {
+      concurrent.baselineOps = Math.max(concurrent.baselineOps, await perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: 1500 }));
+      concurrent.ops = Math.max(concurrent.ops, await perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: 1500 }));
+    }
+    log(`${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, driver ${Math.round(concurrent.baselineOps)} ops/s`);
+
+    // The writes really happened: stored versions match what each side counted.
+    for (let i = 0; i < CONCURRENCY; i++) {
+      const stored = await repository.currentVersion(`c${i}`);
+      if (stored !== aggregates[i].oldVersion) throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
+    }
+
+    return [
+      {
+        case: 'mongo update (loaded aggregate, version-conditional)',
+        subject: 'MongooseRepository.update',
+        ops: sequential.ops,
+        baseline: 'driver updateOne({_id, version}, {$set, $inc})',
+        baselineOps: sequential.baselineOps,
+        target: 0.9,
+        note: 'one writer, one aggregate re-used',
+      },
+      {
+        case: `mongo update, ${CONCURRENCY} writers`,
+        subject: 'MongooseRepository.update',
+        ops: concurrent.ops,
+        baseline: 'driver updateOne({_id, version}, {$set, $inc})',
+        baselineOps: concurrent.baselineOps,
+        target: 0.9,
+        note: `${CONCURRENCY} aggregates, one per writer (no conflicts)`,
+      },
+    ];
+  } finally {
+    // The test server (an emulator) has no drop commands: empty the collections instead.
+    await db.collection('repo_counters').deleteMany({}).catch(() => undefined);
+    await db.collection('raw_counters').deleteMany({}).catch(() => undefined);
+    await connection.close();
+  }
+}
