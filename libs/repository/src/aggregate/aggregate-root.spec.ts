@@ -1,0 +1,63 @@
+import { describe, expect, it } from '@jest/globals';
+import { AggregateRoot, collectWriteEvents, NEW_AGGREGATE_VERSION, setStoredVersion } from './aggregate-root.js';
+
+class Account extends AggregateRoot<string> {
+  balance = 0;
+  owner = { name: 'ada' };
+  constructor(id?: string) {
+    super(id);
+  }
+}
+
+describe('AggregateRoot', () => {
+  it('starts new at version 0, next write at 1', () => {
+    const account = new Account('a');
+    expect(NEW_AGGREGATE_VERSION).toBe(0);
+    expect([account.isNew(), account.oldVersion, account.newVersion, account.isDeleted()]).toEqual([true, 0, 1, false]);
+  });
+
+  it('a stored version makes it not new, with newVersion one above', () => {
+    const account = new Account('a');
+    setStoredVersion(account, 7);
+    expect([account.isNew(), account.oldVersion, account.newVersion]).toEqual([false, 7, 8]);
+  });
+
+  it('the hook collects UPSERT with a detached snapshot and newVersion, or PURGE once deleted', () => {
+    const account = new Account('a');
+    setStoredVersion(account, 2);
+    account.balance = 5;
+    account.triggerDataSyncHook();
+    account.owner.name = 'changed';
+    account.markDeleted();
+    account.triggerDataSyncHook();
+    expect(account.getDataSyncEvents()).toEqual([
+      { type: 'UPSERT', aggregate: 'Account', id: 'a', version: 3, snapshot: { id: 'a', balance: 5, owner: { name: 'ada' } } },
+      { type: 'PURGE', aggregate: 'Account', id: 'a', version: 3 },
+    ]);
+  });
+
+  it('keeps its versions and events out of snapshots, spreads and JSON', () => {
+    const account = new Account('a');
+    setStoredVersion(account, 4);
+    account.triggerDataSyncHook();
+    expect(Object.keys(account)).toEqual(['id', 'balance', 'owner']);
+    expect(JSON.parse(JSON.stringify(account))).toEqual({ id: 'a', balance: 0, owner: { name: 'ada' } });
+    expect(account.toSnapshot()).toEqual({ id: 'a', balance: 0, owner: { name: 'ada' } });
+  });
+
+  it('works on an instance rebuilt without its constructor', () => {
+    const rebuilt = Object.assign(Object.create(Account.prototype) as Account, { id: 'r', balance: 1, owner: { name: 'x' } });
+    expect([rebuilt.isNew(), rebuilt.oldVersion]).toEqual([true, 0]);
+    rebuilt.triggerDataSyncHook();
+    expect(rebuilt.getDataSyncEvents()).toHaveLength(1);
+  });
+
+  it('a write takes only what its own hook collected, under the name it is stored as', () => {
+    const account = new Account('a');
+    account.triggerDataSyncHook();
+    account.triggerDataSyncHook();
+    const events = collectWriteEvents(account, 'account');
+    expect(events).toEqual([{ type: 'UPSERT', aggregate: 'account', id: 'a', version: 1, snapshot: { id: 'a', balance: 0, owner: { name: 'ada' } } }]);
+    expect(account.getDataSyncEvents()).toEqual([]);
+  });
+});
