@@ -6,6 +6,7 @@ import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfa
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
 import { AggregateStateError } from '../errors/aggregate-state.error.js';
+import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
 import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js';
 import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
@@ -147,9 +148,14 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     return new OptimisticLockError(this.nameOf(aggregate), aggregate.id, aggregate.oldVersion);
   }
 
-  /** The aggregate's name as events and errors show it. */
+  /** The error an insert of a taken id throws. */
+  protected duplicate(aggregate: T, cause?: unknown): DuplicateAggregateError {
+    return new DuplicateAggregateError(this.nameOf(aggregate), aggregate.id, cause === undefined ? undefined : { cause });
+  }
+
+  /** The configured aggregate's name as events and errors show it ('Aggregate' when none is configured). */
   protected aggregateName(): string {
-    return this.aggregateClass ? getAggregateName(this.aggregateClass) : this.constructor.name.replace(/Repository$/, '') || 'Aggregate';
+    return this.aggregateClass ? getAggregateName(this.aggregateClass) : 'Aggregate';
   }
 
   /** The configured aggregate class, if any. */

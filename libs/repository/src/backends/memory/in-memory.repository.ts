@@ -1,7 +1,6 @@
 import { deepClone } from '../../aggregate/aggregate-clone.utils.js';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import { DuplicateAggregateError } from '../../errors/duplicate-aggregate.error.js';
 import { AbstractRepository } from '../../repository/abstract-repository.js';
 import type { LoadedAggregate } from '../../repository/repository.interfaces.js';
 
@@ -38,7 +37,7 @@ export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<
   }
 
   protected async doInsert(aggregate: T): Promise<void> {
-    if (this.records.has(aggregate.id)) throw new DuplicateAggregateError(this.aggregateName(), aggregate.id);
+    if (this.records.has(aggregate.id)) throw this.duplicate(aggregate);
     this.records.set(aggregate.id, { version: aggregate.newVersion, document: this.toDocument(aggregate) });
   }
 

@@ -1,7 +1,7 @@
 import type { Connection, mongo } from 'mongoose';
+import { getAggregateName } from '../../aggregate/aggregate-name.utils.js';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import { DuplicateAggregateError } from '../../errors/duplicate-aggregate.error.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { RepositoryError } from '../../errors/repository.error.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
@@ -95,7 +95,7 @@ export abstract class MongooseRepository<
     try {
       await collection.insertOne(document as RawDocument);
     } catch (error) {
-      if ((error as { code?: unknown }).code === DUPLICATE_KEY) throw new DuplicateAggregateError(this.aggregateName(), aggregate.id, { cause: error });
+      if ((error as { code?: unknown }).code === DUPLICATE_KEY) throw this.duplicate(aggregate, error);
       throw error;
     }
   }
@@ -149,7 +149,11 @@ export abstract class MongooseRepository<
     if (connection.db === undefined || connection.readyState !== 1) await connection.asPromise();
     const db = connection.db;
     if (db === undefined) throw new RepositoryConfigurationError(`${this.constructor.name}: the Mongoose connection has no database`);
-    this.nativeCollection = db.collection<RawDocument>(this.collectionName ?? this.aggregateName());
+    const name = this.collectionName ?? (this.aggregateType ? getAggregateName(this.aggregateType) : undefined);
+    if (name === undefined) {
+      throw new RepositoryConfigurationError(`${this.constructor.name} needs { aggregate } or { collection } to know its collection`);
+    }
+    this.nativeCollection = db.collection<RawDocument>(name);
     return this.nativeCollection;
   }
 
