@@ -1,0 +1,32 @@
+// SPEC §0: after `npm run build`, plain Node.js ESM imports every library by package name
+// from the repository root (CI builds before it tests). The `/testing` entry of prepare-key
+// is left out: it runs inside Jest, whose globals refuse to load anywhere else.
+import { describe, expect, it } from '@jest/globals';
+import { execFile } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const expected: Record<string, string[]> = {
+  '@ddd-kit/prepare-key': ['PrepareKey', 'PreparedValue', 'TTL_FOREVER', 'toForever', 'toTtlAt', 'PrepareKeyModule', 'PreparableKey',
+    'InjectPrepareKey', 'getPrepareKeyToken', 'PrepareKeyStateError', 'MemoryPrepareKeyFactory', 'RedisPrepareKeyFactory',
+    'MongoPrepareKeyFactory', 'reconcileReservations'],
+  '@ddd-kit/id-generator': ['SnowflakeId', 'SafeJsSnowflakeId', 'CosIdGenerator', 'ClockSync', 'NanoIdGenerator', 'SegmentId',
+    'ClockBackwardsError', 'ManualMachineIdDistributor', 'StatefulSetMachineIdDistributor', 'RedisMachineIdDistributor',
+    'MachineIdOverflowError', 'IdGeneratorModule', 'GlobalIdGenerator', 'generateGlobalId', 'NotInitializedGlobalIdGeneratorError',
+    'Aggregate', 'AggregateIdGeneratorRegistrar', 'AggregateIdGeneratorFactory', 'Order', 'generateId'],
+  '@ddd-kit/repository': ['AggregateRoot', 'AbstractRepository', 'MongooseRepository', 'InMemoryRepository', 'OptimisticLockError',
+    'retryOnConflict', 'RepositoryModule', 'InjectRepository', 'OnDataSync', 'getRepositoryToken', 'ReadReplicaReconciler'],
+};
+
+describe('built packages', () => {
+  it.each(Object.entries(expected))('plain Node ESM imports %s with its public names', async (pkg, names) => {
+    const script = `const m = await import(${JSON.stringify(pkg)}); console.log(JSON.stringify(Object.keys(m)));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root }).catch((err) => {
+      throw new Error(`importing ${pkg} from dist failed (run \`npm run build\` first):\n${err.stderr ?? err}`);
+    });
+    expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(names));
+  });
+});
