@@ -200,16 +200,15 @@ describe('RepositoryModule', () => {
     });
 
     it('shares one repository per aggregate across modules and constructs repository classes with their dependencies', async () => {
-      @Module({ imports: [RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }])] , exports: [RepositoryModule] })
-      class A {}
-      @Module({ imports: [RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }])], exports: [RepositoryModule] })
-      class B {}
+      // Not global: the repository class gets its dependency through forFeature's imports.
       @Module({ providers: [{ provide: CLOCK, useValue: () => 42 }], exports: [CLOCK] })
       class ClockModule {}
+      @Module({ imports: [RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }], { imports: [ClockModule] })], exports: [RepositoryModule] })
+      class A {}
+      @Module({ imports: [RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }], { imports: [ClockModule] })], exports: [RepositoryModule] })
+      class B {}
 
-      const moduleRef = await Test.createTestingModule({
-        imports: [RepositoryModule.forRoot(), { module: ClockModule, global: true }, A, B],
-      }).compile();
+      const moduleRef = await Test.createTestingModule({ imports: [RepositoryModule.forRoot(), A, B] }).compile();
       const app = await moduleRef.init();
       try {
         const fromA = app.select(A).get(ClockedNoteRepository);

@@ -38,6 +38,7 @@ export { RepositoryConfigurationError } from './errors/repository-configuration.
 export { RepositoryModule } from './repository.module.js';
 export type {
   RepositoryFeature,
+  RepositoryFeatureOptions,
   RepositoryModuleAsyncOptions,
   RepositoryModuleOptions,
   RepositoryOptionsFactory,

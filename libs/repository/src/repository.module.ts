@@ -1,5 +1,10 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import type { RepositoryFeature, RepositoryModuleAsyncOptions, RepositoryModuleOptions } from './interfaces/repository-module-options.interface.js';
+import type {
+  RepositoryFeature,
+  RepositoryFeatureOptions,
+  RepositoryModuleAsyncOptions,
+  RepositoryModuleOptions,
+} from './interfaces/repository-module-options.interface.js';
 import { RepositoryCoreModule } from './repository-core.module.js';
 import { createRepositoryProviders, normalizeFeatures } from './repository.providers.js';
 
@@ -22,11 +27,16 @@ export class RepositoryModule {
     return { module: RepositoryModule, imports: [RepositoryCoreModule.forRootAsync(options)] };
   }
 
-  /** Registers one repository per aggregate, injectable with `@InjectRepository(Aggregate)` (and by its class). */
-  static forFeature(entries: ReadonlyArray<Function | RepositoryFeature>): DynamicModule {
+  /**
+   * Registers one repository per aggregate, injectable with `@InjectRepository(Aggregate)` (and
+   * by its class). Repository classes are constructed by Nest: their dependencies come from
+   * global modules or from `options.imports`.
+   */
+  static forFeature(entries: ReadonlyArray<Function | RepositoryFeature>, options: RepositoryFeatureOptions = {}): DynamicModule {
     const providers = normalizeFeatures(entries).flatMap(createRepositoryProviders);
     return {
       module: RepositoryModule,
+      imports: options.imports ?? [],
       providers,
       exports: providers.map((provider) => (provider as { provide: unknown }).provide as string | Function),
     };

@@ -45,3 +45,8 @@ export interface RepositoryFeature<T extends AggregateRoot<any, any> = Aggregate
   /** MongooseRepository only: the collection (default: the aggregate's name). */
   collection?: string;
 }
+
+export interface RepositoryFeatureOptions {
+  /** Modules providing what the registered repository classes inject (beyond global modules). */
+  imports?: ModuleMetadata['imports'];
+}
