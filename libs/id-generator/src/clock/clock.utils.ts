@@ -11,6 +11,25 @@ export const monotonicNow: () => number = () => performance.now();
  */
 export const NEXT_TICK_SPIN_LIMIT_MS = 20;
 
+/**
+ * Once a millisecond's sequence has been used up (a burst), a generator enters consecutive
+ * milliseconds, each only once the clock has reached it, instead of jumping to the clock: a
+ * pause of the process (GC, CPU throttling) then costs no sequence space. It jumps to the clock
+ * when it is more than this far behind. IDs never carry a time ahead of the clock; during and
+ * shortly after a burst they may trail it by up to this much.
+ */
+export const CATCH_UP_LIMIT_MS = 50;
+
+/**
+ * How many further IDs may reuse one clock reading inside one synchronous run. Reading the
+ * clock (`Date.now()`, ~40 ns) costs more than building an ID; reusing a reading keeps the
+ * generators several times faster than `crypto.randomUUID()`. A reading is dropped when the
+ * current synchronous run ends (a queued microtask), so an ID issued after any await or in a
+ * later event reads the clock afresh; inside one run an ID carries the reading taken at most
+ * this many IDs before it. Uniqueness and order do not depend on it.
+ */
+export const CLOCK_READING_REUSE = 7;
+
 export function toClock(clock: ClockLike | undefined): Clock {
   if (clock === undefined) return Date.now;
   if (typeof clock === 'function') return clock;

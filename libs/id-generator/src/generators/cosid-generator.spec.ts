@@ -107,13 +107,33 @@ describe('CosIdGenerator', () => {
     expect(violationsOf(generator, ids, 3, Number.MAX_SAFE_INTEGER)).toEqual([]);
   });
 
+  it('a pause after a millisecond was used up costs no sequence space: the skipped milliseconds are filled, never ahead of the clock', () => {
+    let t = T0;
+    const generator = new CosIdGenerator({ machineId: 4, clock: () => t });
+    const ids = Array.from({ length: 65_536 }, () => generator.generate()); // T0 used up
+    t = T0 + 3; // paused
+    for (let k = 0; k < 2 * 65_536 + 5; k++) ids.push(generator.generate());
+    const counts = new Map<number, number>();
+    for (const id of ids) {
+      const { timestamp } = generator.parse(id);
+      counts.set(timestamp, (counts.get(timestamp) ?? 0) + 1);
+    }
+    expect([...counts.entries()]).toEqual([
+      [T0, 65_536],
+      [T0 + 1, 65_536],
+      [T0 + 2, 65_536],
+      [T0 + 3, 5],
+    ]);
+    expect(violationsOf(generator, ids, 4, t)).toEqual([]);
+  });
+
   it('throws ClockBackwardsError when the clock reads earlier than the last ID, and resumes in order once it is back', () => {
     const clock = new ScriptedClock([T0, T0, T0 - 5, T0 + 1]);
     const generator = new CosIdGenerator({ machineId: 1, clock: clock.now });
     const first = generator.generate();
     let error: unknown;
     // The reading is reused within one synchronous run; generate until the clock is read again.
-    for (let i = 0; i < 8 && error === undefined; i++) {
+    for (let i = 0; i < 16 && error === undefined; i++) {
       try {
         generator.generate();
       } catch (e) {
@@ -127,10 +147,10 @@ describe('CosIdGenerator', () => {
     expect(generator.parse(next).timestamp).toBe(T0 + 1);
   });
 
-  it('reads the clock afresh after the synchronous run ends, and at least every 4th ID within one', async () => {
+  it('reads the clock afresh after the synchronous run ends, and at least every 8th ID within one', async () => {
     const clock = new ScriptedClock([T0]);
     const generator = new CosIdGenerator({ machineId: 1, clock: clock.now });
-    for (let i = 0; i < 40; i++) generator.generate();
+    for (let i = 0; i < 80; i++) generator.generate();
     expect(clock.reads).toBe(10);
     await Promise.resolve();
     generator.generate();

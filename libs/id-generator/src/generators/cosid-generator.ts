@@ -1,3 +1,4 @@
+import { CATCH_UP_LIMIT_MS } from '../clock/clock.utils.js';
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { InvalidIdError } from '../errors/invalid-id.error.js';
 import { encodeRadix62Fixed, Radix62, RADIX62_PAIRS } from '../radix62/radix62.js';
@@ -11,16 +12,6 @@ const TIMESTAMP_CHARS = 8; // 62^8 > 2^44
 const MACHINE_CHARS = 4; // 62^4 > 2^20
 const SEQUENCE_CHARS = 3; // 62^3 > 2^16
 const MAX_SEQUENCE = 2 ** SEQUENCE_BITS - 1;
-
-/**
- * How many further IDs reuse one clock reading inside one synchronous run. Reading the clock
- * (`Date.now()`) costs more than building the ID; reusing a reading a few times keeps the
- * generator several times faster than `crypto.randomUUID()`. A reading is reused only until the
- * current synchronous run ends (a microtask drops it), so an ID issued after any await or in a
- * later event reads the clock afresh; inside one run an ID carries a timestamp at most
- * CLOCK_READING_REUSE IDs old. Uniqueness and order do not depend on it.
- */
-const CLOCK_READING_REUSE = 3;
 
 let sequenceTable: string[] | undefined;
 function sequences(): string[] {
@@ -47,12 +38,6 @@ export class CosIdGenerator extends TimeBasedIdGeneratorBase {
   private readonly machineText: string;
   private readonly suffixes: string[];
   private prefix = '';
-  private cachedReadings = 0;
-  private expiryQueued = false;
-  private readonly expireReading = (): void => {
-    this.cachedReadings = 0;
-    this.expiryQueued = false;
-  };
 
   constructor(options: TimeBasedGeneratorOptions) {
     super(options, { minTimestamp: 0, maxTimestamp: 2 ** TIMESTAMP_BITS - 1, machineBits: MACHINE_BITS, sequenceBits: SEQUENCE_BITS });
@@ -66,13 +51,15 @@ export class CosIdGenerator extends TimeBasedIdGeneratorBase {
       if (this.seq !== MAX_SEQUENCE) return this.prefix + this.suffixes[++this.seq];
     }
     let now = this.clock();
-    if (now === this.lastTs) {
+    if (now === this.lastTs || (this.behind && now > this.lastTs && now - this.lastTs <= CATCH_UP_LIMIT_MS)) {
       if (this.seq !== MAX_SEQUENCE) {
         this.keepReading();
         return this.prefix + this.suffixes[++this.seq];
       }
-      now = this.waitNextTick();
-    } else if (now < this.lastTs) {
+      now = this.afterExhaustion();
+    } else if (now > this.lastTs) {
+      now = this.nextTick(now);
+    } else {
       throw new ClockBackwardsError(this.lastTs, now);
     }
     this.startTick(now);
@@ -99,14 +86,6 @@ export class CosIdGenerator extends TimeBasedIdGeneratorBase {
 
   protected override onTick(timestamp: number): void {
     this.prefix = encodeRadix62Fixed(timestamp, TIMESTAMP_CHARS) + this.machineText;
-  }
-
-  private keepReading(): void {
-    this.cachedReadings = CLOCK_READING_REUSE;
-    if (!this.expiryQueued) {
-      this.expiryQueued = true;
-      queueMicrotask(this.expireReading);
-    }
   }
 }
 

@@ -39,7 +39,8 @@ describe('SnowflakeId', () => {
         const epoch = T0 - 1_000_000 - (seed % 1_000_000);
         let t = epoch + (seed % (2 ** layout.timestampBits - 10_000));
         let i = 0;
-        const g = new SnowflakeId({ ...layout, machineId, epoch, clock: () => (t += steps[i++ % steps.length]) });
+        // Any pace, but never standing still for more than three readings.
+        const g = new SnowflakeId({ ...layout, machineId, epoch, clock: () => (t += i % 3 === 2 ? 1 + steps[i++ % steps.length] : steps[i++ % steps.length]) });
         let previous: { text: string; value: bigint } | undefined;
         const problems: string[] = [];
         for (let k = 0; k < steps.length; k++) {
@@ -47,6 +48,7 @@ describe('SnowflakeId', () => {
           const state = g.parse(text);
           const value = expectedValue(g, state.timestamp, state.machineId, state.sequence);
           if (state.machineId !== machineId) problems.push(`machine ${state.machineId}`);
+          if (state.timestamp > t) problems.push(`${text} is ahead of the clock`);
           if (text !== Radix62.encode(value, g.width)) problems.push(`${text} is not the Radix62 of ${value}`);
           if (g.parse(value).sequence !== state.sequence) problems.push('bigint parse differs');
           if (previous && !(text > previous.text && value > previous.value)) problems.push(`${text} after ${previous.text}`);
@@ -61,7 +63,7 @@ describe('SnowflakeId', () => {
     fc.assert(
       fc.property(layouts, fc.nat(), fc.integer({ min: 1, max: 40 }), fc.constantFrom('radix62' as const, 'decimal' as const), (layout, seed, count, format) => {
         const machineId = seed % 2 ** layout.machineBits;
-        const timestamp = SNOWFLAKE_DEFAULT_EPOCH + (seed % 2 ** layout.timestampBits);
+        const timestamp = SNOWFLAKE_DEFAULT_EPOCH + (seed % (2 ** layout.timestampBits - 1_000));
         const g = new SnowflakeId({ ...layout, machineId, format, clock: new SteppingClock(timestamp, 50).now });
         const problems: string[] = [];
         for (let k = 0; k < count; k++) {
@@ -103,14 +105,59 @@ describe('SnowflakeId', () => {
     for (const sequences of perMs.values()) expect(sequences).toEqual(sequences.map((_, k) => k));
   });
 
-  it('throws ClockBackwardsError on a clock behind its last ID and issues nothing meanwhile', () => {
+  it('after a pause in a burst, uses the milliseconds the clock skipped — never ahead of the clock', async () => {
+    // `await tick()` ends the synchronous run, so the next ID reads the clock (no reading reuse).
+    const tick = () => Promise.resolve();
+    let t = T0;
+    const g = new SnowflakeId({ machineId: 1, sequenceBits: 2, clock: () => t }); // 4 IDs per millisecond
+    const ids = Array.from({ length: 4 }, () => g.generate()); // T0 used up
+    t = T0 + 10; // the process was paused for 10 ms
+    await tick();
+    for (let k = 0; k < 40; k++) ids.push(g.generate());
+    let times = ids.map((id) => g.parse(id).timestamp);
+    expect(times).toEqual(Array.from({ length: 44 }, (_, k) => T0 + Math.floor(k / 4)));
+    expect(() => g.generate()).toThrow(); // T0 + 10 is used up too and the clock stands still
+
+    // A pause in the middle of a millisecond of a burst: the rest of that one is given up,
+    // the skipped ones are used.
+    t = T0 + 11;
+    await tick();
+    ids.push(g.generate()); // one ID into T0 + 11
+    t = T0 + 20;
+    await tick();
+    for (let k = 0; k < 36; k++) ids.push(g.generate());
+    times = ids.map((id) => g.parse(id).timestamp);
+    expect(times.slice(44)).toEqual([T0 + 11, ...Array.from({ length: 36 }, (_, k) => T0 + 12 + Math.floor(k / 4))]);
+    expect(times.every((time) => time <= t)).toBe(true);
+    expect(ids.every((id, k) => k === 0 || id > ids[k - 1])).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('jumps to the clock after a pause longer than the catch-up limit, and when no burst was on', async () => {
+    let t = T0;
+    const burst = new SnowflakeId({ machineId: 1, sequenceBits: 2, clock: () => t });
+    for (let k = 0; k < 4; k++) burst.generate();
+    t = T0 + 500;
+    await Promise.resolve();
+    expect(burst.parse(burst.generate()).timestamp).toBe(T0 + 500);
+    t = T0;
+    const calm = new SnowflakeId({ machineId: 1, sequenceBits: 2, clock: () => t });
+    calm.generate();
+    t = T0 + 10;
+    await Promise.resolve();
+    expect(calm.parse(calm.generate()).timestamp).toBe(T0 + 10);
+  });
+
+  it('throws ClockBackwardsError on a clock behind its last ID and issues nothing meanwhile', async () => {
     let t = T0;
     const g = new SnowflakeId({ machineId: 1, clock: () => t });
     const first = g.generate();
     t -= 2;
+    await Promise.resolve(); // a new synchronous run reads the clock
     expect(() => g.generate()).toThrow(ClockBackwardsError);
     expect(() => g.generateBigInt()).toThrow(ClockBackwardsError);
     t += 2;
+    await Promise.resolve();
     const next = g.generate();
     expect(g.parse(next)).toEqual({ timestamp: T0, machineId: 1, sequence: 1 });
     expect(next > first).toBe(true);

@@ -3,11 +3,11 @@ import { ClockStalledError } from '../errors/clock-stalled.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { InvalidIdError } from '../errors/invalid-id.error.js';
 import { TimestampOverflowError } from '../errors/timestamp-overflow.error.js';
-import { monotonicNow, NEXT_TICK_SPIN_LIMIT_MS, toClock } from '../clock/clock.utils.js';
+import { CATCH_UP_LIMIT_MS, CLOCK_READING_REUSE, monotonicNow, NEXT_TICK_SPIN_LIMIT_MS, toClock } from '../clock/clock.utils.js';
 import type { Clock, IdState, MachineIdLeaseLike, TimeBasedGeneratorOptions, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
 
 /** Readings of an unchanged clock before a stall can be declared. */
-const STALL_MIN_READS = 10_000;
+const STALL_MIN_READS = 100_000;
 
 export interface TimeLayout {
   /** Smallest and largest epoch millisecond the timestamp bits can hold. */
@@ -27,12 +27,16 @@ export function assertBits(name: string, value: unknown, min: number, max: numbe
 /**
  * The (timestamp, sequence) state machine every time-based generator shares:
  *  - a new millisecond starts the sequence at 0;
- *  - within one millisecond the sequence counts up and, when used up, the generator busy-waits
- *    for the next millisecond (under 1 ms on a real clock) instead of wrapping: a wrapped
- *    counter re-issues IDs;
+ *  - within one millisecond the sequence counts up and, when used up, the generator moves to
+ *    the next millisecond, busy-waiting for the clock to reach it (under 1 ms on a real clock)
+ *    instead of wrapping: a wrapped counter re-issues IDs. From then on (a burst) it enters
+ *    consecutive milliseconds, each only once the clock has reached it, so a pause of the
+ *    process (GC, CPU throttling) costs no sequence space; it jumps to the clock when it falls
+ *    more than CATCH_UP_LIMIT_MS behind;
  *  - a clock earlier than the last issued millisecond throws ClockBackwardsError (ClockSync
  *    decides whether to wait);
  *  - every new millisecond checks the machine-ID lease, when there is one.
+ *  - one clock reading serves up to CLOCK_READING_REUSE further IDs within one synchronous run.
  * Subclasses encode the state; `onTick` lets them precompute what a millisecond shares.
  */
 export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
@@ -44,6 +48,18 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
   /** Millisecond of the latest ID (or the floor given at construction). */
   protected lastTs: number;
   protected seq: number;
+  /** In a burst: enter consecutive milliseconds, none skipped (see CATCH_UP_LIMIT_MS). */
+  protected catchingUp = false;
+  /** The current millisecond was entered after the clock had passed it: fill it regardless. */
+  protected behind = false;
+  private started = false;
+  /** IDs that may still reuse the last clock reading (see CLOCK_READING_REUSE). */
+  protected cachedReadings = 0;
+  private expiryQueued = false;
+  private readonly expireReading = (): void => {
+    this.cachedReadings = 0;
+    this.expiryQueued = false;
+  };
 
   protected constructor(options: TimeBasedGeneratorOptions, layout: TimeLayout) {
     if (!options || typeof options !== 'object') throw new IdGeneratorOptionsError('options with a machineId are required');
@@ -80,17 +96,68 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
 
   /** Moves the state to the next (timestamp, sequence). */
   protected advance(): void {
-    let now = this.clock();
-    if (now === this.lastTs) {
+    if (this.cachedReadings !== 0) {
+      this.cachedReadings--;
       if (this.seq < this.maxSequence) {
         this.seq++;
         return;
       }
-      now = this.waitNextTick();
-    } else if (now < this.lastTs) {
+    }
+    const now = this.clock();
+    if (now === this.lastTs || (this.behind && now > this.lastTs && now - this.lastTs <= CATCH_UP_LIMIT_MS)) {
+      if (this.seq < this.maxSequence) {
+        this.seq++;
+        this.keepReading();
+        return;
+      }
+      this.startTick(this.afterExhaustion());
+    } else if (now > this.lastTs) {
+      this.startTick(this.nextTick(now));
+    } else {
       throw new ClockBackwardsError(this.lastTs, now);
     }
-    this.startTick(now);
+    this.keepReading();
+  }
+
+  /** Lets the next few IDs of this synchronous run reuse the clock reading just made. */
+  protected keepReading(): void {
+    this.cachedReadings = CLOCK_READING_REUSE;
+    if (!this.expiryQueued) {
+      this.expiryQueued = true;
+      queueMicrotask(this.expireReading);
+    }
+  }
+
+  /**
+   * The millisecond to enter when the clock has moved past the current one: the clock's, or
+   * in a burst the next one, so that milliseconds skipped by a pause of the process are not
+   * lost (while at most CATCH_UP_LIMIT_MS behind).
+   */
+  protected nextTick(now: number): number {
+    // A burst: the last millisecond was used up, or an earlier one and none skipped since.
+    if (this.started && (this.catchingUp || this.seq === this.maxSequence) && now - this.lastTs <= CATCH_UP_LIMIT_MS) {
+      this.catchingUp = true;
+      this.behind = now > this.lastTs + 1;
+      return this.lastTs + 1;
+    }
+    this.catchingUp = false;
+    this.behind = false;
+    return now;
+  }
+
+  /** The millisecond to enter once the current one's sequence is used up (a burst). */
+  protected afterExhaustion(): number {
+    const next = this.lastTs + 1;
+    let now = this.clock();
+    if (now < next) now = this.waitNextTick();
+    if (now - next > CATCH_UP_LIMIT_MS) {
+      this.catchingUp = false;
+      this.behind = false;
+      return now;
+    }
+    this.catchingUp = true;
+    this.behind = now > next;
+    return next;
   }
 
   protected startTick(now: number): void {
@@ -98,6 +165,7 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
       throw new TimestampOverflowError(now, this.layout.minTimestamp, this.layout.maxTimestamp);
     }
     this.lease?.check();
+    this.started = true;
     this.lastTs = now;
     this.seq = 0;
     this.onTick(now);
@@ -116,7 +184,7 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
       if (now > last) return now;
       if (now < last) throw new ClockBackwardsError(last, now);
       if (deadline === 0) deadline = monotonicNow() + NEXT_TICK_SPIN_LIMIT_MS;
-      else if (reads > STALL_MIN_READS && monotonicNow() > deadline) throw new ClockStalledError(last, NEXT_TICK_SPIN_LIMIT_MS);
+      else if (reads > STALL_MIN_READS && (reads & 1023) === 0 && monotonicNow() > deadline) throw new ClockStalledError(last, NEXT_TICK_SPIN_LIMIT_MS);
     }
   }
 
