@@ -17,7 +17,9 @@ describe.each(backends)('registration failure paths on $label', (backend) => {
     users = app.get(getRepositoryToken(User));
   });
 
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   afterAll(async () => {
     await app?.close();
