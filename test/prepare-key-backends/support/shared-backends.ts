@@ -1,6 +1,12 @@
 import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
-import { MongoPrepareKeyFactory, type PrepareKeyFactory, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
+import {
+  canonicalJson,
+  MongoPrepareKeyFactory,
+  type PrepareKeyFactory,
+  RedisPrepareKeyFactory,
+  TTL_FOREVER,
+} from '@ddd-kit/prepare-key';
 import { mongoUri, redisClusterNodes, redisUrl } from '../../support/servers.js';
 
 /** The backends that several processes can share; workers/backend.mjs opens the same ones. */
@@ -9,7 +15,27 @@ export type SharedBackend = (typeof SHARED_BACKENDS)[number];
 
 export interface OpenBackend {
   factory: PrepareKeyFactory;
+  /** Writes many forever records of one name quickly (for reconciliation at scale). */
+  seed: (name: string, entries: Array<[string, unknown]>) => Promise<void>;
   close: () => Promise<void>;
+}
+
+const SEED_CONCURRENCY = 256;
+
+/** Seeds through the public API, many calls in flight. */
+function seedByPrepare(factory: PrepareKeyFactory): OpenBackend['seed'] {
+  return async (name, entries) => {
+    const pk = factory.create(name);
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: SEED_CONCURRENCY }, async () => {
+        while (next < entries.length) {
+          const [key, value] = entries[next++];
+          if (!(await pk.prepare(key, value))) throw new Error(`seeding: '${key}' was already held`);
+        }
+      }),
+    );
+  };
 }
 
 /** Opens a backend in this (the test) process; `scope` is the Redis key prefix or the MongoDB database. */
@@ -17,15 +43,24 @@ export async function openBackend(backend: SharedBackend, scope: string): Promis
   switch (backend) {
     case 'redis': {
       const redis = new Redis(redisUrl());
-      return { factory: new RedisPrepareKeyFactory(redis, { prefix: scope }), close: async () => void (await redis.quit()) };
+      const factory = new RedisPrepareKeyFactory(redis, { prefix: scope });
+      return { factory, seed: seedByPrepare(factory), close: async () => void (await redis.quit()) };
     }
     case 'cluster': {
       const cluster = new Cluster(redisClusterNodes());
-      return { factory: new RedisPrepareKeyFactory(cluster, { prefix: scope }), close: async () => void (await cluster.quit()) };
+      const factory = new RedisPrepareKeyFactory(cluster, { prefix: scope });
+      return { factory, seed: seedByPrepare(factory), close: async () => void (await cluster.quit()) };
     }
     case 'mongo': {
       const connection = await mongoose.createConnection(mongoUri(), { dbName: scope }).asPromise();
-      return { factory: new MongoPrepareKeyFactory(connection), close: () => connection.close() };
+      const factory = new MongoPrepareKeyFactory(connection);
+      // The emulator used in tests copies a collection on every single write, so thousands of
+      // records are inserted in bulk, as the documents `prepare` writes (forever: no expireAt).
+      const seed: OpenBackend['seed'] = async (name, entries) => {
+        const documents = entries.map(([key, value]) => ({ _id: key, value: canonicalJson(value), ttlAt: TTL_FOREVER }));
+        await connection.db!.collection<{ _id: string }>(`prepare_${name}`).insertMany(documents);
+      };
+      return { factory, seed, close: () => connection.close() };
     }
   }
 }
