@@ -1,4 +1,4 @@
-import { Logger, Module, type DynamicModule, type OnModuleDestroy, type OnModuleInit, type Provider } from '@nestjs/common';
+import { Inject, Logger, Module, type DynamicModule, type OnModuleDestroy, type OnModuleInit, type Provider } from '@nestjs/common';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
@@ -24,10 +24,11 @@ const logger = new Logger('IdGeneratorModule');
 export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
   private unregister: (() => void) | undefined;
 
+  // Explicit tokens: no reliance on emitted design-type metadata.
   constructor(
-    private readonly holder: MachineIdHolder,
-    private readonly globalIdGenerator: GlobalIdGenerator,
-    private readonly registrar: AggregateIdGeneratorRegistrar,
+    @Inject(MachineIdHolder) private readonly holder: MachineIdHolder,
+    @Inject(GlobalIdGenerator) private readonly globalIdGenerator: GlobalIdGenerator,
+    @Inject(AggregateIdGeneratorRegistrar) private readonly registrar: AggregateIdGeneratorRegistrar,
   ) {}
 
   static forRoot(options: IdGeneratorModuleForRootOptions = {}): DynamicModule {

@@ -67,10 +67,7 @@ export class RedisMachineIdDistributor extends MachineIdDistributor {
   private readonly clock: Clock;
   private readonly commands: MachineIdCommands;
 
-  constructor(
-    private readonly redis: Redis | Cluster,
-    options: RedisMachineIdDistributorOptions = {},
-  ) {
+  constructor(redis: Redis | Cluster, options: RedisMachineIdDistributorOptions = {}) {
     super();
     if (!redis || typeof (redis as Redis).defineCommand !== 'function') {
       throw new IdGeneratorOptionsError('RedisMachineIdDistributor needs an ioredis client (Redis or Cluster)');
