@@ -35,7 +35,7 @@ export function assertBits(name: string, value: unknown, min: number, max: numbe
  *    more than CATCH_UP_LIMIT_MS behind;
  *  - a clock earlier than the last issued millisecond throws ClockBackwardsError (ClockSync
  *    decides whether to wait);
- *  - every new millisecond checks the machine-ID lease, when there is one.
+ *  - every new millisecond checks the machine-ID lease, when there is one;
  *  - one clock reading serves up to CLOCK_READING_REUSE further IDs within one synchronous run.
  * Subclasses encode the state; `onTick` lets them precompute what a millisecond shares.
  */
