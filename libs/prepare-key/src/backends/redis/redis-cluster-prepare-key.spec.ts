@@ -57,6 +57,22 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
     }
   });
 
+  it('lists every record through a Cluster client that has not connected yet', async () => {
+    const prefix = uniqueName('fresh');
+    const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+    const pk = new RedisPrepareKeyFactory(cluster, { prefix }).create('n');
+    await Promise.all(keys.map((key) => pk.prepare(key, key)));
+
+    const fresh = new Cluster(redisClusterNodes());
+    try {
+      const listed: string[] = [];
+      for await (const record of new RedisPrepareKeyFactory(fresh, { prefix }).create('n').records()) listed.push(record.key);
+      expect(listed.sort()).toEqual([...keys].sort());
+    } finally {
+      await fresh.quit();
+    }
+  });
+
   it.each([false, true])('reloads its scripts on every master after SCRIPT FLUSH (auto-pipelining: %s)', async (enableAutoPipelining) => {
     const client = new Cluster(redisClusterNodes(), { enableAutoPipelining });
     try {

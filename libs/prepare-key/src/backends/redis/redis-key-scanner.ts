@@ -14,9 +14,9 @@ const MAX_SCANS_PER_PAGE = 16;
 const MIN_SCAN_COUNT = 100;
 
 /**
- * Lists the keys that start with a prefix page by page (SCAN MATCH), on one Redis or on every master of a
- * Cluster in turn. A cursor is `<node> <SCAN cursor>` (`<node>` is host:port, empty on a
- * single node), so a sweep resumes on the right node. SCAN's guarantee carries over: a key
+ * Lists the keys that start with a prefix page by page (SCAN MATCH), on one Redis or on
+ * every master of a Cluster in turn. A cursor is `<node> <SCAN cursor>` (`<node>` is
+ * host:port, empty on a single node), so a sweep resumes on the right node. SCAN's guarantee carries over: a key
  * present from start to end of a sweep is listed; one written or deleted meanwhile may or may
  * not be, and a key may be listed twice while Redis resizes its table. If the Cluster's
  * masters change mid-sweep, the sweep continues with the next node in address order.
@@ -32,7 +32,7 @@ export class RedisKeyScanner {
   /** One page of the keys that start with `prefix`. */
   async page(prefix: string, cursor: string | undefined, pageSize: number): Promise<KeyScanPage> {
     const match = `${escapeGlob(this.keyPrefix + prefix)}*`;
-    const nodes = this.nodes();
+    const nodes = await this.nodes();
     let { index, position } = locate(cursor, nodes);
     const keys = new Set<string>();
     const count = Math.max(pageSize, MIN_SCAN_COUNT);
@@ -49,9 +49,12 @@ export class RedisKeyScanner {
     return { keys: [...keys], next: index < nodes.length ? `${nodes[index].id} ${position}` : undefined };
   }
 
-  private nodes(): ScanNode[] {
+  private async nodes(): Promise<ScanNode[]> {
     if (!this.client.isCluster) return [{ id: '', client: this.client as Redis }];
-    return (this.client as Cluster)
+    const cluster = this.client as Cluster;
+    // A Cluster client knows its masters only once connected: a first command connects it.
+    if (cluster.status !== 'ready') await cluster.ping();
+    return cluster
       .nodes('master')
       .map((client) => ({ id: `${client.options.host}:${client.options.port}`, client }))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));

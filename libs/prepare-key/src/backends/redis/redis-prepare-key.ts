@@ -19,7 +19,7 @@ export interface RedisPrepareKeyContext {
 
 /**
  * A PrepareKey on Redis or Redis Cluster. Each primitive is one round trip: one Lua script
- * (or a plain GET / DEL where a single command is already atomic) on the record's key, so
+ * (or a plain DEL, where a single command is already atomic) on the record's key, so
  * concurrent callers in any number of processes see each operation as atomic. Expiry is
  * decided by the Redis server's clock (see redis-prepare-key.scripts.ts).
  */
