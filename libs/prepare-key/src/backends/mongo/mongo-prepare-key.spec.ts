@@ -120,21 +120,30 @@ describe('MongoPrepareKeyFactory', () => {
   });
 
   describe('prepare racing an insert', () => {
-    it('takes the key when the writer that won the _id had written an already-expired record', async () => {
-      const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('race'));
-      await pk.prepare('warm-up', 0);
+    /**
+     * Makes another writer insert `winner` as key 'k' just before `pk`'s next upsert reaches the
+     * server; `answer` then plays that upsert (the driver's own call, or what the server would say).
+     */
+    async function raceNextUpsert(
+      pk: PrepareKey<unknown>,
+      winner: MongoPrepareKeyDocument,
+      answer: (upsert: () => Promise<mongo.UpdateResult<MongoPrepareKeyDocument>>) => Promise<mongo.UpdateResult<MongoPrepareKeyDocument>>,
+    ): Promise<void> {
+      await pk.prepare('warm-up', 0); // opens the collection
       const collection = storeOf(pk).collection!;
       const updateOne = collection.updateOne.bind(collection);
-      let interleaved = false;
-      // Between this upsert's query (no record) and its insert, another writer inserted a record
-      // that is already expired: the server answers the upsert with a duplicate-key error.
-      jest.spyOn(collection, 'updateOne').mockImplementation(async (...args: Parameters<typeof collection.updateOne>) => {
-        if (!interleaved) {
-          interleaved = true;
-          await raw(collection.collectionName).insertOne({ _id: 'k', value: '"former"', ttlAt: Date.now() - 1_000 });
-          throw Object.assign(new Error('E11000 duplicate key error collection: prepare_race index: _id_'), { code: 11000 });
-        }
-        return updateOne(...args);
+      jest.spyOn(collection, 'updateOne').mockImplementationOnce(async (...args: Parameters<typeof collection.updateOne>) => {
+        await raw(collection.collectionName).insertOne(winner);
+        return answer(() => updateOne(...args));
+      });
+    }
+
+    it('takes the key when the writer that won the _id had written an already-expired record', async () => {
+      const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('race'));
+      // The upsert's query found no record; by its insert, the expired one was there: the
+      // server answers with a duplicate-key error.
+      await raceNextUpsert(pk, { _id: 'k', value: '"former"', ttlAt: Date.now() - 1_000 }, async () => {
+        throw Object.assign(new Error('E11000 duplicate key error collection: prepare_race index: _id_'), { code: 11000 });
       });
       expect(await pk.prepare('k', 'mine')).toBe(true);
       expect(await pk.get('k')).toBe('mine');
@@ -142,17 +151,7 @@ describe('MongoPrepareKeyFactory', () => {
 
     it('answers false, not an error, when the writer that won the _id holds it', async () => {
       const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('race'));
-      await pk.prepare('warm-up', 0);
-      const collection = storeOf(pk).collection!;
-      const updateOne = collection.updateOne.bind(collection);
-      let interleaved = false;
-      jest.spyOn(collection, 'updateOne').mockImplementation(async (...args: Parameters<typeof collection.updateOne>) => {
-        if (!interleaved) {
-          interleaved = true;
-          await raw(collection.collectionName).insertOne({ _id: 'k', value: '"winner"', ttlAt: TTL_FOREVER });
-        }
-        return updateOne(...args);
-      });
+      await raceNextUpsert(pk, { _id: 'k', value: '"winner"', ttlAt: TTL_FOREVER }, (upsert) => upsert());
       expect(await pk.prepare('k', 'mine')).toBe(false);
       expect(await pk.get('k')).toBe('winner');
     });
