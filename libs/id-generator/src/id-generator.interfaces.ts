@@ -44,4 +44,10 @@ export interface TimeBasedGeneratorOptions {
   lastTimestamp?: number;
   /** When given, checked at every new millisecond; a lost or expired lease stops generation. */
   lease?: MachineIdLeaseLike;
+  /**
+   * How many further IDs may reuse one clock reading within one synchronous run (0 to 64).
+   * Default 7 with the default clock (`Date.now()` costs more than an ID), 0 with an injected
+   * clock (every ID consults it). See CLOCK_READING_REUSE.
+   */
+  clockReadingReuse?: number;
 }

@@ -21,9 +21,10 @@ export const NEXT_TICK_SPIN_LIMIT_MS = 20;
 export const CATCH_UP_LIMIT_MS = 50;
 
 /**
- * How many further IDs may reuse one clock reading inside one synchronous run. Reading the
- * clock (`Date.now()`, ~40 ns) costs more than building an ID; reusing a reading keeps the
- * generators several times faster than `crypto.randomUUID()`. A reading is dropped when the
+ * How many further IDs may reuse one reading of the default clock inside one synchronous run.
+ * Reading it (`Date.now()`, ~40 ns) costs more than building an ID; reusing a reading keeps the
+ * generators several times faster than `crypto.randomUUID()`. (An injected clock is read for
+ * every ID unless `clockReadingReuse` says otherwise.) A reading is dropped when the
  * current synchronous run ends (a queued microtask), so an ID issued after any await or in a
  * later event reads the clock afresh; inside one run an ID carries the reading taken at most
  * this many IDs before it. Uniqueness and order do not depend on it.

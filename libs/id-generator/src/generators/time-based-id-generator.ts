@@ -36,7 +36,8 @@ export function assertBits(name: string, value: unknown, min: number, max: numbe
  *  - a clock earlier than the last issued millisecond throws ClockBackwardsError (ClockSync
  *    decides whether to wait);
  *  - every new millisecond checks the machine-ID lease, when there is one;
- *  - one clock reading serves up to CLOCK_READING_REUSE further IDs within one synchronous run.
+ *  - with the default clock, one reading serves up to CLOCK_READING_REUSE further IDs within
+ *    one synchronous run (an injected clock is read for every ID unless told otherwise).
  * Subclasses encode the state; `onTick` lets them precompute what a millisecond shares.
  */
 export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
@@ -55,6 +56,7 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
   private started = false;
   /** IDs that may still reuse the last clock reading (see CLOCK_READING_REUSE). */
   protected cachedReadings = 0;
+  private readonly readingReuse: number;
   private expiryQueued = false;
   private readonly expireReading = (): void => {
     this.cachedReadings = 0;
@@ -73,6 +75,7 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
     }
     this.machineId = machineId;
     this.clock = toClock(options.clock);
+    this.readingReuse = assertBits('clockReadingReuse', options.clockReadingReuse ?? (options.clock === undefined ? CLOCK_READING_REUSE : 0), 0, 64);
     this.lease = options.lease;
     this.maxSequence = 2 ** layout.sequenceBits - 1;
     const floor = options.lastTimestamp;
@@ -121,7 +124,8 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
 
   /** Lets the next few IDs of this synchronous run reuse the clock reading just made. */
   protected keepReading(): void {
-    this.cachedReadings = CLOCK_READING_REUSE;
+    if (this.readingReuse === 0) return;
+    this.cachedReadings = this.readingReuse;
     if (!this.expiryQueued) {
       this.expiryQueued = true;
       queueMicrotask(this.expireReading);
