@@ -9,7 +9,7 @@ import type { MongoRecordCollection } from './mongo-record-collection.js';
 type Update = mongo.UpdateFilter<MongoPrepareKeyDocument>;
 
 const RECORD_PROJECTION = { projection: { _id: 0, value: 1, ttlAt: 1 } } as const;
-/** Upserts after a duplicate-key error whose winner turned out to be expired already. */
+/** Upserts per prepare: more than one only when the record that won the _id had already expired (or went away). */
 const MAX_PREPARE_ATTEMPTS = 3;
 
 /**
