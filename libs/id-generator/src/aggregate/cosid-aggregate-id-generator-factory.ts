@@ -1,4 +1,4 @@
-import { UnknownIdGeneratorError } from '../errors/unknown-id-generator.error.js';
+import { Logger } from '@nestjs/common';
 import type { IdGenerator } from '../id-generator.interfaces.js';
 import { getAggregateMetadataByName } from './aggregate.decorator.js';
 import { AggregateIdGeneratorFactory } from './aggregate-id-generator-factory.js';
@@ -8,10 +8,12 @@ import { formatNamedAggregate, type NamedAggregate } from './named-aggregate.js'
  * The last link of the chain. The aggregate's `idGenerator` name, else its aggregate name, is
  * looked up among the configured generators; failing that, `fallback()` makes a new generator
  * (IdGeneratorModule: a clock-synced CosIdGenerator on the global machine ID, one per
- * aggregate). An `idGenerator` that names no configured generator is an error, not a silent
- * fallback: it is a declaration, and its absence is most likely a typo.
+ * aggregate). A declared `idGenerator` that names no configured generator falls back too, as
+ * the contract says, but with a warning: it is most likely a typo or a missing `generators` entry.
  */
 export class CosIdAggregateIdGeneratorFactory extends AggregateIdGeneratorFactory {
+  private readonly logger = new Logger('AggregateIdGenerator');
+
   constructor(
     private readonly generators: ReadonlyMap<string, IdGenerator>,
     private readonly fallback: (namedAggregate: NamedAggregate) => IdGenerator,
@@ -21,11 +23,15 @@ export class CosIdAggregateIdGeneratorFactory extends AggregateIdGeneratorFactor
 
   create(namedAggregate: NamedAggregate): IdGenerator {
     const declared = getAggregateMetadataByName(namedAggregate)?.idGenerator;
+    const name = declared ?? namedAggregate.aggregateName;
+    const generator = this.generators.get(name);
+    if (generator) return generator;
     if (declared !== undefined) {
-      const generator = this.generators.get(declared);
-      if (!generator) throw new UnknownIdGeneratorError(declared, [...this.generators.keys()], `@Aggregate ${formatNamedAggregate(namedAggregate)}`);
-      return generator;
+      this.logger.warn(
+        `@Aggregate ${formatNamedAggregate(namedAggregate)} names idGenerator '${declared}', which is not among the configured generators ` +
+          `(${[...this.generators.keys()].join(', ') || 'none'}); it gets the built-in CosId generator instead`,
+      );
     }
-    return this.generators.get(namedAggregate.aggregateName) ?? this.fallback(namedAggregate);
+    return this.fallback(namedAggregate);
   }
 }

@@ -14,7 +14,6 @@ import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js
 import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
 import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
-import { UnknownIdGeneratorError } from '../errors/unknown-id-generator.error.js';
 import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { SnowflakeId } from '../generators/snowflake-id.js';
@@ -155,7 +154,11 @@ describe('IdGeneratorModule', () => {
     expect(registrar.get(new OrderAggregate())).toBe(order);
     expect(registrar.get({ contextName: 'other', aggregateName: 'order' })).not.toBe(order);
     expect(registrar.get(OrderAggregate)).not.toBe(app.get(GlobalIdGenerator).generator);
-    expect(() => registrar.get(TypoAggregate)).toThrow(UnknownIdGeneratorError);
+    // An idGenerator naming nothing configured falls back to the built-in CosId (with a warning).
+    const typo = registrar.get(TypoAggregate);
+    expect(typo).toBeInstanceOf(ClockSync);
+    expect(typo).not.toBe(order);
+    expect(CosIdGenerator.parse(typo.generate()).machineId).toBe(3);
     expect(() => registrar.get(NotAnAggregate)).toThrow(AggregateNotDecoratedError);
     await app.close();
   });
