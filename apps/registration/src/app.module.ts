@@ -15,6 +15,9 @@ import { UsersModule } from './users/users.module.js';
  * the backends the configuration names; `AppModule` itself is the same, configured from the
  * environment when first imported.
  */
+/** Reservations of this app in a Redis it may share with others. */
+export const DEFAULT_PREPARE_KEY_PREFIX = 'registration:prepare';
+
 @Module({})
 export class AppModule {
   static forRoot(config: AppConfig = loadConfig()): DynamicModule {
@@ -27,7 +30,7 @@ export class AppModule {
           useFactory: (redis: Redis | null, mongo: Connection | null) => ({
             factory:
               config.prepareBackend === 'redis'
-                ? new RedisPrepareKeyFactory(redis!)
+                ? new RedisPrepareKeyFactory(redis!, { prefix: config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX })
                 : config.prepareBackend === 'mongo'
                   ? new MongoPrepareKeyFactory(mongo!)
                   : new MemoryPrepareKeyFactory(),

@@ -55,6 +55,7 @@ describe('two app instances sharing Redis and MongoDB', () => {
           REPOSITORY_BACKEND: 'mongo',
           REDIS_URL: config.redisUrl,
           MONGODB_URI: config.mongodbUri,
+          PREPARE_KEY_PREFIX: config.prepareKeyPrefix,
           MACHINE_ID: 'redis',
         },
         stdio: ['ignore', 'pipe', 'pipe'],

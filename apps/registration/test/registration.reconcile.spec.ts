@@ -102,6 +102,7 @@ describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
         REPOSITORY_BACKEND: 'mongo',
         REDIS_URL: config.redisUrl,
         MONGODB_URI: config.mongodbUri,
+        PREPARE_KEY_PREFIX: config.prepareKeyPrefix,
         MACHINE_ID: '7',
       },
     });

@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       machineId: 0,
       port: 3000,
       reconcileGraceMs: undefined,
+      prepareKeyPrefix: undefined,
     });
   });
 
@@ -43,6 +44,7 @@ describe('loadConfig', () => {
     [{ MACHINE_ID: 'redis' }, 'REDIS_URL'],
     [{ PORT: '70000' }, 'PORT'],
     [{ PORT: 'http' }, 'PORT'],
+    [{ PREPARE_KEY_PREFIX: 'a{b}' }, 'PREPARE_KEY_PREFIX'],
   ];
   it.each(bad)('refuses %j naming %s', (env, variable) => {
     let error: unknown;

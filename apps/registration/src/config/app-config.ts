@@ -14,6 +14,8 @@ export interface AppConfig {
   /** A fixed machine ID, or 'redis' to lease one from RedisMachineIdDistributor. */
   machineId: number | 'redis';
   port: number;
+  /** Start of every Redis reservation key, so that several apps (or test runs) can share one Redis. */
+  prepareKeyPrefix?: string;
   /** Reservations younger than this are spared by reconciliation (in-flight requests). */
   reconcileGraceMs?: number;
 }
@@ -90,5 +92,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new InvalidConfigError('MONGODB_URI', `is required when ${variable}=mongo (e.g. mongodb://127.0.0.1:27017/registration)`);
   }
   const reconcileGraceMs = integer(env, 'RECONCILE_GRACE_MS', 0, 7 * 24 * 3600_000);
-  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, machineId, port, reconcileGraceMs };
+  const prepareKeyPrefix = env.PREPARE_KEY_PREFIX?.trim() || undefined;
+  if (prepareKeyPrefix !== undefined && !/^[A-Za-z0-9_.:-]{1,100}$/.test(prepareKeyPrefix)) {
+    throw new InvalidConfigError('PREPARE_KEY_PREFIX', `must be 1–100 characters from A-Z a-z 0-9 _ . : -, got '${prepareKeyPrefix}'`);
+  }
+  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, machineId, port, reconcileGraceMs, prepareKeyPrefix };
 }

@@ -18,17 +18,25 @@ export const memoryBackend: Backend = {
   config: () => ({ prepareBackend: 'memory', repositoryBackend: 'memory', machineId: 0, port: 0 }),
 };
 
-/** Names on Redis, users and the read model in MongoDB (a database of its own), machine ID leased from Redis. */
+/**
+ * Names on Redis, users and the read model in MongoDB, machine ID leased from Redis. Each call
+ * is a deployment of its own: its own database and its own Redis key prefix, so suites running
+ * side by side (reconciliation above all) never see each other's users or names.
+ */
 export const sharedBackend: Backend = {
   label: 'redis + mongo',
-  config: () => ({
-    prepareBackend: 'redis',
-    repositoryBackend: 'mongo',
-    redisUrl: redisUrl(),
-    mongodbUri: `${mongoUri().replace(/\/+$/, '')}/${uniqueName('registration')}`,
-    machineId: 'redis',
-    port: 0,
-  }),
+  config: () => {
+    const name = uniqueName('registration');
+    return {
+      prepareBackend: 'redis',
+      repositoryBackend: 'mongo',
+      redisUrl: redisUrl(),
+      mongodbUri: `${mongoUri().replace(/\/+$/, '')}/${name}`,
+      prepareKeyPrefix: `${name}:prepare`,
+      machineId: 'redis',
+      port: 0,
+    };
+  },
 };
 
 export const backends = [memoryBackend, sharedBackend];
