@@ -4,19 +4,10 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module.js';
 import { configureApp } from './common/configure-app.js';
-import { InvalidConfigError, loadConfig } from './config/app-config.js';
+import { loadConfigOrExit } from './config/app-config.js';
 
 async function bootstrap(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof InvalidConfigError) {
-      console.error(`Invalid configuration: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const app = configureApp(await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false }));
   await app.listen(config.port);
   new Logger('Registration').log(

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
-import { InvalidConfigError, loadConfig } from './config/app-config.js';
+import { loadConfigOrExit } from './config/app-config.js';
 import { RegistrationReconciler } from './reconciliation/registration-reconciler.js';
 
 /**
@@ -10,16 +10,7 @@ import { RegistrationReconciler } from './reconciliation/registration-reconciler
  * nightly job; it only makes sense on shared backends (memory ones start empty here).
  */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof InvalidConfigError) {
-      console.error(`Invalid configuration: ${err.message}`);
-      process.exit(1);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['error', 'warn'] });
   app.enableShutdownHooks();
   try {

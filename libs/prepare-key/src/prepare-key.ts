@@ -29,10 +29,16 @@ export abstract class PrepareKey<V = unknown> {
    * Plain values are forever; pass `toTtlAt(value, at)` for a temporary reservation.
    * Resolves false when an unexpired record holds the key — whatever its value, this one included.
    */
-  async prepare(key: string, value: V | PreparedValue<V>): Promise<boolean> {
-    assertKey(key);
-    const { json, ttlAt } = encodePrepared(value);
-    return this.doPrepare(key, json, ttlAt);
+  prepare(key: string, value: V | PreparedValue<V>): Promise<boolean> {
+    // Not `async`: the hot path hands the backend's promise straight back (no extra
+    // microtask hops); bad input still arrives as a rejection, never a synchronous throw.
+    try {
+      assertKey(key);
+      const { json, ttlAt } = encodePrepared(value);
+      return this.doPrepare(key, json, ttlAt);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The value when a record exists and has not expired. */

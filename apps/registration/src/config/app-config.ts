@@ -98,3 +98,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, machineId, port, reconcileGraceMs, prepareKeyPrefix };
 }
+
+/** For entry points: the configuration, or the process stops with a message naming the bad variable. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (!(err instanceof InvalidConfigError)) throw err;
+    console.error(`Invalid configuration: ${err.message}`);
+    process.exit(1);
+  }
+}

@@ -40,8 +40,15 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     return this.context.clock.now();
   }
 
-  protected async doPrepare(key: string, value: string, ttlAt: number): Promise<boolean> {
-    return (await runScript(this.client, PREPARE, this.recordKey(key), encodeRecord(value, ttlAt), this.dropAt(ttlAt))) === 1;
+  protected doPrepare(key: string, value: string, ttlAt: number): Promise<boolean> {
+    // The hot path: a plain promise chain, no async frame; a bad key still rejects.
+    let recordKey: string;
+    try {
+      recordKey = this.recordKey(key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return runScript(this.client, PREPARE, recordKey, encodeRecord(value, ttlAt), this.dropAt(ttlAt)).then(isOne);
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
@@ -102,4 +109,8 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     if (!this.client.isCluster) return this.client.mget(keys);
     return Promise.all(keys.map((key) => this.client.get(key)));
   }
+}
+
+function isOne(reply: unknown): boolean {
+  return reply === 1;
 }
