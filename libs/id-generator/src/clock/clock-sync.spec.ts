@@ -47,7 +47,7 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
     expect(blocked).toBeLessThan(PROMPT_MS); // a bounded busy-wait
   });
 
-  it('between the thresholds: generate() throws at once (never blocks), generateAsync() waits with a timer and stays in order', async () => {
+  it('between the thresholds, a real clock: generate() gives up within spinThresholdMs (never blocks long), generateAsync() waits with a timer and stays in order', async () => {
     const { clock, sync, ids } = await setUp();
     const lastBefore = sync.lastTimestamp;
     clock.back(400);
@@ -68,6 +68,22 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
     expect(sync.parse(ids[ids.length - 1]).timestamp).toBeGreaterThanOrEqual(lastBefore);
     for (let k = 0; k < 100; k++) ids.push(sync.generate());
     expectOrdered(ids);
+  });
+
+  it('between the thresholds, a clock that catches up within spinThresholdMs of real time: generate() waits it out', () => {
+    // A clock that runs a millisecond per reading: 400 ms behind, it is back after 400 readings,
+    // long before 5 ms of real time have passed.
+    let t = 1_750_000_000_000;
+    const clock = () => t++;
+    const sync = new ClockSync(new CosIdGenerator({ machineId: 9, clock }), { spinThresholdMs: 5, brokenThresholdMs: 1_000 });
+    const before = [sync.generate(), sync.generate()];
+    const lastBefore = sync.lastTimestamp;
+    t -= 400;
+    const after = sync.generate();
+    expect(sync.parse(after).timestamp).toBeGreaterThan(lastBefore);
+    expectOrdered([...before, after, sync.generate()]);
+    t -= 1_500; // beyond brokenThresholdMs: no waiting at all
+    expect(() => sync.generate()).toThrow(ClockBackwardsError);
   });
 
   it('beyond the broken threshold: both throw at once, nothing is issued', async () => {
@@ -120,7 +136,7 @@ describe('ClockSync options', () => {
     const sync = new ClockSync(new SnowflakeId({ machineId: 1, clock: () => t }), { spinThresholdMs: SPIN });
     sync.generate();
     t -= 2; // and it never comes back
-    expect(() => sync.generate()).toThrow(/still behind after a 5 ms wait/);
+    expect(() => sync.generate()).toThrow(/still behind after a 5 ms synchronous wait/);
   });
 
   it('run() applies the rules to other generating calls (generateBigInt)', () => {

@@ -5,14 +5,14 @@ import { monotonicNow, sleep } from './clock.utils.js';
 
 export interface ClockSyncOptions {
   /**
-   * A clock this many milliseconds (or fewer) behind is waited out by a busy-wait inside the
-   * synchronous call; default 5, at most 50: the event loop is blocked at most this long.
+   * The longest the synchronous `generate()` busy-waits (real time) for a clock that moved
+   * back; default 5, at most 50: the event loop is blocked at most this long.
    */
   spinThresholdMs?: number;
   /**
    * A clock further behind than this is broken: ClockBackwardsError at once, no waiting.
-   * Between the two thresholds `generate()` throws (it may not block) and `generateAsync()`
-   * waits with a timer. Default 2,000.
+   * Up to it, `generateAsync()` waits with timers; `generate()` waits up to spinThresholdMs.
+   * Default 2,000.
    */
   brokenThresholdMs?: number;
 }
@@ -21,10 +21,11 @@ const MAX_SPIN_THRESHOLD_MS = 50;
 
 /**
  * Wraps a time-based generator and rides out a clock that moved backwards:
- *  - up to `spinThresholdMs` behind: busy-waits until the clock is back, then generates;
- *  - up to `brokenThresholdMs` behind: `generateAsync()` waits with a timer (the event loop
- *    stays free); the synchronous `generate()` throws ClockBackwardsError rather than block;
- *  - further behind: ClockBackwardsError from both.
+ *  - up to `brokenThresholdMs` behind, `generate()` busy-waits for the clock, but for at most
+ *    `spinThresholdMs` of real time: small jumps are waited out; a clock still behind after
+ *    that gets ClockBackwardsError rather than a blocked event loop;
+ *  - `generateAsync()` waits with timers (the event loop stays free) up to `brokenThresholdMs`;
+ *  - further behind than `brokenThresholdMs`: ClockBackwardsError at once from both.
  * The wrapped generator never issues an ID at or before its last one, so waiting preserves order
  * and uniqueness; it never "borrows" future time.
  */
@@ -93,15 +94,12 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
 
   private recover<T>(error: unknown, generate: () => T): T {
     if (!(error instanceof ClockBackwardsError)) throw error;
-    if (error.backwardsMs > this.spinThresholdMs) {
-      throw new ClockBackwardsError(
-        error.lastTimestamp,
-        error.currentTimestamp,
-        error.backwardsMs > this.brokenThresholdMs
-          ? `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`
-          : `more than spinThresholdMs (${this.spinThresholdMs} ms) for a synchronous wait; generateAsync() waits up to brokenThresholdMs`,
-      );
+    if (error.backwardsMs > this.brokenThresholdMs) {
+      throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
     }
+    // The synchronous wait is bounded by real time, not by the size of the jump: a clock that
+    // catches up within spinThresholdMs is waited out, whatever it jumped; one that does not
+    // (a real clock far behind) fails after that long instead of blocking the event loop.
     this.spinUntil(error.lastTimestamp);
     return generate();
   }
@@ -134,7 +132,11 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
         // Read once more: the process may have been paused (GC) since the last reading.
         const now = clock();
         if (now >= timestamp) return;
-        throw new ClockBackwardsError(timestamp, now, `still behind after a ${this.spinThresholdMs} ms wait`);
+        throw new ClockBackwardsError(
+          timestamp,
+          now,
+          `still behind after a ${this.spinThresholdMs} ms synchronous wait (spinThresholdMs); generateAsync() waits up to brokenThresholdMs`,
+        );
       }
     }
   }
