@@ -57,6 +57,17 @@ export abstract class AggregateRoot<ID extends AggregateId = string, S = Record<
     return stateOf(this).version;
   }
 
+  /**
+   * Set by whatever rebuilds the aggregate from its store: the repositories of this library do
+   * it themselves; a hand-written `findById` (or mapper) sets the version it read.
+   */
+  set oldVersion(version: number) {
+    if (!Number.isSafeInteger(version) || version < NEW_AGGREGATE_VERSION) {
+      throw new RangeError(`oldVersion must be an integer ≥ ${NEW_AGGREGATE_VERSION}, got ${String(version)}`);
+    }
+    stateOf(this).version = version;
+  }
+
   /** The version the next write stores. */
   get newVersion(): number {
     return stateOf(this).version + 1;

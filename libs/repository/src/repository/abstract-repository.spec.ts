@@ -38,7 +38,7 @@ class RowRepository extends AbstractRepository<string, Item> {
     if (!row || row.version !== item.oldVersion) throw this.conflict(item);
     this.rows.delete(item.id);
   }
-  protected async doFindById(id: string): Promise<LoadedAggregate<Item> | null> {
+  protected override async doFindById(id: string): Promise<LoadedAggregate<Item> | null> {
     const row = this.rows.get(id);
     return row ? { aggregate: new Item(id, row.name), version: row.version } : null;
   }

@@ -134,11 +134,24 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
   protected abstract doUpdate(aggregate: T): Promise<void>;
   /** Deletes the aggregate where the stored version is `aggregate.oldVersion`; else throws `this.conflict(aggregate)`. */
   protected abstract doRemove(aggregate: T): Promise<void>;
-  /** The aggregate and the version stored with it, or null. The id has been validated. */
-  protected abstract doFindById(id: ID): Promise<LoadedAggregate<T> | null>;
+  /**
+   * The aggregate and the version stored with it, or null. The id has been validated.
+   * A repository may instead override `findById` itself (setting `oldVersion` on what it
+   * loads); then this is never called.
+   */
+  protected doFindById(_id: ID): Promise<LoadedAggregate<T> | null> {
+    return Promise.reject(
+      new RepositoryConfigurationError(`${this.constructor.name} must implement doFindById(id) (or override findById(id))`),
+    );
+  }
 
   /** The stored version or -1. Override when the store can read the version alone. */
   protected async doCurrentVersion(id: ID): Promise<number> {
+    if (this.findById !== AbstractRepository.prototype.findById) {
+      // A hand-written findById: the loaded aggregate's oldVersion is the stored version.
+      const aggregate = await this.findById(id);
+      return aggregate === null ? -1 : aggregate.oldVersion;
+    }
     const loaded = await this.doFindById(id);
     return loaded === null ? -1 : loaded.version;
   }

@@ -53,7 +53,7 @@ export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<
     this.records.delete(aggregate.id);
   }
 
-  protected async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
+  protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
     const record = this.records.get(id);
     return record === undefined ? null : { aggregate: this.toAggregate(record.document, id), version: record.version };
   }

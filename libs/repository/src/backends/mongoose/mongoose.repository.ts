@@ -117,7 +117,7 @@ export abstract class MongooseRepository<
     if (result.deletedCount === 0) throw this.conflict(aggregate);
   }
 
-  protected async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
+  protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
     const collection = this.nativeCollection ?? (await this.resolveCollection());
     const document = await collection.findOne({ _id: id });
     if (document === null) return null;
