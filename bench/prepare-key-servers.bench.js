@@ -23,11 +23,23 @@ const value = (i) => ({ userId: `u-${i}`, tenant: 'acme' });
 async function compareConcurrent(subject, baseline, concurrency, before = async () => {}) {
   let ops = 0;
   let baselineOps = 0;
-  for (let round = 0; round < ROUNDS; round++) {
+  const measureBaseline = async () => {
     await before();
     baselineOps = Math.max(baselineOps, await concurrentOpsPerSecond(baseline, { concurrency, ms: MS }));
+  };
+  const measureSubject = async () => {
     await before();
     ops = Math.max(ops, await concurrentOpsPerSecond(subject, { concurrency, ms: MS }));
+  };
+  for (let round = 0; round < ROUNDS; round++) {
+    // Swap which side goes first every round, so warming servers favour neither.
+    if (round % 2 === 0) {
+      await measureBaseline();
+      await measureSubject();
+    } else {
+      await measureSubject();
+      await measureBaseline();
+    }
   }
   return { ops, baselineOps };
 }
