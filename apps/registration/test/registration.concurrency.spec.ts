@@ -6,7 +6,7 @@ import net from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
-import { backends, createTestApp, freshName, sharedBackend } from './support/test-app.js';
+import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv } from './support/test-app.js';
 
 const CALLERS = 50;
 
@@ -51,12 +51,7 @@ describe('two app instances sharing Redis and MongoDB', () => {
         env: {
           ...process.env,
           PORT: String(port),
-          PREPARE_BACKEND: 'redis',
-          REPOSITORY_BACKEND: 'mongo',
-          REDIS_URL: config.redisUrl,
-          MONGODB_URI: config.mongodbUri,
-          PREPARE_KEY_PREFIX: config.prepareKeyPrefix,
-          MACHINE_ID: 'redis',
+          ...sharedBackendEnv(config),
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });

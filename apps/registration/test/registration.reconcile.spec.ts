@@ -10,7 +10,7 @@ import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { RegistrationReconciler } from '../src/reconciliation/registration-reconciler.js';
 import { User } from '../src/users/user.aggregate.js';
 import { UsernamePrepareKey } from '../src/users/username.prepare-key.js';
-import { backends, createTestApp, freshName, sharedBackend } from './support/test-app.js';
+import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv } from './support/test-app.js';
 
 describe.each(backends)('registration reconciliation on $label', (backend) => {
   let app: INestApplication;
@@ -98,12 +98,7 @@ describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
     const { stdout } = await promisify(execFile)(process.execPath, [script], {
       env: {
         ...process.env,
-        PREPARE_BACKEND: 'redis',
-        REPOSITORY_BACKEND: 'mongo',
-        REDIS_URL: config.redisUrl,
-        MONGODB_URI: config.mongodbUri,
-        PREPARE_KEY_PREFIX: config.prepareKeyPrefix,
-        MACHINE_ID: '7',
+        ...sharedBackendEnv(config, '7'),
       },
     });
     const report = JSON.parse(stdout);

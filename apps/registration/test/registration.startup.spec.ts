@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { redisUrl } from '../../../test/support/servers.js';
-import { sharedBackend } from './support/test-app.js';
+import { sharedBackend, sharedBackendEnv } from './support/test-app.js';
 
 // The built entry point as an operator runs it (`npm run build` first; CI does).
 const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
@@ -60,15 +60,7 @@ describe('registration start-up and shutdown', () => {
   it('shuts down gracefully on SIGTERM: runs its shutdown hooks, releases its machine ID, closes its connections', async () => {
     const config = sharedBackend.config();
     const run = await runApp(
-      {
-        PORT: '0',
-        PREPARE_BACKEND: 'redis',
-        REPOSITORY_BACKEND: 'mongo',
-        REDIS_URL: config.redisUrl,
-        MONGODB_URI: config.mongodbUri,
-        PREPARE_KEY_PREFIX: config.prepareKeyPrefix,
-        MACHINE_ID: 'redis',
-      },
+      { PORT: '0', ...sharedBackendEnv(config) },
       (output) => output.includes('listening on'),
     );
     // Nest re-raises the signal once its shutdown hooks have run; it is not a crash (no SIGKILL, no error code).

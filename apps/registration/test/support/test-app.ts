@@ -41,6 +41,18 @@ export const sharedBackend: Backend = {
 
 export const backends = [memoryBackend, sharedBackend];
 
+/** The environment that makes the built app (`dist/main.js`, `dist/reconcile.js`) run on `config`'s Redis and MongoDB. */
+export function sharedBackendEnv(config: AppConfig, machineId = 'redis'): Record<string, string | undefined> {
+  return {
+    PREPARE_BACKEND: 'redis',
+    REPOSITORY_BACKEND: 'mongo',
+    REDIS_URL: config.redisUrl,
+    MONGODB_URI: config.mongodbUri,
+    PREPARE_KEY_PREFIX: config.prepareKeyPrefix,
+    MACHINE_ID: machineId,
+  };
+}
+
 /** The real app over HTTP, optionally with providers overridden (to inject failures). */
 export async function createTestApp(
   config: AppConfig,
