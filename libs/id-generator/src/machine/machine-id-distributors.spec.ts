@@ -19,6 +19,7 @@ describe('StatefulSetMachineIdDistributor', () => {
   it('takes the ordinal after the last "-" of the host name', async () => {
     expect(await new StatefulSetMachineIdDistributor({ hostname: 'orders-api-0' }).distribute(request)).toEqual({ machineId: 0, lastTimestamp: 0 });
     expect(await new StatefulSetMachineIdDistributor({ hostname: 'my-app-2-17' }).distribute(request)).toEqual({ machineId: 17, lastTimestamp: 0 });
+    expect(await new StatefulSetMachineIdDistributor('web-3').distribute(request)).toEqual({ machineId: 3, lastTimestamp: 0 }); // the host name alone
   });
 
   it('refuses host names without an ordinal, and ordinals past the bits', async () => {

@@ -18,9 +18,11 @@ export class StatefulSetMachineIdDistributor extends MachineIdDistributor {
   readonly hostname: string;
   readonly ordinal: number;
 
-  constructor(options: StatefulSetMachineIdDistributorOptions = {}) {
+  /** `options` may also be the host name itself: `new StatefulSetMachineIdDistributor('web-3')`. */
+  constructor(options: StatefulSetMachineIdDistributorOptions | string = {}) {
     super();
-    const host = options.hostname ?? process.env.HOSTNAME ?? hostname();
+    const given = typeof options === 'string' ? options : options.hostname;
+    const host = given ?? process.env.HOSTNAME ?? hostname();
     const dash = host.lastIndexOf('-');
     const text = dash < 0 ? '' : host.slice(dash + 1);
     if (!/^(0|[1-9][0-9]{0,9})$/.test(text)) {
