@@ -34,6 +34,7 @@ describe('AggregateRoot', () => {
       { type: 'UPSERT', aggregate: 'Account', id: 'a', version: 3, snapshot: { id: 'a', balance: 5, owner: { name: 'ada' } } },
       { type: 'PURGE', aggregate: 'Account', id: 'a', version: 3 },
     ]);
+    expect(account.dataSyncEvents).toEqual(account.getDataSyncEvents());
   });
 
   it('keeps its versions and events out of snapshots, spreads and JSON', () => {

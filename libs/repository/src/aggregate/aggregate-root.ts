@@ -107,6 +107,11 @@ export abstract class AggregateRoot<ID extends AggregateId = string, S = Record<
     return [...stateOf(this).events] as DataSyncEvent<ID, S>[];
   }
 
+  /** Same as `getDataSyncEvents()`, as a property. */
+  get dataSyncEvents(): readonly DataSyncEvent<ID, S>[] {
+    return this.getDataSyncEvents();
+  }
+
   /**
    * What UPSERT carries to read models. The default is a structured clone of the aggregate's
    * own enumerable data fields (functions left out, the id included): plain data that shares
