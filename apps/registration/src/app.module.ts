@@ -1,55 +1,29 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { IdGeneratorModule, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
-import { MemoryPrepareKeyFactory, MongoPrepareKeyFactory, PrepareKeyModule, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
-import { RepositoryModule } from '@ddd-kit/repository';
-import type { Redis } from 'ioredis';
-import type { Connection } from 'mongoose';
-import { loadConfig, type AppConfig } from './config/app-config.js';
-import { HealthController } from './health/health.controller.js';
-import { MONGO_CONNECTION, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
-import { InfrastructureModule } from './infrastructure/infrastructure.module.js';
-import { UsersModule } from './users/users.module.js';
+import { InvalidConfigError, loadConfig, type AppConfig } from './config/app-config.js';
+import { RegistrationModule } from './registration.module.js';
+
+/** Stands in for the service when the environment is invalid: its bootstrap fails with the reason. */
+@Module({})
+class InvalidConfigModule {}
+
+function fromEnvironment(): DynamicModule {
+  try {
+    return RegistrationModule.forRoot(loadConfig());
+  } catch (err) {
+    if (!(err instanceof InvalidConfigError)) throw err;
+    return { module: InvalidConfigModule, providers: [{ provide: InvalidConfigError, useFactory: () => Promise.reject(err) }] };
+  }
+}
 
 /**
- * The registration service. `AppModule.forRoot(config)` wires the three ddd-kit modules onto
- * the backends the configuration names; `AppModule` itself is the same, configured from the
- * environment when first imported.
+ * The application's root module, configured from the environment: `imports: [AppModule]` is
+ * the whole service. A bad environment does not throw on import; it fails the bootstrap with
+ * the error that names the variable. `AppModule.forRoot(config)` takes an explicit config.
  */
-/** Reservations of this app in a Redis it may share with others. */
-export const DEFAULT_PREPARE_KEY_PREFIX = 'registration:prepare';
-
-@Module({})
+@Module({ imports: [fromEnvironment()] })
 export class AppModule {
+  /** The service on an explicit configuration (not `module: AppModule`: Nest would merge in the static imports too). */
   static forRoot(config: AppConfig = loadConfig()): DynamicModule {
-    return {
-      module: AppModule,
-      imports: [
-        InfrastructureModule.forRoot(config),
-        PrepareKeyModule.forRootAsync({
-          inject: [REDIS_CLIENT, MONGO_CONNECTION],
-          useFactory: (redis: Redis | null, mongo: Connection | null) => ({
-            factory:
-              config.prepareBackend === 'redis'
-                ? new RedisPrepareKeyFactory(redis!, { prefix: config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX })
-                : config.prepareBackend === 'mongo'
-                  ? new MongoPrepareKeyFactory(mongo!)
-                  : new MemoryPrepareKeyFactory(),
-          }),
-        }),
-        IdGeneratorModule.forRootAsync({
-          inject: [REDIS_CLIENT],
-          useFactory: (redis: Redis | null) => ({
-            namespace: 'registration',
-            machine: config.machineId === 'redis' ? new RedisMachineIdDistributor(redis!) : config.machineId,
-          }),
-        }),
-        RepositoryModule.forRootAsync({
-          inject: [MONGO_CONNECTION],
-          useFactory: (mongo: Connection | null) => (mongo ? { connection: mongo } : {}),
-        }),
-        UsersModule.forRoot(config),
-      ],
-      controllers: [HealthController],
-    };
+    return RegistrationModule.forRoot(config);
   }
 }

@@ -1,0 +1,71 @@
+import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { IdGeneratorModule, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
+import { MemoryPrepareKeyFactory, MongoPrepareKeyFactory, PrepareKeyModule, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
+import { RepositoryModule } from '@ddd-kit/repository';
+import type { Redis } from 'ioredis';
+import type { Connection } from 'mongoose';
+import { HttpErrorFilter } from './common/http-exception.filter.js';
+import type { AppConfig } from './config/app-config.js';
+import { HealthController } from './health/health.controller.js';
+import { MONGO_CONNECTION, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
+import { InfrastructureModule } from './infrastructure/infrastructure.module.js';
+import { UsersModule } from './users/users.module.js';
+
+/** Reservations of this app in a Redis it may share with others. */
+export const DEFAULT_PREPARE_KEY_PREFIX = 'registration:prepare';
+
+/**
+ * The registration service: the three ddd-kit modules wired onto the backends `config` names,
+ * the users API, and the HTTP rules every request goes through (validation that refuses
+ * unknown fields, bad input mapped to 400) — as providers, so they hold however the
+ * application is created.
+ */
+@Module({})
+export class RegistrationModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: RegistrationModule,
+      imports: [
+        InfrastructureModule.forRoot(config),
+        PrepareKeyModule.forRootAsync({
+          inject: [REDIS_CLIENT, MONGO_CONNECTION],
+          useFactory: (redis: Redis | null, mongo: Connection | null) => ({
+            factory:
+              config.prepareBackend === 'redis'
+                ? new RedisPrepareKeyFactory(redis!, { prefix: config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX })
+                : config.prepareBackend === 'mongo'
+                  ? new MongoPrepareKeyFactory(mongo!)
+                  : new MemoryPrepareKeyFactory(),
+          }),
+        }),
+        IdGeneratorModule.forRootAsync({
+          inject: [REDIS_CLIENT],
+          useFactory: (redis: Redis | null) => ({
+            namespace: 'registration',
+            machine: config.machineId === 'redis' ? new RedisMachineIdDistributor(redis!) : config.machineId,
+          }),
+        }),
+        RepositoryModule.forRootAsync({
+          inject: [MONGO_CONNECTION],
+          useFactory: (mongo: Connection | null) => (mongo ? { connection: mongo } : {}),
+        }),
+        UsersModule.forRoot(config),
+      ],
+      controllers: [HealthController],
+      providers: [
+        { provide: APP_FILTER, useClass: HttpErrorFilter },
+        {
+          provide: APP_PIPE,
+          useValue: new ValidationPipe({
+            whitelist: true,
+            forbidNonWhitelisted: true,
+            transform: true,
+            forbidUnknownValues: true,
+            stopAtFirstError: true,
+          }),
+        },
+      ],
+    };
+  }
+}
