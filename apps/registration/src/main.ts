@@ -7,8 +7,10 @@ import { configureApp } from './common/configure-app.js';
 import { loadConfigOrExit } from './config/app-config.js';
 
 async function bootstrap(): Promise<void> {
+  // AppModule reads the same environment; checking it here first turns a bad variable into
+  // one clear line and exit code 1 instead of a failed bootstrap.
   const config = loadConfigOrExit();
-  const app = configureApp(await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { bodyParser: false }));
+  const app = configureApp(await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false }));
   await app.listen(config.port);
   new Logger('Registration').log(
     `listening on http://localhost:${config.port} (prepare-key: ${config.prepareBackend}, repository: ${config.repositoryBackend}, machine id: ${config.machineId})`,

@@ -10,8 +10,8 @@ import { RegistrationReconciler } from './reconciliation/registration-reconciler
  * nightly job; it only makes sense on shared backends (memory ones start empty here).
  */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { logger: ['error', 'warn'] });
+  loadConfigOrExit(); // a bad variable: one clear line and exit code 1 (AppModule reads the same environment)
+  const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
   app.enableShutdownHooks();
   try {
     const report = await app.get(RegistrationReconciler).run();
