@@ -1,6 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { BODY_LIMIT_BYTES } from './http-exception.filter.js';
+
+/** The largest JSON body the service reads. */
+export const BODY_LIMIT_BYTES = 16 * 1024;
 
 /**
  * What only the application object can set, shared by `main.ts` and the e2e tests: a JSON

@@ -1,7 +1,6 @@
 import { ArgumentsHost, BadRequestException, Catch, HttpException, Logger } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 
-export const BODY_LIMIT_BYTES = 16 * 1024;
 /** Payload Too Large and Unsupported Media Type: how Nest reports a body the parser refused. */
 const UNREADABLE_BODY = new Set([413, 415]);
 
@@ -17,7 +16,7 @@ export class HttpErrorFilter extends BaseExceptionFilter {
 
   override catch(exception: unknown, host: ArgumentsHost): void {
     if (exception instanceof HttpException && UNREADABLE_BODY.has(exception.getStatus())) {
-      // The limit in force is the parser's (BODY_LIMIT_BYTES when configureApp() installed it).
+      // The limit in force is the parser's (16 KB when configureApp() installed it).
       const reason = exception.getStatus() === 413 ? 'request body is too large' : exception.message;
       return super.catch(new BadRequestException(reason), host);
     }
