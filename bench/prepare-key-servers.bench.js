@@ -7,7 +7,7 @@ import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, toTtlAt } from '@ddd-kit/prepare-key';
 import { PREPARE } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.scripts.js';
-import { concurrentOpsPerSecond } from './util.js';
+import { bestOfAlternating, concurrentOpsPerSecond } from './util.js';
 
 // Short alternating slices, best of each: load from elsewhere on the machine drifts, and
 // both sides see it alike.
@@ -19,29 +19,10 @@ const TARGET = 0.95;
 
 const value = (i) => ({ userId: `u-${i}`, tenant: 'acme' });
 
-/** Measures subject and baseline alternately; the best of each, so a passing hiccup does not decide. */
-async function compareConcurrent(subject, baseline, concurrency, before = async () => {}) {
-  let ops = 0;
-  let baselineOps = 0;
-  const measureBaseline = async () => {
-    await before();
-    baselineOps = Math.max(baselineOps, await concurrentOpsPerSecond(baseline, { concurrency, ms: MS }));
-  };
-  const measureSubject = async () => {
-    await before();
-    ops = Math.max(ops, await concurrentOpsPerSecond(subject, { concurrency, ms: MS }));
-  };
-  for (let round = 0; round < ROUNDS; round++) {
-    // Swap which side goes first every round, so warming servers favour neither.
-    if (round % 2 === 0) {
-      await measureBaseline();
-      await measureSubject();
-    } else {
-      await measureSubject();
-      await measureBaseline();
-    }
-  }
-  return { ops, baselineOps };
+/** The best of ROUNDS alternating measurements of each side, `concurrency` callers at a time. */
+function compareConcurrent(subject, baseline, concurrency, before) {
+  const measure = (op) => () => concurrentOpsPerSecond(op, { concurrency, ms: MS });
+  return bestOfAlternating(measure(subject), measure(baseline), { rounds: ROUNDS, before });
 }
 
 async function redisRows(log, label, makeClient, cases) {

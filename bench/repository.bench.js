@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { AggregateRoot, DataSyncEventBus, MongooseRepository } from '@ddd-kit/repository';
-import { compare } from './util.js';
+import { bestOfAlternating, compare } from './util.js';
 
 class Counter extends AggregateRoot {
   constructor(id, label) {
@@ -117,16 +117,11 @@ export default async function repositoryBench({ log }) {
     const sequential = await compare(() => repositoryUpdate(0), () => rawUpdate(0), { ms: 1000, rounds: 6 });
     log(`sequential: repository ${Math.round(sequential.ops)} ops/s, driver ${Math.round(sequential.baselineOps)} ops/s`);
 
-    let concurrent = { ops: 0, baselineOps: 0 };
-    for (let round = 0; round < 6; round++) {
-      // Alternate which side goes first (see compare() in util.js).
-      const sides = [
-        async () => (concurrent.baselineOps = Math.max(concurrent.baselineOps, await perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: 1000 }))),
-        async () => (concurrent.ops = Math.max(concurrent.ops, await perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: 1000 }))),
-      ];
-      if (round % 2) sides.reverse();
-      for (const side of sides) await side();
-    }
+    const concurrent = await bestOfAlternating(
+      () => perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: 1000 }),
+      () => perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: 1000 }),
+      { rounds: 6 },
+    );
     const overheadUs = await libraryOverheadMicros();
     log(`library work per update (stub collection, no I/O): ${overheadUs.toFixed(1)} µs`);
     log(`${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, driver ${Math.round(concurrent.baselineOps)} ops/s`);

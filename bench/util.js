@@ -31,24 +31,30 @@ export function opsPerSecondSync(batch, { ms = 1000, opsPerBatch = 1 } = {}) {
 }
 
 /**
- * Measures subject and baseline alternately `rounds` times, swapping which goes first every
- * round (a server that slows down as garbage piles up, like a JVM, must not always penalise
- * the same side); returns the best of each.
+ * Runs two measurements (each resolving to ops/s) `rounds` times, swapping which goes first
+ * every round (a server that slows down as garbage piles up, like a JVM, must not always
+ * penalise the same side), with `before()` ahead of each; returns the best of each.
  */
-export async function compare(subject, baseline, { rounds = 2, ...opts } = {}) {
+export async function bestOfAlternating(measureSubject, measureBaseline, { rounds = 2, before = async () => {} } = {}) {
   const best = { ops: 0, baselineOps: 0 };
+  const subject = async () => {
+    await before();
+    best.ops = Math.max(best.ops, await measureSubject());
+  };
+  const baseline = async () => {
+    await before();
+    best.baselineOps = Math.max(best.baselineOps, await measureBaseline());
+  };
   for (let i = 0; i < rounds; i++) {
-    const measureBaseline = async () => (best.baselineOps = Math.max(best.baselineOps, await opsPerSecond(baseline, opts)));
-    const measureSubject = async () => (best.ops = Math.max(best.ops, await opsPerSecond(subject, opts)));
-    if (i % 2 === 0) {
-      await measureBaseline();
-      await measureSubject();
-    } else {
-      await measureSubject();
-      await measureBaseline();
-    }
+    const order = i % 2 === 0 ? [baseline, subject] : [subject, baseline];
+    for (const measure of order) await measure();
   }
   return best;
+}
+
+/** Subject and baseline batches, each measured by opsPerSecond, compared by bestOfAlternating. */
+export function compare(subject, baseline, { rounds = 2, ...opts } = {}) {
+  return bestOfAlternating(() => opsPerSecond(subject, opts), () => opsPerSecond(baseline, opts), { rounds });
 }
 
 /** Runs `concurrency` async callers, each calling `op(i)` in a loop, for `ms`. */
