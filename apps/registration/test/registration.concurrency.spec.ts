@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import net from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import request from 'supertest';
+import { freePort } from '../../../test/support/server-provider.js';
+import { AppProcess } from './support/app-process.js';
 import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv } from './support/test-app.js';
 
 const CALLERS = 50;
@@ -36,33 +33,23 @@ describe.each(backends)('concurrent registration of one name on $label', (backen
   });
 });
 
-// Two OS processes of the built app (`npm run build` first; CI does) sharing Redis and MongoDB.
+// Two OS processes of the built app (`npm test` builds first) sharing Redis and MongoDB.
 describe('two app instances sharing Redis and MongoDB', () => {
-  const main = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'main.js');
-  const children: ChildProcess[] = [];
+  const apps: AppProcess[] = [];
   const urls: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` before \`npm test\``);
     const config = sharedBackend.config();
     for (let i = 0; i < 2; i++) {
       const port = await freePort();
-      const child = spawn(process.execPath, [main], {
-        env: {
-          ...process.env,
-          PORT: String(port),
-          ...sharedBackendEnv(config),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.push(child);
+      apps.push(new AppProcess({ PORT: String(port), ...sharedBackendEnv(config) }));
       urls.push(`http://127.0.0.1:${port}`);
     }
-    await Promise.all(urls.map((url, i) => waitForHealth(url, children[i])));
+    await Promise.all(apps.map((app, i) => app.waitForHealth(urls[i])));
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all(children.map(stop));
+    await Promise.all(apps.map((app) => app.stop()));
   });
 
   it('the two instances lease different machine IDs and serve one set of users', async () => {
@@ -86,39 +73,3 @@ describe('two app instances sharing Redis and MongoDB', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForHealth(url: string, child: ChildProcess): Promise<void> {
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const deadline = Date.now() + 45_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`app instance exited with ${child.exitCode}:\n${output}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`app instance at ${url} did not answer /health:\n${output}`);
-}
-
-function stop(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-  });
-}

@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// The built entry point as an operator runs it (`npm test` builds first).
+const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'main.js');
+
+export interface AppExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** One OS process of the built app: its output so far, and its exit. */
+export class AppProcess {
+  private readonly child: ChildProcess;
+  private text = '';
+  readonly exited: Promise<AppExit>;
+
+  constructor(env: Record<string, string | undefined>) {
+    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` before the tests`);
+    this.child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (d) => (this.text += d));
+    this.child.stderr!.on('data', (d) => (this.text += d));
+    this.exited = new Promise((resolve, reject) => {
+      this.child.on('error', reject);
+      this.child.on('exit', (code, signal) => resolve({ code, signal }));
+    });
+  }
+
+  get output(): string {
+    return this.text;
+  }
+
+  get running(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Resolves once `check()` holds; fails when the process exits first or `timeoutMs` passes. */
+  async waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`the app exited before ${what}:\n${this.text}`);
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the app did not reach ${what} within ${timeoutMs} ms:\n${this.text}`);
+  }
+
+  /** Waits until `url/health` answers. */
+  waitForHealth(url: string): Promise<void> {
+    return this.waitFor(`${url}/health`, async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true);
+  }
+
+  /** SIGTERM (a graceful shutdown), SIGKILL if it has not exited after `graceMs`. */
+  async stop(graceMs = 10_000): Promise<AppExit> {
+    if (this.running) {
+      this.child.kill('SIGTERM');
+      setTimeout(() => this.running && this.child.kill('SIGKILL'), graceMs).unref();
+    }
+    return this.exited;
+  }
+}

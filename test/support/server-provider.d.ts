@@ -1,0 +1,4 @@
+// Types for server-provider.js (plain ESM JavaScript, shared with Jest's globalSetup and the bench).
+export function freePort(): Promise<number>;
+export function dockerAnswers(): Promise<boolean>;
+export function provideServers(options?: { only?: string[] }): Promise<{ report: string[]; stop: () => Promise<void> }>;
