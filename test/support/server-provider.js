@@ -1,15 +1,19 @@
 // Resolves the servers the tests and the bench need, in this order for each one:
-//   1. an explicit URL from the environment (REDIS_URL, REDIS_CLUSTER_NODES, MONGODB_URI);
+//   1. an explicit URL from the environment (REDIS_URL, REDIS_CLUSTER_NODES, MONGODB_URI,
+//      DATABASE_URL);
 //   2. testcontainers, when a Docker engine answers;
 //   3. a local process started here on a free port (`redis-server` from Debian; the
 //      `@jongodb/memory-server-bin-linux-x64-gnu` binary, a MongoDB-wire-compatible server).
+// PostgreSQL: the machine's own server on 127.0.0.1:5432 comes before testcontainers, and a
+// throwaway cluster from Debian's binaries (initdb, pg_ctl) after it. Every run then works in
+// a database of its own, created here and dropped at the end.
 // Plain ESM JavaScript so Jest's globalSetup and `bench/run.js` share one implementation.
 // A server that cannot be provided does not abort the run: its reason is recorded in
 // DDD_KIT_<NAME>_ERROR and `test/support/servers.ts` turns it into a failing test that says
 // which server is missing and how to provide it.
 import { spawn, execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import net from 'node:net';
@@ -108,6 +112,8 @@ const HOW = {
     'set REDIS_CLUSTER_NODES=host:port,host:port,..., or run a Docker engine, or install redis-server and redis-cli (apt-get install redis-server)',
   mongo:
     'set MONGODB_URI=mongodb://host:port, or run a Docker engine, or install the npm package @jongodb/memory-server-bin-linux-x64-gnu (npm install)',
+  postgres:
+    'set DATABASE_URL=postgres://user@host:port/db, or run PostgreSQL on 127.0.0.1:5432 (trust auth), or run a Docker engine, or install PostgreSQL (apt-get install postgresql)',
 };
 
 async function provideRedis(docker) {
@@ -195,10 +201,104 @@ async function provideMongo(docker) {
   };
 }
 
+/** True when a PostgreSQL server answers at `url`. */
+async function postgresAnswers(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function postgresBinDir() {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  return versions.length ? join(root, versions[0], 'bin') : undefined;
+}
+
+/** A throwaway PostgreSQL cluster (initdb + pg_ctl) on a free port; as the postgres user when run as root. */
+async function startPostgresCluster() {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
+  const asRoot = process.getuid?.() === 0;
+  const run = (cmd, args) =>
+    asRoot ? execFileAsync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]) : execFileAsync(join(bin, cmd), args);
+  const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-pg-'));
+  if (asRoot) await execFileAsync('chown', ['-R', 'postgres', dir]);
+  const data = join(dir, 'data');
+  const port = await freePort();
+  const user = asRoot ? 'postgres' : (process.env.USER ?? 'postgres');
+  await run('initdb', ['-D', data, '-A', 'trust', '-U', user, '--no-sync']);
+  await run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', join(dir, 'log'), '-w', 'start']);
+  return {
+    url: `postgres://${user}@127.0.0.1:${port}/postgres`,
+    source: `throwaway PostgreSQL cluster (initdb) on port ${port}`,
+    stop: async () => {
+      await run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The server; then a database of this run's own on it, dropped by `stop` (the server's URL is used as is when that is not allowed). */
+async function providePostgres(docker) {
+  let server;
+  if (process.env.DATABASE_URL) {
+    server = { url: process.env.DATABASE_URL, source: 'DATABASE_URL from the environment', stop: async () => {} };
+  } else if (await postgresAnswers('postgres://postgres@127.0.0.1:5432/postgres')) {
+    server = { url: 'postgres://postgres@127.0.0.1:5432/postgres', source: 'the local PostgreSQL on 127.0.0.1:5432', stop: async () => {} };
+  } else if (docker) {
+    const { GenericContainer } = await import('testcontainers');
+    const c = await new GenericContainer('postgres:15-alpine')
+      .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
+      .withExposedPorts(5432)
+      .start();
+    server = { url: `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`, source: 'testcontainers postgres:15-alpine', stop: () => c.stop() };
+  } else {
+    try {
+      server = await startPostgresCluster();
+    } catch (err) {
+      throw new Error(`PostgreSQL is not available (${err.message})`);
+    }
+  }
+  const { default: pg } = await import('pg');
+  const database = `ddd_kit_test_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  try {
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+  } catch (err) {
+    await admin.end().catch(() => undefined);
+    return { ...server, source: `${server.source}; no database of its own (${err.message})` };
+  }
+  await admin.end();
+  const url = new URL(server.url);
+  url.pathname = `/${database}`;
+  return {
+    url: url.toString(),
+    source: `${server.source}, database ${database} (dropped at the end)`,
+    stop: async () => {
+      const drop = new pg.Client({ connectionString: server.url });
+      await drop.connect();
+      await drop.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
+      await drop.end();
+      await server.stop();
+    },
+  };
+}
+
 const PROVIDERS = {
   REDIS_URL: { name: 'redis', provide: provideRedis },
   REDIS_CLUSTER_NODES: { name: 'cluster', provide: provideRedisCluster },
   MONGODB_URI: { name: 'mongo', provide: provideMongo },
+  DATABASE_URL: { name: 'postgres', provide: providePostgres },
 };
 
 /**

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Redis, Cluster } from 'ioredis';
 import mongoose from 'mongoose';
-import { mongoUri, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
+import pg from 'pg';
+import { mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
 
 // The infrastructure every backend suite relies on: each server answers.
 describe('test servers', () => {
@@ -32,6 +33,20 @@ describe('test servers', () => {
       expect(res.ok).toBe(1);
     } finally {
       await conn.close();
+    }
+  });
+
+  it('PostgreSQL answers, in a database of this run, and a suite schema is its search path', async () => {
+    const schema = await postgresSchema('infra');
+    const client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT current_database() AS db, current_schema() AS schema');
+      expect(rows[0].schema).toBe(schema.schema);
+      expect(rows[0].db).toBe(new URL(postgresUrl()).pathname.slice(1));
+    } finally {
+      await client.end();
+      await schema.drop();
     }
   });
 });

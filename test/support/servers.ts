@@ -12,6 +12,7 @@ function required(env: string, what: string): string {
 
 export const redisUrl = (): string => required('REDIS_URL', 'Redis');
 export const mongoUri = (): string => required('MONGODB_URI', 'MongoDB');
+export const postgresUrl = (): string => required('DATABASE_URL', 'PostgreSQL');
 
 /** Cluster seed nodes as { host, port } pairs. */
 export function redisClusterNodes(): Array<{ host: string; port: number }> {
@@ -26,4 +27,35 @@ export function redisClusterNodes(): Array<{ host: string; port: number }> {
 /** A prefix or database name no other suite (or earlier run) uses. */
 export function uniqueName(suite: string): string {
   return `${suite.replace(/[^a-zA-Z0-9_]/g, '_')}_${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * A schema of its own on the test database, for one suite: `url` connects with it as the
+ * search path, `drop()` removes it and everything in it.
+ */
+export async function postgresSchema(suite: string): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const schema = uniqueName(suite).toLowerCase();
+  const admin = new pg.Client({ connectionString: postgresUrl() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(postgresUrl());
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    schema,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: postgresUrl() });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
 }

@@ -1,0 +1,259 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import pg from 'pg';
+import { mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from '../servers.js';
+import { FaultProxy, proxyRedisCluster, proxyUrl } from './index.js';
+
+// The harness itself: each fault does to a real server and a real client what it says.
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+describe('fault proxy in front of Redis (ioredis)', () => {
+  let proxy: FaultProxy;
+  let client: Redis;
+  let direct: Redis;
+
+  beforeAll(async () => {
+    const proxied = await proxyUrl('redis', redisUrl());
+    proxy = proxied.proxy;
+    direct = new Redis(redisUrl());
+  });
+  afterEach(() => {
+    client?.disconnect();
+    proxy.clear();
+  });
+  afterAll(async () => {
+    await proxy.close();
+    direct.disconnect();
+  });
+
+  function connect(options: RedisOptions = {}): Redis {
+    client = new Redis({ host: proxy.host, port: proxy.port, retryStrategy: () => 20, ...options });
+    return client;
+  }
+
+  it('passes traffic through untouched', async () => {
+    const redis = connect();
+    const key = uniqueName('fp');
+    await redis.set(key, 'v');
+    expect(await redis.get(key)).toBe('v');
+    expect(proxy.injected).toBe(0);
+  });
+
+  it('dropReply then cut: the server acted, ioredis reconnects and resends the command', async () => {
+    const redis = connect();
+    await redis.ping();
+    const key = uniqueName('fp');
+    const fault = proxy.dropReply({ match: 'INCR' });
+    // INCR is not idempotent: a resend shows as 2.
+    expect(await redis.incr(key)).toBe(2);
+    expect((await fault.fired).command).toBe('INCR');
+    expect(await direct.get(key)).toBe('2');
+  });
+
+  it('dropReply then cut, with resending off: the caller gets an error (from commandTimeout) although the server acted', async () => {
+    // Without commandTimeout, ioredis would leave this promise pending for ever: with
+    // resending off it drops the unfulfilled command on reconnect without settling it.
+    const redis = connect({ autoResendUnfulfilledCommands: false, commandTimeout: 300 });
+    await redis.ping();
+    const key = uniqueName('fp');
+    proxy.dropReply({ match: 'INCR' });
+    await expect(redis.incr(key)).rejects.toThrow();
+    expect(await direct.get(key)).toBe('1');
+  });
+
+  it('dropReply then hold: the client times out while the server has acted', async () => {
+    const redis = connect({ commandTimeout: 200 });
+    await redis.ping();
+    const key = uniqueName('fp');
+    proxy.dropReply({ match: 'INCR', then: 'hold' });
+    await expect(redis.incr(key)).rejects.toThrow(/timed out/);
+    expect(await direct.get(key)).toBe('1');
+  });
+
+  it('duplicateRequest: the server runs the command twice and the client sees the second reply', async () => {
+    const redis = connect();
+    const key = uniqueName('fp');
+    proxy.duplicateRequest({ match: 'INCR' });
+    expect(await redis.incr(key)).toBe(2);
+    expect(await direct.get(key)).toBe('2');
+  });
+
+  it('dropRequest: the server never sees the command; the client times out', async () => {
+    const redis = connect({ commandTimeout: 200 });
+    await redis.ping();
+    const key = uniqueName('fp');
+    proxy.dropRequest({ match: 'INCR', cutAfterMs: 300 });
+    await expect(redis.incr(key)).rejects.toThrow(/timed out/);
+    expect(await direct.get(key)).toBeNull();
+  });
+
+  it('delayReply keeps replies in order', async () => {
+    const redis = connect();
+    const key = uniqueName('fp');
+    proxy.delayReply({ match: 'INCR', ms: 150 });
+    const started = Date.now();
+    const [a, b] = await Promise.all([redis.incr(key), redis.incr(key)]);
+    expect([a, b]).toEqual([1, 2]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('resetMidReply: half a reply, then a reset; ioredis resends the read', async () => {
+    const redis = connect();
+    const key = uniqueName('fp');
+    await direct.set(key, 'x'.repeat(10_000));
+    const fault = proxy.resetMidReply({ match: 'GET' });
+    expect(await redis.get(key)).toHaveLength(10_000);
+    await fault.fired;
+    expect(proxy.stats['reset-mid-reply']).toBe(1);
+  });
+
+  it('blackhole holds everything until heal, then it flows on', async () => {
+    const redis = connect();
+    await redis.ping();
+    const key = uniqueName('fp');
+    proxy.blackhole();
+    const pending = redis.incr(key);
+    await sleep(150);
+    expect(await direct.get(key)).toBeNull();
+    proxy.heal();
+    expect(await pending).toBe(1);
+  });
+
+  it('random mode is reproducible from its seed', async () => {
+    const run = async () => {
+      const p = await FaultProxy.start({ protocol: 'redis', target: redisUrl() });
+      p.random({ seed: 42, rate: 0.3, kinds: ['delay', 'duplicate'], maxDelayMs: 5, match: 'INCR' });
+      const r = new Redis({ host: p.host, port: p.port });
+      const key = uniqueName('fp');
+      for (let i = 0; i < 40; i++) await r.incr(key);
+      r.disconnect();
+      await p.close();
+      return { stats: { ...p.stats }, value: await direct.get(key) };
+    };
+    const first = await run();
+    expect(first.stats.duplicate + first.stats.delay).toBeGreaterThan(0);
+    expect(await run()).toEqual(first);
+  });
+});
+
+describe('fault proxy in front of every node of a Redis Cluster (natMap)', () => {
+  it('routes the cluster through the proxies and injects faults there', async () => {
+    const proxied = await proxyRedisCluster(redisClusterNodes());
+    const cluster = new Cluster(proxied.startupNodes, { natMap: proxied.natMap });
+    try {
+      const keys = Array.from({ length: 30 }, (_, i) => `${uniqueName('fpc')}:${i}`);
+      for (const p of proxied.proxies) p.duplicateRequest({ match: 'INCR' });
+      const values = await Promise.all(keys.map((k) => cluster.incr(k)));
+      // One INCR per node ran twice.
+      expect(values.filter((v) => v === 2)).toHaveLength(proxied.proxies.length);
+      expect(proxied.proxies.every((p) => p.stats.duplicate === 1)).toBe(true);
+    } finally {
+      cluster.disconnect();
+      await proxied.close();
+    }
+  });
+});
+
+describe('fault proxy in front of the MongoDB-wire server (jongodb emulator)', () => {
+  let proxy: FaultProxy;
+  let client: MongoClient;
+  let direct: MongoClient;
+  const dbName = uniqueName('fp');
+
+  beforeAll(async () => {
+    const proxied = await proxyUrl('mongo', mongoUri());
+    proxy = proxied.proxy;
+    client = await new MongoClient(proxied.url, { socketTimeoutMS: 500, retryWrites: false, retryReads: false }).connect();
+    direct = await new MongoClient(mongoUri()).connect();
+  });
+  afterEach(() => proxy.clear());
+  afterAll(async () => {
+    await direct.db(dbName).dropDatabase().catch(() => undefined);
+    await client.close();
+    await direct.close();
+    await proxy.close();
+  });
+
+  it('dropReply: the insert happened, the driver reports a network error', async () => {
+    const fault = proxy.dropReply({ match: 'insert' });
+    await expect(client.db(dbName).collection('c').insertOne({ _id: 'a' as never })).rejects.toThrow();
+    expect((await fault.fired).command).toBe('insert');
+    expect(await direct.db(dbName).collection('c').countDocuments({ _id: 'a' as never })).toBe(1);
+  });
+
+  it('duplicateRequest: the server runs the update twice, the client sees the second reply', async () => {
+    await direct.db(dbName).collection('n').insertOne({ _id: 'x' as never, n: 0 });
+    proxy.duplicateRequest({ match: 'update' });
+    const result = await client.db(dbName).collection('n').updateOne({ _id: 'x' as never }, { $inc: { n: 1 } });
+    expect(result.matchedCount).toBe(1);
+    expect((await direct.db(dbName).collection('n').findOne({ _id: 'x' as never }))?.n).toBe(2);
+  });
+
+  it('dropRequest: the server never sees the write', async () => {
+    proxy.dropRequest({ match: 'insert', cutAfterMs: 1_000 });
+    await expect(client.db(dbName).collection('c').insertOne({ _id: 'never' as never })).rejects.toThrow();
+    expect(await direct.db(dbName).collection('c').countDocuments({ _id: 'never' as never })).toBe(0);
+  });
+});
+
+describe('fault proxy in front of PostgreSQL (pg)', () => {
+  let proxy: FaultProxy;
+  let schema: Awaited<ReturnType<typeof postgresSchema>>;
+  let direct: pg.Client;
+
+  beforeAll(async () => {
+    schema = await postgresSchema('fp');
+    proxy = (await proxyUrl('postgres', postgresUrl())).proxy;
+    direct = new pg.Client({ connectionString: schema.url });
+    await direct.connect();
+    await direct.query('CREATE TABLE t (id text PRIMARY KEY, n int)');
+  });
+  afterEach(() => proxy.clear());
+  afterAll(async () => {
+    await direct.end();
+    await proxy.close();
+    await schema.drop();
+  });
+
+  async function connect(): Promise<pg.Client> {
+    const url = new URL(schema.url);
+    url.hostname = proxy.host;
+    url.port = String(proxy.port);
+    const client = new pg.Client({ connectionString: url.toString(), query_timeout: 400 });
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  }
+
+  it('passes queries through, parameters included', async () => {
+    const client = await connect();
+    await client.query('INSERT INTO t VALUES ($1, $2)', ['pass', 1]);
+    expect((await client.query('SELECT n FROM t WHERE id = $1', ['pass'])).rows).toEqual([{ n: 1 }]);
+    await client.end();
+  });
+
+  it('dropReply: the insert committed, the client sees an error', async () => {
+    const client = await connect();
+    proxy.dropReply({ match: /INSERT/ });
+    await expect(client.query('INSERT INTO t VALUES ($1, $2)', ['lost', 1])).rejects.toThrow();
+    expect((await direct.query('SELECT n FROM t WHERE id = $1', ['lost'])).rowCount).toBe(1);
+  });
+
+  it('duplicateRequest: the statement runs twice', async () => {
+    await direct.query('INSERT INTO t VALUES ($1, 0)', ['dup']);
+    const client = await connect();
+    proxy.duplicateRequest({ match: /UPDATE/ });
+    const result = await client.query('UPDATE t SET n = n + 1 WHERE id = $1 RETURNING n', ['dup']);
+    expect(result.rows).toEqual([{ n: 2 }]);
+    await client.end();
+  });
+
+  it('dropRequest: the statement never runs; the client times out', async () => {
+    const client = await connect();
+    proxy.dropRequest({ match: /INSERT/, cutAfterMs: 1_000 });
+    await expect(client.query('INSERT INTO t VALUES ($1, 1)', ['never'])).rejects.toThrow(/timeout/i);
+    expect((await direct.query('SELECT 1 FROM t WHERE id = $1', ['never'])).rowCount).toBe(0);
+  });
+});

@@ -1,0 +1,277 @@
+// Message framing for the fault proxy: cuts each direction of a connection into whole
+// protocol units (one command, one reply) so a fault can act on "the reply to the next
+// EVALSHA" rather than on arbitrary bytes. Replies are matched to requests the way the
+// protocol does it: in order for Redis and PostgreSQL, by responseTo for MongoDB.
+
+export type Protocol = 'redis' | 'mongo' | 'postgres';
+
+/** What a fault rule can match a request on. */
+export interface RequestInfo {
+  /** Redis: the command's arguments (`['EVALSHA', sha, '1', key, ...]`); MongoDB: the command name; PostgreSQL: the SQL. */
+  readonly command: string;
+  readonly args: readonly string[];
+  /** MongoDB's requestID; the request's sequence number on its connection elsewhere. */
+  readonly id: number;
+}
+
+export interface Unit {
+  readonly bytes: Buffer;
+  /** Requests: what the unit asks. Replies: the request it answers, when known. */
+  readonly request?: RequestInfo;
+  /** MongoDB: the requestID a reply answers. */
+  readonly responseTo?: number;
+  /** A server message that answers no request (PostgreSQL NOTIFY, notices). */
+  readonly unsolicited?: boolean;
+}
+
+/** Incremental framer of one direction of one connection. */
+export interface Framer {
+  /** Appends bytes and returns every unit completed by them. */
+  push(chunk: Buffer): Unit[];
+  /** Bytes of an incomplete unit still buffered. */
+  readonly pending: number;
+}
+
+// ---------------------------------------------------------------- Redis (RESP2/RESP3)
+
+const CRLF = 0x0d;
+
+/** Index just past the RESP value starting at `at`, or -1 when incomplete. */
+function respEnd(buf: Buffer, at: number): number {
+  if (at >= buf.length) return -1;
+  const type = buf[at];
+  const lineEnd = buf.indexOf(CRLF, at);
+  if (lineEnd < 0 || lineEnd + 1 >= buf.length) return -1;
+  const afterLine = lineEnd + 2;
+  const header = buf.toString('latin1', at + 1, lineEnd);
+  switch (String.fromCharCode(type)) {
+    case '+': case '-': case ':': case '_': case ',': case '#': case '(':
+      return afterLine;
+    case '$': case '=': case '!': {
+      const len = Number(header);
+      if (len < 0) return afterLine;
+      const end = afterLine + len + 2;
+      return end <= buf.length ? end : -1;
+    }
+    case '*': case '~': case '>': case '%': case '|': {
+      let count = Number(header);
+      if (count < 0) return afterLine;
+      if (type === 0x25 /* % */ || type === 0x7c /* | */) count *= 2;
+      let pos = afterLine;
+      for (let i = 0; i < count; i++) {
+        pos = respEnd(buf, pos);
+        if (pos < 0) return -1;
+      }
+      return pos;
+    }
+    default:
+      // An inline command (a line of words), as redis-cli may send.
+      return afterLine;
+  }
+}
+
+function redisArgs(unit: Buffer): string[] {
+  if (unit[0] !== 0x2a /* * */) return unit.toString('latin1').trim().split(/\s+/);
+  const args: string[] = [];
+  let pos = unit.indexOf(CRLF) + 2;
+  while (pos < unit.length) {
+    const lineEnd = unit.indexOf(CRLF, pos);
+    const len = Number(unit.toString('latin1', pos + 1, lineEnd));
+    args.push(unit.toString('utf8', lineEnd + 2, lineEnd + 2 + len));
+    pos = lineEnd + 2 + len + 2;
+  }
+  return args;
+}
+
+class RedisFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+  private seq = 0;
+  constructor(private readonly side: 'request' | 'reply') {}
+  get pending(): number {
+    return this.buf.length;
+  }
+  push(chunk: Buffer): Unit[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const units: Unit[] = [];
+    let start = 0;
+    for (;;) {
+      const end = respEnd(this.buf, start);
+      if (end < 0) break;
+      const bytes = this.buf.subarray(start, end);
+      if (this.side === 'request') {
+        const args = redisArgs(bytes);
+        units.push({ bytes, request: { command: (args[0] ?? '').toUpperCase(), args, id: ++this.seq } });
+      } else {
+        units.push({ bytes });
+      }
+      start = end;
+    }
+    this.buf = this.buf.subarray(start);
+    return units;
+  }
+}
+
+// ---------------------------------------------------------------- MongoDB wire protocol
+
+const OP_MSG = 2013;
+const OP_QUERY = 2004;
+
+/** The name of the first element of the BSON document at `at` (the command name of OP_MSG). */
+function firstBsonKey(buf: Buffer, at: number): string {
+  const nameStart = at + 5; // int32 length, then the element's type byte
+  const nameEnd = buf.indexOf(0, nameStart);
+  return nameEnd < 0 ? '' : buf.toString('utf8', nameStart, nameEnd);
+}
+
+class MongoFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+  constructor(private readonly side: 'request' | 'reply') {}
+  get pending(): number {
+    return this.buf.length;
+  }
+  push(chunk: Buffer): Unit[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const units: Unit[] = [];
+    let start = 0;
+    while (this.buf.length - start >= 16) {
+      const length = this.buf.readInt32LE(start);
+      if (this.buf.length - start < length) break;
+      const bytes = this.buf.subarray(start, start + length);
+      const requestId = bytes.readInt32LE(4);
+      const responseTo = bytes.readInt32LE(8);
+      const opCode = bytes.readInt32LE(12);
+      if (this.side === 'request') {
+        let command = '';
+        if (opCode === OP_MSG && bytes[20] === 0) command = firstBsonKey(bytes, 21);
+        else if (opCode === OP_QUERY) {
+          const nameEnd = bytes.indexOf(0, 20);
+          command = firstBsonKey(bytes, nameEnd + 9);
+        }
+        units.push({ bytes, request: { command, args: [command], id: requestId } });
+      } else {
+        units.push({ bytes, responseTo });
+      }
+      start += length;
+    }
+    this.buf = this.buf.subarray(start);
+    return units;
+  }
+}
+
+// ---------------------------------------------------------------- PostgreSQL frontend/backend protocol
+
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+
+class PostgresRequestFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+  private startup = true;
+  private current: Buffer[] = [];
+  private sql = '';
+  private seq = 0;
+  get pending(): number {
+    return this.buf.length;
+  }
+  push(chunk: Buffer): Unit[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const units: Unit[] = [];
+    let start = 0;
+    for (;;) {
+      if (this.startup) {
+        if (this.buf.length - start < 8) break;
+        const length = this.buf.readInt32BE(start);
+        if (this.buf.length - start < length) break;
+        const code = this.buf.readInt32BE(start + 4);
+        const bytes = this.buf.subarray(start, start + length);
+        start += length;
+        // SSL/GSS negotiation is answered with one byte; the startup message follows it.
+        if (code !== SSL_REQUEST && code !== GSSENC_REQUEST) this.startup = false;
+        units.push({ bytes, request: { command: code === SSL_REQUEST ? 'SSLRequest' : 'startup', args: [], id: ++this.seq } });
+        continue;
+      }
+      if (this.buf.length - start < 5) break;
+      const type = String.fromCharCode(this.buf[start]);
+      const length = this.buf.readInt32BE(start + 1) + 1;
+      if (this.buf.length - start < length) break;
+      const message = this.buf.subarray(start, start + length);
+      start += length;
+      this.current.push(message);
+      if (type === 'Q') this.sql = message.toString('utf8', 5, length - 1);
+      if (type === 'P') {
+        const nameEnd = message.indexOf(0, 5);
+        this.sql = message.toString('utf8', nameEnd + 1, message.indexOf(0, nameEnd + 1));
+      }
+      // A unit ends where the server will answer with ReadyForQuery (Sync, simple Query), or
+      // with nothing at all (Terminate); a password message is answered by the server too.
+      if (type === 'S' || type === 'Q' || type === 'X' || type === 'p') {
+        const bytes = Buffer.concat(this.current);
+        units.push({ bytes, request: { command: type === 'X' ? 'Terminate' : this.sql, args: [this.sql], id: ++this.seq } });
+        this.current = [];
+        this.sql = '';
+      }
+    }
+    this.buf = this.buf.subarray(start);
+    return units;
+  }
+}
+
+class PostgresReplyFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+  private current: Buffer[] = [];
+  private sslAnswerDue = false;
+  get pending(): number {
+    return this.buf.length + this.current.reduce((n, b) => n + b.length, 0);
+  }
+  /** Called by the proxy when the client sent an SSLRequest: the answer is one untyped byte. */
+  expectSslAnswer(): void {
+    this.sslAnswerDue = true;
+  }
+  push(chunk: Buffer): Unit[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const units: Unit[] = [];
+    let start = 0;
+    for (;;) {
+      if (this.sslAnswerDue) {
+        if (this.buf.length - start < 1) break;
+        units.push({ bytes: this.buf.subarray(start, start + 1) });
+        start += 1;
+        this.sslAnswerDue = false;
+        continue;
+      }
+      if (this.buf.length - start < 5) break;
+      const type = String.fromCharCode(this.buf[start]);
+      const length = this.buf.readInt32BE(start + 1) + 1;
+      if (this.buf.length - start < length) break;
+      const message = this.buf.subarray(start, start + length);
+      start += length;
+      // Asynchronous messages between units (NOTIFY, notices) travel as units of their own.
+      if (this.current.length === 0 && (type === 'A' || type === 'N')) {
+        units.push({ bytes: message, unsolicited: true });
+        continue;
+      }
+      this.current.push(message);
+      const authRequest = type === 'R' && message.readInt32BE(5) !== 0;
+      if (type === 'Z' || authRequest) {
+        units.push({ bytes: Buffer.concat(this.current) });
+        this.current = [];
+      }
+    }
+    this.buf = this.buf.subarray(start);
+    return units;
+  }
+}
+
+export function createFramers(protocol: Protocol): { request: Framer; reply: Framer } {
+  switch (protocol) {
+    case 'redis':
+      return { request: new RedisFramer('request'), reply: new RedisFramer('reply') };
+    case 'mongo':
+      return { request: new MongoFramer('request'), reply: new MongoFramer('reply') };
+    case 'postgres':
+      return { request: new PostgresRequestFramer(), reply: new PostgresReplyFramer() };
+  }
+}
+
+export function isPostgresReplyFramer(framer: Framer): framer is PostgresReplyFramer {
+  return framer instanceof PostgresReplyFramer;
+}

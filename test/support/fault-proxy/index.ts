@@ -1,0 +1,39 @@
+import { FaultProxy, type Protocol } from './fault-proxy.js';
+
+export { FaultProxy, mulberry32 } from './fault-proxy.js';
+export type { FaultHandle, Matching, Protocol, RequestInfo } from './fault-proxy.js';
+
+/** A proxy in front of the server of a URL (`redis://`, `mongodb://`, `postgres://`), and the same URL through it. */
+export async function proxyUrl(protocol: Protocol, url: string): Promise<{ proxy: FaultProxy; url: string }> {
+  const parsed = new URL(url);
+  const port = Number(parsed.port || { redis: 6379, mongo: 27017, postgres: 5432 }[protocol]);
+  const proxy = await FaultProxy.start({ protocol, target: { host: parsed.hostname, port } });
+  parsed.hostname = proxy.host;
+  parsed.port = String(proxy.port);
+  return { proxy, url: parsed.toString() };
+}
+
+/**
+ * One proxy in front of every node of a Redis Cluster, and the ioredis `natMap` that sends
+ * the client through them (the cluster announces its nodes' real addresses).
+ */
+export async function proxyRedisCluster(nodes: Array<{ host: string; port: number }>): Promise<{
+  proxies: FaultProxy[];
+  startupNodes: Array<{ host: string; port: number }>;
+  natMap: Record<string, { host: string; port: number }>;
+  close: () => Promise<void>;
+}> {
+  const proxies = await Promise.all(nodes.map((target) => FaultProxy.start({ protocol: 'redis', target })));
+  const natMap: Record<string, { host: string; port: number }> = {};
+  nodes.forEach((node, i) => {
+    natMap[`${node.host}:${node.port}`] = { host: proxies[i].host, port: proxies[i].port };
+  });
+  return {
+    proxies,
+    startupNodes: proxies.map((p) => ({ host: p.host, port: p.port })),
+    natMap,
+    close: async () => {
+      await Promise.all(proxies.map((p) => p.close()));
+    },
+  };
+}
