@@ -114,3 +114,20 @@ export async function mongoFaultTarget(uri: string, dbName: string): Promise<{ f
   };
   return { faults, close: () => proxy.close() };
 }
+
+export async function postgresFaultTarget(url: string, table: string): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const { PostgresPrepareKeyFactory } = await import('@ddd-kit/prepare-key');
+  const { proxy, url: proxied } = await proxyUrl('postgres', url);
+  const faults: PrepareKeyFaultTarget = {
+    open: () => {
+      const pool = new pg.Pool({ connectionString: proxied, query_timeout: CLIENT_TIMEOUT_MS, max: 4 });
+      pool.on('error', () => undefined); // a cut connection is the point of these tests
+      const factory = new PostgresPrepareKeyFactory(pool, { table, sweepIntervalMs: 0 });
+      return { factory, close: () => pool.end() };
+    },
+    // Statements on the records (never the DDL of the first use).
+    arm: (fault, _name, nth) => armOn(proxy, fault, (r) => r.command.includes(table) && !/^CREATE/.test(r.command), nth, 'proxy'),
+  };
+  return { faults, close: () => proxy.close() };
+}

@@ -6,14 +6,14 @@ import { NO_EXPIRY } from './redis-prepare-key.constants.js';
 import { PREPARE, READ, REPREPARE, ROLLBACK, runScript } from './redis-prepare-key.scripts.js';
 import { decodeKeyPart, decodeRecord, encodeKeyPart, encodeRecord, recordKeyHead } from './redis-prepare-key.utils.js';
 import type { RedisKeyScanner } from './redis-key-scanner.js';
-import type { RedisServerClock } from './redis-server-clock.js';
+import type { ServerClock } from '../../server-clock.js';
 
 /** What every key of one RedisPrepareKeyFactory shares. */
 export interface RedisPrepareKeyContext {
   client: Redis | Cluster;
   prefix: string;
   retentionMs: number;
-  clock: RedisServerClock;
+  clock: ServerClock;
   scanner: RedisKeyScanner;
 }
 
