@@ -29,5 +29,6 @@ export function createPrepareKeyProxy<T extends PrepareKey<any>>(declared: Prepa
   const instance = new Forwarding();
   // After construction, so a class that assigns `name` itself still reports the backend's name.
   Object.defineProperty(instance, 'name', { value: backend.name, enumerable: true });
+  Object.defineProperty(instance, 'transactionScope', { value: backend.transactionScope });
   return instance as T;
 }

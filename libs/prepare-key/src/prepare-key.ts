@@ -32,6 +32,15 @@ export abstract class PrepareKey<V = unknown> {
   abstract readonly name: string;
 
   /**
+   * The object whose ambient transaction this key's operations join (the pg Pool of a
+   * PostgreSQL backend), or undefined when they are not transactional. A repository on the same
+   * pool commits reservations and aggregate in one transaction.
+   */
+  get transactionScope(): object | undefined {
+    return undefined;
+  }
+
+  /**
    * Reserves `key` for `value` when the key is absent or its record has expired.
    * Plain values are forever; pass `toTtlAt(value, at)` for a temporary reservation.
    * Resolves false when an unexpired record holds the key — whatever its value, this one included.

@@ -14,6 +14,7 @@ export type { DataSyncEventBusOptions } from './data-sync/data-sync-event-bus.js
 // Repositories
 export type {
   AggregateIdGeneratorSource,
+  AggregatePage,
   IRepository,
   LoadedAggregate,
   RepositoryOptions,
@@ -24,6 +25,19 @@ export type { RetryOnConflictOptions } from './repository/retry-on-conflict.js';
 export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
 export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
+
+// Unique keys declared on the aggregate
+export { UniqueKey, getUniqueKeys } from './unique-keys/unique-key.decorator.js';
+export type {
+  UniqueKeyDefinition,
+  UniqueKeyOwner,
+  UniqueKeyReservations,
+  UniqueKeyResolver,
+  UniqueKeyValue,
+} from './unique-keys/unique-key.interfaces.js';
+export { reconcileUniqueKeys } from './unique-keys/reconcile-unique-keys.js';
+export type { ReconcileUniqueKeysOptions, UniqueKeysReconciliationReport } from './unique-keys/reconcile-unique-keys.js';
+export { UniqueKeyViolationError } from './errors/unique-key-violation.error.js';
 
 // Errors
 export { RepositoryError } from './errors/repository.error.js';

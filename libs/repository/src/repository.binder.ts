@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional, type Type } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { AggregateIdGeneratorRegistrar } from '@ddd-kit/id-generator';
 import type { AggregateRoot } from './aggregate/aggregate-root.js';
 import type { AggregateClass } from './aggregate/aggregate.interfaces.js';
@@ -8,6 +9,8 @@ import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
 import type { RepositoryFeature } from './interfaces/repository-module-options.interface.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from './repository/abstract-repository.js';
+import { getUniqueKeys } from './unique-keys/unique-key.decorator.js';
+import type { UniqueKeyResolver } from './unique-keys/unique-key.interfaces.js';
 import type { RepositoryConnectionHandle } from './repository.providers.js';
 import { REPOSITORY_CONNECTION } from './repository.constants.js';
 
@@ -26,6 +29,7 @@ export class RepositoryBinder {
   constructor(
     private readonly bus: DataSyncEventBus,
     @Inject(REPOSITORY_CONNECTION) private readonly connection: RepositoryConnectionHandle,
+    private readonly moduleRef: ModuleRef,
     // Present when IdGeneratorModule.forRoot is imported (it is global); insert then fills empty IDs.
     @Optional() private readonly idGenerators?: AggregateIdGeneratorRegistrar,
   ) {}
@@ -42,7 +46,7 @@ export class RepositoryBinder {
       }
       return known.instance;
     }
-    const instance = Promise.resolve(create()).then((repository) => this.configure(repository, feature));
+    const instance = Promise.resolve(create()).then(async (repository) => this.configure(repository, feature, await this.uniqueKeysFor(feature)));
     this.byAggregate.set(feature.aggregate, { source, instance });
     return instance;
   }
@@ -52,7 +56,30 @@ export class RepositoryBinder {
     return this.provide(feature, () => new InMemoryRepository());
   }
 
-  private configure(repository: AnyRepository, feature: RepositoryFeature): AnyRepository {
+  /**
+   * Where the reservations of the aggregate's @UniqueKeys come from: the PrepareKeys of
+   * PrepareKeyModule (the injected object of a declared key class, or the backend's key of a
+   * bare name). @ddd-kit/prepare-key is loaded only for aggregates that declare unique keys.
+   */
+  private async uniqueKeysFor(feature: RepositoryFeature): Promise<UniqueKeyResolver | undefined> {
+    const definitions = getUniqueKeys(feature.aggregate);
+    if (definitions.length === 0) return undefined;
+    const names = definitions.map((d) => `'${d.name}'`).join(', ');
+    let registry: { forName(name: string): unknown };
+    try {
+      const { PrepareKeyRegistry } = await import('@ddd-kit/prepare-key');
+      registry = this.moduleRef.get(PrepareKeyRegistry, { strict: false });
+    } catch (error) {
+      throw new RepositoryConfigurationError(
+        `${feature.aggregate.name} declares @UniqueKey(${names}): import PrepareKeyModule.forRoot({ factory }) from @ddd-kit/prepare-key ` +
+          `in the application (RepositoryModule takes the reservations from it). (${error instanceof Error ? error.message : String(error)})`,
+      );
+    }
+    for (const definition of definitions) registry.forName(definition.name); // a missing factory fails now, at bootstrap
+    return (name) => registry.forName(name) as ReturnType<UniqueKeyResolver>;
+  }
+
+  private configure(repository: AnyRepository, feature: RepositoryFeature, uniqueKeys: UniqueKeyResolver | undefined): AnyRepository {
     const name = (feature.repository as Type | undefined)?.name ?? 'InMemoryRepository';
     if (!(repository instanceof AbstractRepository)) {
       throw new RepositoryConfigurationError(`${name} must extend AbstractRepository (MongooseRepository, InMemoryRepository).`);
@@ -69,6 +96,7 @@ export class RepositoryBinder {
       idGenerators: this.idGenerators ?? null,
       connection: this.connection.connection ?? undefined,
       collection: feature.collection,
+      ...(uniqueKeys === undefined ? {} : { uniqueKeys }),
     } as MongooseRepositoryOptions<AggregateRoot<any, any>>);
     return repository;
   }

@@ -18,6 +18,8 @@ interface AggregateState {
   events: DataSyncEvent[];
   /** The name of the aggregate type its repository stores it as (set by the repository). */
   typeName?: string;
+  /** Its unique-key values as stored (set by the repository when it loads or writes it). */
+  storedKeys?: ReadonlyMap<string, string | undefined>;
 }
 
 // The state sits under a symbol, non-enumerable: snapshots, documents and copies made from the
@@ -159,4 +161,13 @@ export function setStoredVersion(root: AggregateRoot<AggregateId, unknown>, vers
 
 export function setDeleted(root: AggregateRoot<AggregateId, unknown>, deleted: boolean): void {
   stateOf(root).deleted = deleted;
+}
+
+/** The unique-key values stored with the aggregate, when its repository recorded them. */
+export function storedKeysOf(root: AggregateRoot<AggregateId, unknown>): ReadonlyMap<string, string | undefined> | undefined {
+  return stateOf(root).storedKeys;
+}
+
+export function setStoredKeys(root: AggregateRoot<AggregateId, unknown>, keys: ReadonlyMap<string, string | undefined> | undefined): void {
+  stateOf(root).storedKeys = keys;
 }

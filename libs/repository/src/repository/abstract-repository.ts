@@ -1,16 +1,22 @@
 import { Logger } from '@nestjs/common';
 import { assertAggregateId, isEmptyId } from '../aggregate/aggregate-id.utils.js';
 import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
-import { AggregateRoot, collectWriteEvents, setDeleted, setStoredVersion } from '../aggregate/aggregate-root.js';
+import { AggregateRoot, collectWriteEvents, setDeleted, setStoredKeys, setStoredVersion, storedKeysOf } from '../aggregate/aggregate-root.js';
 import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
 import { AggregateStateError } from '../errors/aggregate-state.error.js';
 import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
+import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
 import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js';
 import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import type { AggregateIdGeneratorSource, IRepository, LoadedAggregate, RepositoryOptions } from './repository.interfaces.js';
+import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
+import { getUniqueKeys } from '../unique-keys/unique-key.decorator.js';
+import { UniqueKeyKeeper, type KeyValues, type TakenKey } from '../unique-keys/unique-key.keeper.js';
+import type { UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
+import { UNIQUE_KEYS, type UniqueKeysAccess } from '../unique-keys/reconcile-unique-keys.js';
+import type { AggregateIdGeneratorSource, AggregatePage, IRepository, LoadedAggregate, RepositoryOptions } from './repository.interfaces.js';
 
 /** The key RepositoryModule configures a repository through (not part of the public surface). */
 export const CONFIGURE_REPOSITORY = Symbol('ddd-kit.configure-repository');
@@ -31,6 +37,13 @@ const logger = new Logger('Repository');
  * events it collected are discarded, and a retry collects them afresh from the aggregate's state
  * then, so nothing is ever published twice or for a write that did not happen.
  *
+ * An aggregate with `@UniqueKey`s has them kept around step 3 (see UniqueKeyKeeper): each new
+ * or changed value reserved before the write, each old value released once the write is
+ * durable — inside the same transaction when the reservations and the repository share one
+ * (`transactionScope`), after it otherwise. A failed write releases what it reserved only when
+ * the write is known not to have happened: a definite failure (a conflict, a duplicate), or an
+ * ambiguous one (a lost reply) that the stored version shows did not happen.
+ *
  * Subclasses implement the `doXxx` steps and `doFindById`; they may not redefine the write
  * methods (construction throws RepositoryConfigurationError). To act around writes, extend the
  * aggregate's `triggerDataSyncHook` or subscribe to the published events.
@@ -39,6 +52,9 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
   private aggregateClass?: AggregateClass<T>;
   private publisher?: DataSyncPublisher;
   private idGenerators?: AggregateIdGeneratorSource | null;
+  private uniqueKeyResolver?: UniqueKeyResolver;
+  /** Built on first need; null when the aggregate has no unique keys. */
+  private uniqueKeyKeeper?: UniqueKeyKeeper | null;
 
   constructor(options: RepositoryOptions<T> = {}) {
     assertWriteFlowIntact(new.target);
@@ -58,6 +74,18 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     }
     if (options.publisher !== undefined) this.publisher = options.publisher;
     if (options.idGenerators !== undefined) this.idGenerators = options.idGenerators;
+    if (options.uniqueKeys !== undefined) {
+      const given = options.uniqueKeys;
+      this.uniqueKeyResolver =
+        typeof given === 'function'
+          ? given
+          : (name) => {
+              const reservations = given[name];
+              if (reservations === undefined) throw new RepositoryConfigurationError(`${this.constructor.name}: no reservations given for unique key '${name}' (options.uniqueKeys)`);
+              return reservations;
+            };
+      this.uniqueKeyKeeper = undefined;
+    }
   }
 
   // ---------------------------------------------------------------- writes
@@ -70,7 +98,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
     if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
     assertAggregateId(name, aggregate.id);
-    await this.write(aggregate, () => this.doInsert(aggregate));
+    await this.write('insert', aggregate, () => this.doInsert(aggregate));
   }
 
   async update(aggregate: T): Promise<void> {
@@ -78,7 +106,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     assertAggregateId(name, aggregate.id);
     if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'update needs a stored aggregate; this one is new (use insert or save)');
     if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; use remove');
-    await this.write(aggregate, () => this.doUpdate(aggregate));
+    await this.write('update', aggregate, () => this.doUpdate(aggregate));
   }
 
   async save(aggregate: T): Promise<void> {
@@ -96,7 +124,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     const wasDeleted = aggregate.isDeleted();
     aggregate.markDeleted();
     try {
-      await this.write(aggregate, () => this.doRemove(aggregate));
+      await this.write('remove', aggregate, () => this.doRemove(aggregate));
     } catch (error) {
       if (!wasDeleted) setDeleted(aggregate, false);
       throw error;
@@ -110,7 +138,29 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     const loaded = await this.doFindById(id);
     if (loaded === null) return null;
     setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
+    const keeper = this.keeper();
+    if (keeper !== null) setStoredKeys(loaded.aggregate, keeper.valuesOf(loaded.aggregate));
     return loaded.aggregate;
+  }
+
+  /**
+   * Every stored aggregate, page by page in id order (reconciliation walks them). Aggregates
+   * written or removed during the walk may or may not be seen. Needs `doListPage`.
+   */
+  async *aggregates(options: { pageSize?: number } = {}): AsyncIterableIterator<T> {
+    const pageSize = options.pageSize ?? 500;
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new RepositoryConfigurationError(`pageSize must be a positive integer, got ${String(pageSize)}`);
+    const keeper = this.keeper();
+    let cursor: ID | undefined;
+    do {
+      const page = await this.doListPage(cursor, pageSize);
+      for (const { aggregate, version } of page.aggregates) {
+        setStoredVersion(aggregate, version, this.aggregateName());
+        if (keeper !== null) setStoredKeys(aggregate, keeper.valuesOf(aggregate));
+        yield aggregate;
+      }
+      cursor = page.next;
+    } while (cursor !== undefined);
   }
 
   async existsById(id: ID): Promise<boolean> {
@@ -143,6 +193,27 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     return Promise.reject(
       new RepositoryConfigurationError(`${this.constructor.name} must implement doFindById(id) (or override findById(id))`),
     );
+  }
+
+  /** One page of aggregates in id order, after `cursor` (undefined: from the first). Override to make `aggregates()` work. */
+  protected doListPage(_cursor: ID | undefined, _pageSize: number): Promise<AggregatePage<ID, T>> {
+    return Promise.reject(new RepositoryConfigurationError(`${this.constructor.name} cannot list its aggregates: implement doListPage(cursor, pageSize)`));
+  }
+
+  /**
+   * Runs one write with what must commit with it (reservations joining the same transaction).
+   * Immediately by default; a store with transactions runs it in one (joining an ambient one).
+   */
+  protected inUnitOfWork<R>(work: () => Promise<R>): Promise<R> {
+    return work();
+  }
+
+  /**
+   * The object whose ambient transaction this repository's writes join (a pg Pool), if any:
+   * reservations with the same `transactionScope` commit in the same transaction as the write.
+   */
+  protected get transactionScope(): object | undefined {
+    return undefined;
   }
 
   /** The stored version or -1. Override when the store can read the version alone. */
@@ -178,12 +249,99 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   // ---------------------------------------------------------------- internals
 
-  private async write(aggregate: T, store: () => Promise<void>): Promise<void> {
+  private async write(kind: 'insert' | 'update' | 'remove', aggregate: T, store: () => Promise<void>): Promise<void> {
     const events = collectWriteEvents(aggregate, this.nameOf(aggregate));
     const written = aggregate.newVersion;
-    await store();
+    const keeper = this.keeper();
+    if (keeper === null) {
+      await store();
+      setStoredVersion(aggregate, written);
+      await this.publish(aggregate, events);
+      return;
+    }
+
+    const stored = kind === 'insert' ? undefined : (storedKeysOf(aggregate) ?? (await this.readStoredKeys(keeper, aggregate.id)) ?? undefined);
+    const plan = keeper.plan(kind, kind === 'remove' ? new Map() : keeper.valuesOf(aggregate), stored);
+    const scope = this.transactionScope;
+    const joins = (name: string) => scope !== undefined && keeper.storeOf(name).transactionScope === scope;
+    const taken: TakenKey[] = [];
+    try {
+      await this.inUnitOfWork(async () => {
+        await keeper.take(plan.take, keeper.owner(aggregate.id), taken);
+        await store();
+        // Old values whose reservations share the write's transaction go with it.
+        await keeper.release(plan.release.filter((ref) => joins(ref.name)), aggregate.id, true);
+      });
+    } catch (error) {
+      await this.afterFailedWrite(kind, keeper, aggregate, error, taken, stored, plan.release);
+      throw error;
+    }
     setStoredVersion(aggregate, written);
+    setStoredKeys(aggregate, kind === 'remove' ? undefined : plan.after);
+    await keeper.release(plan.release.filter((ref) => !joins(ref.name)), aggregate.id, false);
     await this.publish(aggregate, events);
+  }
+
+  /**
+   * After a failed write, releases the values it had reserved — only those the write is known
+   * not to need: it definitely failed (a conflict, a duplicate, a taken key), or it failed
+   * ambiguously (a lost reply, a timeout) and the stored version shows it did not happen. A
+   * reservation whose value the stored aggregate holds stays. When nothing can be known (the
+   * store is unreachable), everything stays: both values held is the recoverable state.
+   */
+  private async afterFailedWrite(
+    kind: 'insert' | 'update' | 'remove',
+    keeper: UniqueKeyKeeper,
+    aggregate: T,
+    error: unknown,
+    taken: TakenKey[],
+    stored: KeyValues | undefined,
+    released: ReadonlyArray<{ name: string; key: string }>,
+  ): Promise<void> {
+    if (isDefiniteFailure(error)) {
+      if (taken.length === 0) return;
+      // A retry may find the aggregate stored with these values: they stay.
+      const now = await this.readStoredKeys(keeper, aggregate.id).catch(() => 'unknown' as const);
+      if (now !== 'unknown') await keeper.releaseTaken(taken, now ?? undefined);
+      return;
+    }
+    let version: number;
+    try {
+      version = await this.doCurrentVersion(aggregate.id);
+    } catch {
+      return; // the store cannot say: leave every reservation to reconciliation
+    }
+    if (kind === 'insert' && version === -1) await keeper.releaseTaken(taken, undefined);
+    else if (kind === 'update' && version === aggregate.oldVersion) await keeper.releaseTaken(taken, stored);
+    else if (kind === 'remove' && version === -1) await keeper.release(released, aggregate.id, false); // it is gone
+  }
+
+  /** The unique-key values stored for `id`, or null when it is not stored. */
+  private async readStoredKeys(keeper: UniqueKeyKeeper, id: ID): Promise<KeyValues | null> {
+    const loaded = await this.doFindById(id);
+    return loaded === null ? null : keeper.valuesOf(loaded.aggregate);
+  }
+
+  /** What reconcileUniqueKeys needs of this repository. */
+  [UNIQUE_KEYS](): UniqueKeysAccess<ID, T> {
+    return { keeper: () => this.keeper(), aggregates: (options) => this.aggregates(options), findById: (id) => this.findById(id) };
+  }
+
+  /** The keeper of the aggregate's unique keys, or null when it has none. */
+  protected keeper(): UniqueKeyKeeper | null {
+    if (this.uniqueKeyKeeper !== undefined) return this.uniqueKeyKeeper;
+    const definitions = this.aggregateClass ? getUniqueKeys(this.aggregateClass) : [];
+    if (definitions.length === 0) return (this.uniqueKeyKeeper = null);
+    const resolve = this.uniqueKeyResolver;
+    if (resolve === undefined) {
+      throw new RepositoryConfigurationError(
+        `${this.aggregateClass!.name} declares @UniqueKey(${definitions.map((d) => `'${d.name}'`).join(', ')}) but ${this.constructor.name} ` +
+          'has no reservations for them: import PrepareKeyModule.forRoot({ factory }) beside RepositoryModule (which takes them from it), ' +
+          'or pass { uniqueKeys: { name: prepareKey } } to the repository.',
+      );
+    }
+    this.uniqueKeyKeeper = new UniqueKeyKeeper(this.aggregateName(), definitions, resolve);
+    return this.uniqueKeyKeeper;
   }
 
   private async publish(aggregate: T, events: DataSyncEvent[]): Promise<void> {
@@ -222,4 +380,17 @@ function assertWriteFlowIntact(target: Function): void {
       }
     }
   }
+}
+
+/** Errors that say the write did not happen. */
+function isDefiniteFailure(error: unknown): boolean {
+  return (
+    error instanceof UniqueKeyViolationError ||
+    error instanceof OptimisticLockError ||
+    error instanceof DuplicateAggregateError ||
+    error instanceof AggregateStateError ||
+    error instanceof InvalidAggregateIdError ||
+    error instanceof RepositoryConfigurationError ||
+    error instanceof MissingIdGeneratorError
+  );
 }

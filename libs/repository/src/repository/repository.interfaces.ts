@@ -1,6 +1,7 @@
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
+import type { UniqueKeyReservations, UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
 
 /** The write side's persistence contract for one aggregate type. */
 export interface IRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> {
@@ -32,6 +33,17 @@ export interface RepositoryOptions<T extends AggregateRoot<any, any> = Aggregate
   publisher?: DataSyncPublisher;
   /** Fills empty IDs on insert; without one, insert of an aggregate without id fails with MissingIdGeneratorError. */
   idGenerators?: AggregateIdGeneratorSource | null;
+  /**
+   * The reservations of the aggregate's `@UniqueKey`s, by key name (PrepareKeys). RepositoryModule
+   * takes them from PrepareKeyModule; pass them yourself to a repository built by hand.
+   */
+  uniqueKeys?: UniqueKeyResolver | Record<string, UniqueKeyReservations>;
+}
+
+/** One page of a repository's aggregates, in id order; `next` is absent on the last page. */
+export interface AggregatePage<ID, T> {
+  aggregates: Array<LoadedAggregate<T>>;
+  next?: ID;
 }
 
 /** An aggregate as a store loaded it, with the version it found. */

@@ -33,6 +33,10 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
     this.storedName = escapeText(name);
   }
 
+  override get transactionScope(): object {
+    return this.context.pool;
+  }
+
   protected override now(): number {
     return this.context.clock.now();
   }

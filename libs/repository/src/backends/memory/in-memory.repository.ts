@@ -2,7 +2,7 @@ import { deepClone } from '../../aggregate/aggregate-clone.utils.js';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import { AbstractRepository } from '../../repository/abstract-repository.js';
-import type { LoadedAggregate } from '../../repository/repository.interfaces.js';
+import type { AggregatePage, LoadedAggregate } from '../../repository/repository.interfaces.js';
 
 interface StoredRecord {
   version: number;
@@ -58,7 +58,20 @@ export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<
     return record === undefined ? null : { aggregate: this.toAggregate(record.document, id), version: record.version };
   }
 
+  protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
+    const ids = [...this.records.keys()].filter((id) => cursor === undefined || compareIds(id, cursor) > 0).sort(compareIds);
+    const page = ids.slice(0, pageSize);
+    const aggregates = page.map((id) => ({ aggregate: this.toAggregate(this.records.get(id)!.document, id), version: this.records.get(id)!.version }));
+    return { aggregates, next: ids.length > pageSize ? page[page.length - 1] : undefined };
+  }
+
   protected override async doCurrentVersion(id: ID): Promise<number> {
     return this.records.get(id)?.version ?? -1;
   }
+}
+
+/** Ids in one order, numbers before strings. */
+function compareIds(a: AggregateId, b: AggregateId): number {
+  if (typeof a !== typeof b) return typeof a === 'number' ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
 }

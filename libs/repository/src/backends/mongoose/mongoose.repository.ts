@@ -5,7 +5,7 @@ import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { RepositoryError } from '../../errors/repository.error.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
-import type { LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
+import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
 
 export interface MongooseRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
   /** The connection whose database holds the collection. RepositoryModule passes its own. */
@@ -123,6 +123,17 @@ export abstract class MongooseRepository<
     if (document === null) return null;
     const version = this.versionOf(document, id);
     return { aggregate: this.toAggregate(document as unknown as StoredDocument<ID, D>), version };
+  }
+
+  protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
+    const collection = this.nativeCollection ?? (await this.resolveCollection());
+    const filter = cursor === undefined ? {} : { _id: { $gt: cursor } };
+    const documents = await collection.find(filter, { sort: { _id: 1 }, limit: pageSize }).toArray();
+    const aggregates = documents.map((document) => ({
+      aggregate: this.toAggregate(document as unknown as StoredDocument<ID, D>),
+      version: this.versionOf(document, document._id as ID),
+    }));
+    return { aggregates, next: documents.length === pageSize ? (documents[documents.length - 1]._id as ID) : undefined };
   }
 
   protected override async doCurrentVersion(id: ID): Promise<number> {

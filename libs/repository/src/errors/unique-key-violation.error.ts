@@ -1,0 +1,19 @@
+import { RepositoryError } from './repository.error.js';
+
+/**
+ * Another aggregate holds a value of one of this aggregate's unique keys. Nothing was written,
+ * and every value the failed write had just reserved was released again. As SPEC §3 names it,
+ * `name` is the unique key's name (not the class's): tell the error apart with `instanceof`.
+ */
+export class UniqueKeyViolationError extends RepositoryError {
+  constructor(
+    /** The unique key's name (the PrepareKey name), e.g. 'username'. */
+    override readonly name: string,
+    /** The value that is taken. */
+    readonly key: string,
+    /** Who holds it, as the reservation says. */
+    readonly holder?: { aggregate: string; id: unknown },
+  ) {
+    super(`the ${name} '${key}' is already taken${holder ? ` (by ${holder.aggregate} ${JSON.stringify(holder.id)})` : ''}`);
+  }
+}

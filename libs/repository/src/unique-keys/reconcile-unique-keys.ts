@@ -1,0 +1,148 @@
+import type { AggregateRoot } from '../aggregate/aggregate-root.js';
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
+import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import type { AbstractRepository } from '../repository/abstract-repository.js';
+import type { UniqueKeyKeeper } from './unique-key.keeper.js';
+import type { UniqueKeyOwner } from './unique-key.interfaces.js';
+
+export interface ReconcileUniqueKeysOptions {
+  /** Reservations younger than this are spared (writes still in flight); default 10 minutes, 0 judges every one. */
+  graceMs?: number;
+  /** Count what would change, change nothing. */
+  dryRun?: boolean;
+  /** Records and aggregates per page; default 500. */
+  pageSize?: number;
+  /** Called for each reservation or aggregate counted as failed. */
+  onError?: (error: unknown, what: { name: string; key?: string; id?: AggregateId }) => void;
+}
+
+export interface UniqueKeysReconciliationReport {
+  /** Reservations of this aggregate type looked at. */
+  scanned: number;
+  /** Held by an aggregate that exists and has that value. */
+  live: number;
+  /** Not held by their owner, but younger than graceMs: left alone (their write may be in flight). */
+  spared: number;
+  /** Released: their owner is gone, or holds another value. */
+  released: number;
+  /** Aggregates whose value had no reservation: reserved again. */
+  restored: number;
+  /** Aggregates whose value is reserved by another aggregate: reported, nothing changed. */
+  heldByOther: Array<{ name: string; key: string; id: AggregateId; holder: { aggregate: string; id: AggregateId } }>;
+  /** Values that several stored aggregates share (a breach to resolve by hand). */
+  shared: Array<{ name: string; key: string; ids: AggregateId[] }>;
+  failed: number;
+}
+
+/** How reconcileUniqueKeys reaches a repository's unique keys (internal to this package). */
+export const UNIQUE_KEYS = Symbol('ddd-kit.unique-keys');
+export interface UniqueKeysAccess<ID extends AggregateId, T> {
+  keeper(): UniqueKeyKeeper | null;
+  aggregates(options: { pageSize?: number }): AsyncIterable<T>;
+  findById(id: ID): Promise<T | null>;
+}
+
+/**
+ * Repairs the reservations of a repository's `@UniqueKey`s against the aggregates, both ways,
+ * with no liveness check to write:
+ *  1. each reservation of this aggregate type whose owner no longer exists or holds another
+ *     value is released (a rollback conditional on the exact record seen, so one taken over
+ *     meanwhile stays);
+ *  2. each stored aggregate whose value has no reservation gets it back; one held by another
+ *     aggregate is reported (`heldByOther`), and values that several aggregates share are
+ *     reported (`shared`) — neither is changed: which aggregate keeps the value is a decision.
+ * Reservations younger than `graceMs` are spared: their write may still be in flight. Safe on a
+ * live system and safe to run again.
+ */
+export async function reconcileUniqueKeys<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
+  repository: AbstractRepository<ID, T>,
+  options: ReconcileUniqueKeysOptions = {},
+): Promise<UniqueKeysReconciliationReport> {
+  const { graceMs = 10 * 60_000, dryRun = false, pageSize = 500, onError } = options;
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new RepositoryConfigurationError(`reconcileUniqueKeys: graceMs must be a non-negative integer, got ${String(graceMs)}`);
+  const access = (repository as unknown as { [UNIQUE_KEYS]: () => UniqueKeysAccess<ID, T> })[UNIQUE_KEYS]?.();
+  const keeper = access?.keeper();
+  if (!access || !keeper) throw new RepositoryConfigurationError(`reconcileUniqueKeys: ${repository.constructor.name} stores an aggregate without @UniqueKey`);
+  const report: UniqueKeysReconciliationReport = { scanned: 0, live: 0, spared: 0, released: 0, restored: 0, heldByOther: [], shared: [], failed: 0 };
+  const fail = (error: unknown, what: { name: string; key?: string; id?: AggregateId }) => {
+    report.failed++;
+    onError?.(error, what);
+  };
+  const load = async (id: AggregateId): Promise<T | null> => {
+    try {
+      return await access.findById(id as ID);
+    } catch (error) {
+      if (error instanceof InvalidAggregateIdError) return null;
+      throw error;
+    }
+  };
+
+  // 1. Reservations whose owner does not hold them.
+  for (const { name } of keeper.definitions) {
+    const store = keeper.storeOf(name);
+    for await (const record of store.records({ pageSize })) {
+      const owner = record.value.value as Partial<UniqueKeyOwner> | null;
+      if (owner === null || typeof owner !== 'object' || owner.aggregate !== keeper.aggregateName) continue; // another type's
+      if (record.value.isExpired()) continue; // holds nothing
+      report.scanned++;
+      try {
+        const aggregate = owner.id === undefined ? null : await load(owner.id);
+        const value = aggregate === null ? undefined : keeper.valuesOf(aggregate).get(name);
+        // Live when the aggregate's value is this key — as the store sees it: a PrepareKey that
+        // normalises keys (case-folding, say) stores 'ann' for the value 'Ann'.
+        if (value !== undefined && (value === record.key || sameOwner((await store.getValue(value))?.value, owner))) {
+          report.live++;
+          continue;
+        }
+        if (typeof owner.at === 'number' && Date.now() - owner.at < graceMs) {
+          report.spared++;
+          continue;
+        }
+        if (dryRun || (await store.rollback(record.key, record.value.value))) report.released++;
+      } catch (error) {
+        fail(error, { name, key: record.key });
+      }
+    }
+  }
+
+  // 2. Aggregates whose values have no reservation, and values several aggregates share.
+  const holders = new Map<string, Map<string, AggregateId[]>>(keeper.definitions.map((d) => [d.name, new Map()]));
+  for await (const aggregate of access.aggregates({ pageSize })) {
+    for (const [name, key] of keeper.valuesOf(aggregate)) {
+      if (key === undefined) continue;
+      const ids = holders.get(name)!;
+      ids.set(key, [...(ids.get(key) ?? []), aggregate.id]);
+      try {
+        const store = keeper.storeOf(name);
+        const current = await store.getValue(key);
+        if (current !== undefined && !current.isExpired()) {
+          if (!keeper.isOwner(current.value, aggregate.id)) {
+            report.heldByOther.push({ name, key, id: aggregate.id, holder: { aggregate: current.value.aggregate, id: current.value.id } });
+          }
+          continue;
+        }
+        if (dryRun) {
+          report.restored++;
+          continue;
+        }
+        const owner = keeper.owner(aggregate.id);
+        if (!(await store.prepare(key, owner))) continue; // taken meanwhile: the next run judges it
+        // The aggregate may have moved on while this ran: undo a restore it no longer needs.
+        const now = await load(aggregate.id);
+        if (now !== null && keeper.valuesOf(now).get(name) === key) report.restored++;
+        else await store.rollback(key, owner);
+      } catch (error) {
+        fail(error, { name, key, id: aggregate.id });
+      }
+    }
+  }
+  for (const [name, byKey] of holders) {
+    for (const [key, ids] of byKey) if (ids.length > 1) report.shared.push({ name, key, ids });
+  }
+  return report;
+}
+
+function sameOwner(a: Partial<UniqueKeyOwner> | undefined, b: Partial<UniqueKeyOwner>): boolean {
+  return a !== undefined && a.aggregate === b.aggregate && a.id === b.id && a.at === b.at;
+}

@@ -1,0 +1,169 @@
+import {
+  MemoryPrepareKeyFactory,
+  MongoPrepareKeyFactory,
+  PostgresPrepareKeyFactory,
+  RedisPrepareKeyFactory,
+  type PrepareKeyFactory,
+} from '@ddd-kit/prepare-key';
+import type { PrepareKeyFault, PrepareKeyFaultTarget } from '@ddd-kit/prepare-key/testing';
+import type { UniqueKeyOwner } from '@ddd-kit/repository';
+import { Cluster, Redis } from 'ioredis';
+import mongoose, { type Connection } from 'mongoose';
+import pg from 'pg';
+import {
+  mongoFaultTarget,
+  postgresFaultTarget,
+  redisClusterFaultTarget,
+  redisFaultTarget,
+} from '../support/fault-proxy/prepare-key-fault-targets.js';
+import { mongoUri, postgresSchema, redisClusterNodes, redisUrl, uniqueName } from '../support/servers.js';
+import { MemberInMemoryRepository, MemberMongooseRepository } from './support/member.aggregate.js';
+import { describeUniqueKeyContract, type MemberRepositoryClass, type Reservations, type UniqueKeyHarness } from './support/unique-key-contract.js';
+
+/** A PrepareKey backend: a factory per fresh key space, and how to reach the same space through faults. */
+interface KeyBackend {
+  label: string;
+  /** Whether its store is reached over a network, through which faults are injected. */
+  faults: boolean;
+  open(): Promise<{
+    factory(): PrepareKeyFactory;
+    faults?: { target: PrepareKeyFaultTarget; clean: () => PrepareKeyFactory };
+    close(): Promise<void>;
+  }>;
+}
+
+/** A repository backend: the class and options for a fresh store. */
+interface StoreBackend {
+  label: string;
+  open(): Promise<{ Repository: MemberRepositoryClass; options(): Record<string, unknown>; close(): Promise<void> }>;
+}
+
+const keyBackends: KeyBackend[] = [
+  {
+    label: 'memory reservations',
+    faults: false,
+    open: async () => ({ factory: () => new MemoryPrepareKeyFactory(), close: async () => {} }),
+  },
+  {
+    label: 'Redis reservations',
+    faults: true,
+    open: async () => {
+      const redis = new Redis(redisUrl());
+      const prefix = uniqueName('uk');
+      const injector = await redisFaultTarget(redisUrl(), prefix);
+      return {
+        factory: () => new RedisPrepareKeyFactory(redis, { prefix: uniqueName('uk') }),
+        faults: { target: injector.faults, clean: () => new RedisPrepareKeyFactory(redis, { prefix }) },
+        close: async () => {
+          await injector.close();
+          redis.disconnect();
+        },
+      };
+    },
+  },
+  {
+    label: 'Redis Cluster reservations',
+    faults: true,
+    open: async () => {
+      const cluster = new Cluster(redisClusterNodes());
+      const prefix = uniqueName('uk');
+      const injector = await redisClusterFaultTarget(redisClusterNodes(), prefix);
+      return {
+        factory: () => new RedisPrepareKeyFactory(cluster, { prefix: uniqueName('uk') }),
+        faults: { target: injector.faults, clean: () => new RedisPrepareKeyFactory(cluster, { prefix }) },
+        close: async () => {
+          await injector.close();
+          cluster.disconnect();
+        },
+      };
+    },
+  },
+  {
+    label: 'MongoDB-wire (jongodb) reservations',
+    faults: true,
+    open: async () => {
+      const dbName = uniqueName('uk');
+      const connection = await mongoose.createConnection(mongoUri(), { dbName }).asPromise();
+      const injector = await mongoFaultTarget(mongoUri(), dbName);
+      let n = 0;
+      return {
+        factory: () => new MongoPrepareKeyFactory(connection, { collectionPrefix: `k${++n}_` }),
+        faults: { target: injector.faults, clean: () => new MongoPrepareKeyFactory(connection) },
+        close: async () => {
+          await injector.close();
+          await connection.close();
+        },
+      };
+    },
+  },
+  {
+    label: 'PostgreSQL reservations',
+    faults: true,
+    open: async () => {
+      const schema = await postgresSchema('uk');
+      const pool = new pg.Pool({ connectionString: schema.url });
+      const injector = await postgresFaultTarget(schema.url, 'faulty_keys');
+      let n = 0;
+      return {
+        factory: () => new PostgresPrepareKeyFactory(pool, { table: `keys_${++n}`, sweepIntervalMs: 0 }),
+        faults: { target: injector.faults, clean: () => new PostgresPrepareKeyFactory(pool, { table: 'faulty_keys', sweepIntervalMs: 0 }) },
+        close: async () => {
+          await injector.close();
+          await pool.end();
+          await schema.drop();
+        },
+      };
+    },
+  },
+];
+
+const storeBackends: StoreBackend[] = [
+  {
+    label: 'InMemoryRepository',
+    open: async () => ({ Repository: MemberInMemoryRepository as unknown as MemberRepositoryClass, options: () => ({}), close: async () => {} }),
+  },
+  {
+    label: 'MongooseRepository (MongoDB-wire emulator)',
+    open: async () => {
+      const connection: Connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('uk_members') }).asPromise();
+      let n = 0;
+      return {
+        Repository: MemberMongooseRepository as unknown as MemberRepositoryClass,
+        options: () => ({ connection, collection: `members_${++n}` }),
+        close: () => connection.close(),
+      };
+    },
+  },
+];
+
+function reservationsOf(factory: PrepareKeyFactory): Reservations {
+  return { handle: factory.create<UniqueKeyOwner>('handle'), email: factory.create<UniqueKeyOwner>('email') };
+}
+
+for (const keys of keyBackends) {
+  for (const store of storeBackends) {
+    describeUniqueKeyContract(`${keys.label} × ${store.label}`, async (): Promise<UniqueKeyHarness> => {
+      const [k, s] = [await keys.open(), await store.open()];
+      const faults = k.faults;
+      return {
+        Repository: s.Repository,
+        options: s.options,
+        reservations: () => reservationsOf(k.factory()),
+        faults:
+          faults === undefined
+            ? undefined
+            : {
+                open: async (fault: PrepareKeyFault) => {
+                  const opened = await faults.target.open(fault);
+                  return { clean: reservationsOf(faults.clean()), faulty: reservationsOf(opened.factory), close: opened.close };
+                },
+                arm: (fault, name, nth) => faults.target.arm(fault, name, nth),
+              },
+        close: async () => {
+          await s.close();
+          await k.close();
+        },
+      };
+    }, { faults: keys.faults });
+  }
+}
