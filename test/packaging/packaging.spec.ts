@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import semver from 'semver';
-import { mongoUri, redisUrl } from '../support/servers.js';
+import { mongoUri, postgresUrl, redisUrl } from '../support/servers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const consumerDir = join(root, 'test', 'packaging', 'consumer');
@@ -286,7 +286,7 @@ describe('packed libraries installed outside the workspace', () => {
           process.execPath,
           [join('dist', 'main.js'), 'drivers', lib.dir],
           dir,
-          cleanEnv({ REDIS_URL: redisUrl(), MONGODB_URI: mongoUri() }),
+          cleanEnv({ REDIS_URL: redisUrl(), MONGODB_URI: mongoUri(), DATABASE_URL: postgresUrl() }),
           120_000,
         );
         expect(stdout).toContain(`ok ${lib.dir} drivers`);

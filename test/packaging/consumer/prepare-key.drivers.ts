@@ -1,9 +1,10 @@
-// @ddd-kit/prepare-key on its optional drivers: one round trip on Redis (ioredis) and one on
-// MongoDB (mongoose), at whatever driver versions the scratch project installed.
+// @ddd-kit/prepare-key on its optional drivers: one round trip each on Redis (ioredis), MongoDB
+// (mongoose) and PostgreSQL (pg), at whatever driver versions the scratch project installed.
 import { strict as assert } from 'node:assert';
-import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, type PrepareKeyFactory } from '@ddd-kit/prepare-key';
+import { MongoPrepareKeyFactory, PostgresPrepareKeyFactory, RedisPrepareKeyFactory, type PrepareKeyFactory } from '@ddd-kit/prepare-key';
 import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
+import pg from 'pg';
 import { clearCollections, requiredEnv, RUN_ID } from './env.js';
 
 async function roundTrip(factory: PrepareKeyFactory): Promise<void> {
@@ -31,5 +32,16 @@ export async function run(): Promise<void> {
     await clearCollections(connection.db!, ['prepare_username']);
   } finally {
     await connection.close();
+  }
+
+  const pool = new pg.Pool({ connectionString: requiredEnv('DATABASE_URL'), max: 2 });
+  const table = `${RUN_ID}_prepare_keys`;
+  try {
+    const factory = new PostgresPrepareKeyFactory(pool, { table, sweepIntervalMs: 0 });
+    await roundTrip(factory);
+    await factory.close();
+  } finally {
+    await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+    await pool.end();
   }
 }
