@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import mongoose, { type Connection, type mongo } from 'mongoose';
 import { mongoFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
-import { mongoUri, uniqueName } from '../../../../../test/support/servers.js';
+import { dropMongoDatabase, mongoUri, uniqueName } from '../../../../../test/support/servers.js';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { primitivesOf } from '../../prepare-key.primitives.js';
@@ -23,7 +23,7 @@ describePrepareKeyContract(
       faults: injector.faults,
       close: async () => {
         await injector.close();
-        await connection.dropDatabase();
+        await dropMongoDatabase(connection.db!);
         await connection.close();
       },
     };
