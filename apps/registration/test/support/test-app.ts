@@ -71,3 +71,12 @@ export async function createTestApp(
 export function freshName(prefix = 'u'): string {
   return `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 }
+
+/** The `Authorization` header that lets a request rename or delete `user`: the secret its registration returned. */
+export const bearer = (user: { secret: string }): string => `Bearer ${user.secret}`;
+
+/** A registration's body as every later read shows the user: without the one-time secret. */
+export function viewOf<T extends { secret?: unknown }>(registered: T): Omit<T, 'secret'> {
+  const { secret: _secret, ...view } = registered;
+  return view;
+}
