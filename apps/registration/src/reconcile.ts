@@ -5,12 +5,20 @@ import { loadConfigOrExit } from './config/app-config.js';
 import { RegistrationReconciler } from './reconciliation/registration-reconciler.js';
 
 /**
- * `npm run reconcile -w apps/registration`: one pass of the reservation and read-model
+ * `npm run reconcile -w apps/registration`: one pass of the username and read-model
  * reconcilers against the configured backends, then a JSON report on stdout. Meant for a
- * nightly job; it only makes sense on shared backends (memory ones start empty here).
+ * nightly job, or after an incident. It refuses to run against a repository that is not shared:
+ * an in-memory one starts empty here, and every reservation would be judged against no users.
  */
 async function main(): Promise<void> {
-  loadConfigOrExit(); // a bad variable: one clear line and exit code 1 (AppModule reads the same environment)
+  const config = loadConfigOrExit(); // a bad variable: one clear line and exit code 1 (AppModule reads the same environment)
+  if (config.repositoryBackend === 'memory') {
+    console.error(
+      'Refusing to reconcile: REPOSITORY_BACKEND is memory, so this process would see no users and release every reservation. ' +
+        'Run it with the REPOSITORY_BACKEND (and store URLs) of the deployment it repairs.',
+    );
+    process.exit(1);
+  }
   const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
   app.enableShutdownHooks();
   try {

@@ -34,31 +34,42 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
 
   const available = async (name: string) => (await http.get(`/usernames/${name}`).expect(200)).body.available;
 
-  it('releases the name of a user deleted by a request that failed before releasing it, and nothing else', async () => {
+  it('releases the name of a user deleted by a request whose release failed, and nothing else', async () => {
     const [lost, kept] = [freshName('lost'), freshName('kept')];
     const { body: victim } = await http.post('/users').send({ username: lost }).expect(201);
     const { body: survivor } = await http.post('/users').send({ username: kept }).expect(201);
-    // The process "dies" between deleting the user and releasing its name.
-    jest.spyOn(usernames, 'rollback').mockRejectedValueOnce(new Error('injected: crashed before the release'));
-    await http.delete(`/users/${victim.id}`).set('Authorization', bearer(victim)).expect(500);
+    // The user is deleted; releasing its name then fails (the store went away for a moment).
+    jest.spyOn(usernames, 'rollback').mockRejectedValueOnce(new Error('injected: the release failed'));
+    await http.delete(`/users/${victim.id}`).set('Authorization', bearer(victim)).expect(204);
     jest.restoreAllMocks();
     await http.get(`/users/${victim.id}`).expect(404);
     expect(await available(lost)).toBe(false);
 
     const report = await app.get(RegistrationReconciler).run();
-    expect(report.reservations.released).toBeGreaterThanOrEqual(1);
-    expect(report.reservations.failed).toBe(0);
+    expect(report.usernames.released).toBeGreaterThanOrEqual(1);
+    expect(report.usernames.failed).toBe(0);
     expect(await available(lost)).toBe(true);
     expect(await available(kept)).toBe(false);
     await http.get(`/users/${survivor.id}`).expect(200, viewOf(survivor));
   });
 
+  it('restores the reservation of a user whose name has none, so the name is not handed out twice', async () => {
+    const name = freshName('lostres');
+    const { body: user } = await http.post('/users').send({ username: name }).expect(201);
+    await usernames.rollback(name); // the reservation is lost (a store restart without persistence)
+    expect(await available(name)).toBe(true);
+    const report = await app.get(RegistrationReconciler).run();
+    expect(report.usernames.restored).toBeGreaterThanOrEqual(1);
+    expect(await usernames.get(name)).toMatchObject({ aggregate: 'user', id: user.id });
+    await http.post('/users').send({ username: name }).expect(409);
+  });
+
   it('spares a reservation younger than the grace period (a registration between its two steps)', async () => {
     const name = freshName('flight');
-    await usernames.prepare(name, { userId: 'not-inserted-yet', reservedAt: Date.now() });
-    const patient = new RegistrationReconciler(usernames, users, readModel, 60_000);
+    await usernames.prepare(name, { aggregate: 'user', id: 'notinsertedyet0', at: Date.now() });
+    const patient = new RegistrationReconciler(users, readModel, 60_000);
     const report = await patient.run();
-    expect(report.reservations.released).toBe(0);
+    expect(report.usernames.released).toBe(0);
     expect(await available(name)).toBe(false);
     await app.get(RegistrationReconciler).run();
     expect(await available(name)).toBe(true);
@@ -85,16 +96,17 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
 });
 
 describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
+  const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'reconcile.js');
+
   it('runs both reconcilers once against the configured backends and prints the report', async () => {
     const config = sharedBackend.config();
     const app = await createTestApp(config);
     const name = freshName('night');
     try {
-      await app.get(UsernamePrepareKey).prepare(name, { userId: '000000000000000', reservedAt: 0 });
+      await app.get(UsernamePrepareKey).prepare(name, { aggregate: 'user', id: '000000000000000', at: 0 });
     } finally {
       await app.close();
     }
-    const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'reconcile.js');
     const { stdout } = await promisify(execFile)(process.execPath, [script], {
       env: {
         ...process.env,
@@ -102,7 +114,7 @@ describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
       },
     });
     const report = JSON.parse(stdout);
-    expect(report.reservations.released).toBeGreaterThanOrEqual(1);
+    expect(report.usernames.released).toBeGreaterThanOrEqual(1);
     expect(report.readModel).toEqual(expect.objectContaining({ scanned: expect.any(Number), failed: 0 }));
     const check = await createTestApp(config);
     try {
@@ -111,4 +123,29 @@ describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
       await check.close();
     }
   });
+
+  it('refuses to run against a repository that is not shared (it would judge every reservation against an empty store), touching nothing', async () => {
+    const config = sharedBackend.config();
+    const app = await createTestApp(config);
+    const name = freshName('keep');
+    try {
+      await http(app).post('/users').send({ username: name }).expect(201);
+    } finally {
+      await app.close();
+    }
+    // Redis reservations, and the default in-memory repository.
+    const env = { ...process.env, ...sharedBackendEnv(config, '7'), REPOSITORY_BACKEND: 'memory', RECONCILE_GRACE_MS: '0' };
+    const run = promisify(execFile)(process.execPath, [script], { env });
+    await expect(run).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/REPOSITORY_BACKEND/) });
+    const check = await createTestApp(config);
+    try {
+      expect(await check.get(UsernamePrepareKey).get(name)).toMatchObject({ aggregate: 'user' });
+    } finally {
+      await check.close();
+    }
+  });
 });
+
+function http(app: INestApplication) {
+  return request(app.getHttpServer());
+}

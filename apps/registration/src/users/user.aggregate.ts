@@ -1,5 +1,5 @@
 import { Aggregate } from '@ddd-kit/id-generator';
-import { AggregateRoot } from '@ddd-kit/repository';
+import { AggregateRoot, UniqueKey } from '@ddd-kit/repository';
 
 /** What the read model and the API see of a user. */
 export interface UserView {
@@ -13,7 +13,12 @@ export interface UserSnapshot {
   username: string;
 }
 
+/**
+ * A registered user. Its username is unique: the repository reserves it before every write that
+ * sets it and releases the old one after a rename or a delete (usernames arrive case-folded).
+ */
 @Aggregate({ name: 'user', context: 'registration' })
+@UniqueKey('username', (user: User) => user.username)
 export class User extends AggregateRoot<string, UserSnapshot> {
   username!: string;
   /**

@@ -1,17 +1,13 @@
 import { PreparableKey, PrepareKey } from '@ddd-kit/prepare-key';
+import type { UniqueKeyOwner } from '@ddd-kit/repository';
 
 /**
- * Who holds a username, and since when. Reconciliation asks the repository whether the user
- * still has the name; `reservedAt` lets it spare reservations of requests still in flight
- * (a registration between its reservation and its insert has no user yet).
+ * The reservations of usernames. The user repository keeps them (`@UniqueKey('username')` on
+ * User): a reservation names its owner and when it was taken, `{ aggregate: 'user', id, at }`.
+ * The app reads them only to say whether a name is free.
  */
-export interface UsernameIndex {
-  userId: string;
-  reservedAt: number;
-}
-
 @PreparableKey('username')
-export abstract class UsernamePrepareKey extends PrepareKey<UsernameIndex> {
+export abstract class UsernamePrepareKey extends PrepareKey<UniqueKeyOwner> {
   /** True when nobody holds `username` (an expired record counts as free). */
   async isAvailable(username: string): Promise<boolean> {
     return (await this.get(username)) === undefined;

@@ -1,19 +1,33 @@
-import { ConflictException, Injectable, Logger, NotFoundException, PreconditionFailedException } from '@nestjs/common';
+import {
+  ConflictException,
+  Injectable,
+  Logger,
+  NotFoundException,
+  PreconditionFailedException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import { AggregateIdGeneratorRegistrar } from '@ddd-kit/id-generator';
-import { PrepareKeyStateError } from '@ddd-kit/prepare-key';
-import { InjectRepository, InvalidAggregateIdError, OptimisticLockError, type IRepository } from '@ddd-kit/repository';
+import {
+  InjectRepository,
+  InvalidAggregateIdError,
+  OptimisticLockError,
+  UniqueKeyViolationError,
+  type IRepository,
+} from '@ddd-kit/repository';
 import { UserReadModel } from '../read-model/user-read-model.js';
 import { User, type UserView } from './user.aggregate.js';
-import { UsernamePrepareKey, type UsernameIndex } from './username.prepare-key.js';
+import { UsernamePrepareKey } from './username.prepare-key.js';
 
-const taken = (username: string) => new ConflictException(`username '${username}' is already taken`);
 const stale = (id: string, expected: number, current: number | string) =>
   new PreconditionFailedException(`user '${id}' is at version ${current}, not ${expected}: reload it and retry`);
+const missing = (id: string) => new NotFoundException(`user '${id}' does not exist`);
 
 /**
- * Registration, rename and deletion. Usernames are reserved with PrepareKey before the user
- * is written, and released on every error path, so a failed request leaves no name held by
- * nobody. Usernames arrive already case-folded and validated.
+ * Registration, rename and deletion: the HTTP concerns only (versions, status codes). The
+ * username is a `@UniqueKey` of User, so the repository keeps its reservation in the safe order
+ * (register = reserve, insert; rename = reserve the new name, update, release the old one;
+ * delete = delete, release) and releases a reservation only when the write it guarded is known
+ * not to have happened. Usernames arrive already case-folded and validated.
  */
 @Injectable()
 export class UsersService {
@@ -28,68 +42,29 @@ export class UsersService {
 
   /** `secretHash`: the hash of the secret the caller hands to the new user (auth/user-secret.ts). */
   async register(username: string, secretHash: string): Promise<UserView> {
-    const user = User.register(this.ids.get(User).generate(), username, secretHash);
-    // usingPrepare releases the name when the insert throws; a taken name never reaches it.
-    return this.usernames.usingPrepare(username, newIndex(user), async (prepared) => {
-      if (!prepared) throw taken(username);
-      await this.users.insert(user);
-      return user.toView();
-    });
+    const user = User.register(await this.ids.get(User).generateAsync(), username, secretHash);
+    await this.write(user.id, () => this.users.insert(user));
+    return user.toView();
   }
 
   async get(id: string): Promise<UserView> {
     return (await this.load(id)).toView();
   }
 
-  /**
-   * Moves the user's reservation to the new name with the four-argument reprepare, then
-   * writes the user where its version is still `expectedVersion`. When that write loses the
-   * race the reservation is moved back, so the old name stays the user's and the new one is free.
-   */
+  /** Writes the user where its version is still `expectedVersion`. */
   async rename(id: string, username: string, expectedVersion: number): Promise<UserView> {
     const user = await this.load(id);
     if (user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
-    const oldName = user.username;
-    if (oldName === username) return user.toView();
-
-    // The key change is conditional on the exact value held, so read it first.
-    const oldIndex = await this.usernames.get(oldName);
-    if (oldIndex?.userId !== user.id) throw stale(id, expectedVersion, 'a newer version');
-    const index = newIndex(user);
-    let moved: boolean;
-    try {
-      moved = await this.usernames.reprepare(oldName, oldIndex, username, index);
-    } catch (err) {
-      // The old name was no longer this user's: a concurrent rename or delete got there first.
-      if (err instanceof PrepareKeyStateError) throw stale(id, expectedVersion, 'a newer version');
-      throw err;
-    }
-    if (!moved) throw taken(username);
-
+    if (user.username === username) return user.toView();
     user.rename(username);
-    try {
-      await this.users.update(user);
-    } catch (err) {
-      await this.moveBack(username, index, oldName, oldIndex);
-      if (err instanceof OptimisticLockError) throw stale(id, expectedVersion, 'a newer version');
-      throw err;
-    }
+    await this.write(id, () => this.users.update(user), expectedVersion);
     return user.toView();
   }
 
   async remove(id: string, expectedVersion?: number): Promise<void> {
     const user = await this.load(id);
     if (expectedVersion !== undefined && user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
-    const index = await this.usernames.get(user.username);
-    try {
-      await this.users.remove(user);
-    } catch (err) {
-      if (err instanceof OptimisticLockError) throw stale(id, user.oldVersion, 'a newer version');
-      throw err;
-    }
-    // Released after the user is gone: a crash in between leaves the name held by a user that no
-    // longer exists, which the reservation reconciler (npm run reconcile) releases.
-    if (index?.userId === user.id) await this.usernames.rollback(user.username, index);
+    await this.write(id, () => this.users.remove(user), user.oldVersion);
   }
 
   async isAvailable(username: string): Promise<boolean> {
@@ -107,23 +82,26 @@ export class UsersService {
     } catch (err) {
       if (!(err instanceof InvalidAggregateIdError)) throw err;
     }
-    throw new NotFoundException(`user '${id}' does not exist`);
+    throw missing(id);
   }
 
-  /** Undoes a key change: takes the old name back, then releases the new one. */
-  private async moveBack(newName: string, index: UsernameIndex, oldName: string, oldIndex: UsernameIndex): Promise<void> {
+  /**
+   * Runs one write and maps what it says to HTTP: a taken name is 409; a version conflict is
+   * 412, or 404 when the user is gone (a rename racing a delete); any other failure leaves the
+   * outcome unknown (a lost reply, a timeout), which is a 503 — the client reads the user again.
+   */
+  private async write(id: string, write: () => Promise<void>, expectedVersion?: number): Promise<void> {
     try {
-      if (await this.usernames.reprepare(newName, index, oldName, oldIndex)) return;
-      // Someone took the old name in the instant it was free: the user keeps its record's old
-      // name without a reservation. Release the new one at least, and say so loudly.
-      this.logger.error(`username '${oldName}' of user '${index.userId}' was taken while a failed rename was undone`);
+      await write();
     } catch (err) {
-      this.logger.error(`undoing the rename of user '${index.userId}' from '${oldName}' to '${newName}' failed`, err as Error);
+      if (err instanceof UniqueKeyViolationError) throw new ConflictException(`username '${err.key}' is already taken`);
+      if (err instanceof OptimisticLockError) {
+        const current = await this.users.currentVersion(id).catch(() => undefined);
+        if (current === -1) throw missing(id);
+        throw stale(id, expectedVersion ?? 0, current ?? 'a newer version');
+      }
+      this.logger.error(`a write of user '${id}' failed; its outcome is unknown`, err instanceof Error ? err.stack : String(err));
+      throw new ServiceUnavailableException(`the store did not confirm the write of user '${id}'; read the user again before retrying`);
     }
-    await this.usernames.rollback(newName, index);
   }
-}
-
-function newIndex(user: User): UsernameIndex {
-  return { userId: user.id, reservedAt: Date.now() };
 }
