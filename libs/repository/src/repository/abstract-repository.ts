@@ -156,6 +156,15 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     return loaded === null ? -1 : loaded.version;
   }
 
+  /**
+   * Runs `publish` (the write's data-sync events) once the write is durable. Immediately by
+   * default; a store whose writes can still be rolled back by an enclosing transaction defers
+   * it to the commit, so a rollback publishes nothing.
+   */
+  protected async whenWriteCommits(publish: () => Promise<void>): Promise<void> {
+    await publish();
+  }
+
   /** The error a conditional write that matched nothing throws. */
   protected conflict(aggregate: T): OptimisticLockError {
     return new OptimisticLockError(this.nameOf(aggregate), aggregate.id, aggregate.oldVersion);
@@ -183,7 +192,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     const written = aggregate.newVersion;
     await store();
     setStoredVersion(aggregate, written);
-    await this.publish(aggregate, events);
+    if (this.publisher !== undefined && events.length > 0) await this.whenWriteCommits(() => this.publish(aggregate, events));
   }
 
   private async publish(aggregate: T, events: DataSyncEvent[]): Promise<void> {
