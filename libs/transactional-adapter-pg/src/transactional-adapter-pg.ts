@@ -1,6 +1,7 @@
+import { createRequire } from 'node:module';
 import type { InjectionToken } from '@nestjs/common';
 import type { TransactionalAdapter, TransactionalAdapterOptions } from '@nestjs-cls/transactional';
-import { ClsServiceManager } from 'nestjs-cls';
+import type { ClsService, ClsServiceManager } from 'nestjs-cls';
 import type { Pool, PoolClient } from 'pg';
 import { ambientStorage, PgTransactionContext, type AmbientPgTransaction } from './pg-ambient-transaction.js';
 import { assertPool, beginStatement, runTransaction, type PgTransactionOptions } from './pg-transaction.js';
@@ -93,11 +94,24 @@ function contextOf(pool: Pool, tx: unknown): PgTransactionContext | undefined {
  * the CLS context: it counts as suspended wherever the key that held this client no longer does.
  */
 function suspendedWhenClsDropsIt(client: PoolClient): (() => boolean) | undefined {
-  const cls = ClsServiceManager.getClsService();
+  const cls = clsService();
   if (!cls.isActive()) return undefined;
   const store = cls.get() as Record<PropertyKey, unknown>;
   const key = Reflect.ownKeys(store).find((k) => store[k] === client);
   if (key === undefined) return undefined;
   // Outside any CLS context (cls.exit()) nothing says the transaction was dropped: it stays joined.
   return () => cls.isActive() && (cls.get() as Record<PropertyKey, unknown>)[key] !== client;
+}
+
+let clsManager: typeof ClsServiceManager | undefined;
+
+/**
+ * nestjs-cls's ClsService, required when the first transaction starts (nestjs-cls is loaded by
+ * then) rather than imported: importing this package for runInTransaction alone must not load
+ * nestjs-cls, a CommonJS package that requires the ES-module-only Nest 12 (which some module
+ * loaders, Jest's on Node 20 among them, cannot do).
+ */
+function clsService(): ClsService {
+  clsManager ??= (createRequire(import.meta.url)('nestjs-cls') as { ClsServiceManager: typeof ClsServiceManager }).ClsServiceManager;
+  return clsManager.getClsService();
 }
