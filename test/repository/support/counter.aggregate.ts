@@ -57,7 +57,7 @@ export class CounterInMemoryRepository extends InMemoryRepository<string, Counte
 
 /** Counters as rows of `counters` (tests pass `{ table }` to give each repository its own). */
 export class CounterPostgresRepository extends PostgresRepository<string, Counter, CounterFields> {
-  protected readonly table = 'counters';
+  protected readonly table: string = 'counters';
   protected readonly columns = { label: 'text NOT NULL', count: 'integer NOT NULL', tags: 'jsonb NOT NULL' };
 
   protected toRow(counter: Counter): CounterFields {
