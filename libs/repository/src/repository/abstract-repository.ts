@@ -161,8 +161,8 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
    * default; a store whose writes can still be rolled back by an enclosing transaction defers
    * it to the commit, so a rollback publishes nothing.
    */
-  protected async whenWriteCommits(publish: () => Promise<void>): Promise<void> {
-    await publish();
+  protected whenWriteCommits(publish: () => Promise<void>): Promise<void> {
+    return publish();
   }
 
   /** The error a conditional write that matched nothing throws. */

@@ -104,7 +104,8 @@ export abstract class PostgresRepository<
   private createTableOnFirstUse?: boolean;
   private statements?: Statements;
   private tableReady?: Promise<void>;
-  private tableKnown?: boolean;
+  /** The statements, once the table is known to exist (or is not this repository's to create): the hot path reads only this. */
+  private readyStatements?: Statements;
 
   constructor(options: PostgresRepositoryOptions<T> = {}) {
     super(options);
@@ -180,7 +181,7 @@ export abstract class PostgresRepository<
 
   protected async doInsert(aggregate: T): Promise<void> {
     const id = this.checkedId(aggregate.id);
-    const s = await this.ready();
+    const s = this.readyStatements ?? (await this.ready());
     const values: unknown[] = [id, aggregate.newVersion];
     this.pushColumnValues(values, s, aggregate);
     const inserted = await this.executeWrite({ text: s.insert, values }, this.statementsToCommitWith(aggregate, 'insert'));
@@ -189,7 +190,7 @@ export abstract class PostgresRepository<
 
   protected async doUpdate(aggregate: T): Promise<void> {
     const id = this.checkedId(aggregate.id);
-    const s = await this.ready();
+    const s = this.readyStatements ?? (await this.ready());
     const values: unknown[] = [id, aggregate.oldVersion];
     this.pushColumnValues(values, s, aggregate);
     values.push(aggregate.newVersion);
@@ -199,7 +200,7 @@ export abstract class PostgresRepository<
 
   protected async doRemove(aggregate: T): Promise<void> {
     const id = this.checkedId(aggregate.id);
-    const s = await this.ready();
+    const s = this.readyStatements ?? (await this.ready());
     const values = [id, aggregate.oldVersion];
     const deleted = await this.executeWrite({ text: s.remove, values }, this.statementsToCommitWith(aggregate, 'remove'));
     if (!deleted) throw this.conflict(aggregate);
@@ -207,7 +208,7 @@ export abstract class PostgresRepository<
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
     this.checkedId(id);
-    const s = await this.ready();
+    const s = this.readyStatements ?? (await this.ready());
     const result = await this.run<Record<string, unknown>>(this.queryable(), { text: s.find, values: [id] });
     if (result.rows.length === 0) return null;
     const row = result.rows[0];
@@ -219,7 +220,7 @@ export abstract class PostgresRepository<
 
   protected override async doCurrentVersion(id: ID): Promise<number> {
     this.checkedId(id);
-    const s = await this.ready();
+    const s = this.readyStatements ?? (await this.ready());
     const result = await this.run<{ version: unknown }>(this.queryable(), { text: s.version, values: [id] });
     return result.rows.length === 0 ? -1 : this.versionOf(result.rows[0].version, id);
   }
@@ -229,10 +230,11 @@ export abstract class PostgresRepository<
    * the commit (and are dropped by a rollback) when the transaction offers `afterCommit`, as
    * @ddd-kit/transactional-adapter-pg's do.
    */
-  protected override async whenWriteCommits(publish: () => Promise<void>): Promise<void> {
+  protected override whenWriteCommits(publish: () => Promise<void>): Promise<void> {
     const transaction = this.pool === undefined ? undefined : ambientTransactionFor(this.pool);
-    if (transaction?.afterCommit !== undefined && transaction.client !== this.pool) transaction.afterCommit(publish);
-    else await publish();
+    if (transaction?.afterCommit === undefined || transaction.client === this.pool) return publish();
+    transaction.afterCommit(publish);
+    return Promise.resolve();
   }
 
   // ---------------------------------------------------------------- for subclasses
@@ -267,7 +269,13 @@ export abstract class PostgresRepository<
     const pool = this.requirePool();
     const ambient = ambientClientFor(pool);
     if (ambient !== undefined) return this.runWrite(ambient, write, alongside);
-    if (alongside.length === 0) return this.runWrite(pool, write, alongside);
+    if (alongside.length === 0) {
+      try {
+        return (await pool.query(write.text, write.values as unknown[] | undefined)).rowCount !== 0;
+      } catch (error) {
+        throw this.explain(error);
+      }
+    }
 
     const client: PoolClient = await pool.connect();
     // A checked-out client that loses its connection emits 'error'; unheard, that would end the
@@ -316,8 +324,9 @@ export abstract class PostgresRepository<
 
   /** The statements, after the table exists (created on first use unless told not to). */
   private async ready(): Promise<Statements> {
-    const s = this.statements ?? this.prepared();
-    if (!this.tableKnown && this.createTableOnFirstUse !== false) await (this.tableReady ?? this.makeTableReady());
+    const s = this.prepared();
+    if (this.createTableOnFirstUse !== false) await (this.tableReady ?? this.makeTableReady());
+    this.readyStatements = s;
     return s;
   }
 
@@ -337,7 +346,6 @@ export abstract class PostgresRepository<
           if (!CREATE_RACE.has((error as { code?: string }).code ?? '')) throw error;
         }
       }
-      this.tableKnown = true;
     })();
     this.tableReady = ready;
     // A failed attempt (server down) is retried by the next call rather than remembered.
