@@ -62,11 +62,22 @@ export class ChildApp {
     return this.stderr;
   }
 
-  /** Closes the Nest application (shutdown hooks included) and waits for the process to exit. */
-  async stop(): Promise<number | null> {
-    if (this.child.exitCode !== null) return this.child.exitCode;
+  /**
+   * Closes the Nest application (shutdown hooks included) and waits for the process to exit.
+   * A child that has not exited after `ms` is killed and this rejects: a hang is a failure,
+   * and must not keep the test run alive.
+   */
+  async stop(ms = 15_000): Promise<number | null> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return this.child.exitCode;
     const exited = new Promise<number | null>((resolve) => this.child.once('exit', resolve));
     this.child.send({ id: 0, op: '__stop', args: [] });
-    return exited;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), ms)));
+    const outcome = await Promise.race([exited, late]);
+    clearTimeout(timer);
+    if (outcome !== 'late') return outcome;
+    this.child.kill('SIGKILL');
+    await exited;
+    throw new Error(`the child app did not exit within ${ms} ms of being stopped (killed):\n${this.stderr}`);
   }
 }
