@@ -194,14 +194,17 @@ describe('runInTransaction', () => {
       await proxy.close();
     });
 
-    it('a lost reply to COMMIT is an error (the outcome is unknown: here it committed); the connection is destroyed', async () => {
-      proxy.dropReply({ match: 'COMMIT' });
-      const error = await runInTransaction(faulty, (client) => client.query('INSERT INTO notes VALUES ($1, $2)', ['commit-lost', 'x'])).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(Error);
-      expect(await stored()).toEqual(['commit-lost']);
-      expect(faulty.totalCount).toBe(faulty.idleCount);
-      expect(faulty.totalCount).toBe(0);
-    });
+    it.each(['cut', 'hold'] as const)(
+      'a lost reply to COMMIT (then %s) is an error (the outcome is unknown: here it committed); the connection is destroyed, never reused',
+      async (then) => {
+        proxy.dropReply({ match: 'COMMIT', then });
+        const error = await runInTransaction(faulty, (client) => client.query('INSERT INTO notes VALUES ($1, $2)', [`commit-lost-${then}`, 'x'])).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(Error);
+        expect(await stored()).toEqual([`commit-lost-${then}`]);
+        // A connection whose COMMIT is still unanswered (held) must not serve the next transaction.
+        expect(faulty.totalCount).toBe(0);
+      },
+    );
 
     it('a connection lost inside the transaction: fn fails, nothing commits, the process survives', async () => {
       const error = await runInTransaction(faulty, async (client) => {
