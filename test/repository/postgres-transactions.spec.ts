@@ -161,13 +161,14 @@ describe('PostgresRepository in runInTransaction', () => {
   });
 
   it('a table created on first use inside a transaction that rolls back is still there afterwards', async () => {
-    const { repository, outside } = setup();
+    const { repository, outside, table } = setup();
     await expect(
       runInTransaction(pool, async () => {
         await repository.insert(new Counter('t6', 'x'));
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
+    expect((await otherPool.query('SELECT to_regclass($1) IS NOT NULL AS present', [table])).rows[0].present).toBe(true);
     expect(await outside.currentVersion('t6')).toBe(-1);
     await repository.insert(new Counter('t6', 'x'));
     expect(await outside.currentVersion('t6')).toBe(1);
@@ -203,6 +204,20 @@ describe('PostgresRepository with @Transactional (Nest application, module-owned
     await expect(app.call('increment', 'n2', true)).rejects.toThrow('use case failed after the write');
     expect(await outside.currentVersion('n2')).toBe(2);
     expect(await app.call('received')).toEqual([]);
+  });
+
+  it('handlers run after the commit with no transaction left in the CLS context', async () => {
+    await app.call('handlersInTransaction');
+    await app.call('create', 'n8', false);
+    await app.call('increment', 'n8', false);
+    expect(await app.call('received')).toEqual(['UPSERT@1:n8', 'UPSERT@2:n8']);
+    expect(await app.call('handlersInTransaction')).toEqual([false, false]);
+  });
+
+  it('NOT_SUPPORTED: a write there autocommits and is published at once, whatever the enclosing transaction does', async () => {
+    await expect(app.call('failAfterNotSupported', 'n7')).rejects.toThrow('outer failed');
+    expect(await outside.currentVersion('n7')).toBe(1);
+    expect(await app.call('received')).toEqual(['UPSERT@1:n7']);
   });
 
   it('txHost.tx and the repository are one transaction: each sees what the other wrote', async () => {

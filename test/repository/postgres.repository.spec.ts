@@ -16,6 +16,7 @@ import {
   type PostgresWriteOperation,
   type StoredRow,
 } from '@ddd-kit/repository';
+import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
 import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository, type CounterFields } from './support/counter.aggregate.js';
@@ -552,6 +553,22 @@ describe('PostgresRepository under network faults (proxy in front of PostgreSQL)
     expect(loaded.isDeleted()).toBe(false);
     expect(await direct.currentVersion('g')).toBe(-1);
     await expect(repository.remove(loaded)).rejects.toBeInstanceOf(OptimisticLockError);
+    expect(published).toEqual([]);
+  });
+
+  it('inside a transaction, a lost reply to UPDATE: an error, never a conflict; the transaction is gone, nothing stored or published', async () => {
+    const { repository, direct, counter, published } = await setup();
+    counter.increment();
+    proxy.dropReply({ match: /^UPDATE/ });
+    let seenInside: unknown;
+    const outcome = await runInTransaction(faulty, async () => {
+      seenInside = await repository.update(counter).catch((e: unknown) => e);
+      throw seenInside;
+    }).catch((e: unknown) => e);
+    expect(seenInside).toBeInstanceOf(Error);
+    expect(isRepositoryVerdict(seenInside)).toBe(false);
+    expect(outcome).toBe(seenInside);
+    expect([counter.oldVersion, await direct.currentVersion('f')]).toEqual([1, 1]);
     expect(published).toEqual([]);
   });
 

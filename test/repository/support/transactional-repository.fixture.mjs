@@ -48,11 +48,18 @@ class CounterRepository extends PostgresRepository {
 /** The read model: every event it received, in order, as `type@version:id`. */
 class Projection {
   received = [];
+  /** Whether nestjs-cls still saw a transaction when a handler ran (it must not: handlers run after the commit). */
+  inTransaction = [];
+  constructor(txHost) {
+    this.txHost = txHost;
+  }
   project(events) {
+    this.inTransaction.push(this.txHost.isTransactionActive());
     for (const event of events) this.received.push(`${event.type}@${event.version}:${event.id}`);
   }
 }
 Injectable()(Projection);
+Inject(TransactionHost)(Projection, undefined, 0);
 decorateMethod(Projection, 'project', OnDataSync(Counter));
 
 class Counters {
@@ -85,6 +92,16 @@ class Counters {
     await this.increment(id, fail);
   }
 
+  async createWithoutTransaction(id) {
+    await this.counters.insert(new Counter(id, 'autocommitted'));
+  }
+
+  /** A transaction that fails after a NOT_SUPPORTED call wrote (and autocommitted) a counter. */
+  async failAfterNotSupported(id) {
+    await this.createWithoutTransaction(id);
+    throw new Error('outer failed');
+  }
+
   /** One transaction: an increment that commits, then a nested one that fails and is undone. */
   async withFailedNested(id) {
     await this.increment(id, false);
@@ -108,6 +125,8 @@ decorateMethod(Counters, 'increment', Transactional());
 decorateMethod(Counters, 'incrementAfterAllLoaded', Transactional());
 decorateMethod(Counters, 'incrementNested', Transactional(Propagation.Nested));
 decorateMethod(Counters, 'withFailedNested', Transactional());
+decorateMethod(Counters, 'createWithoutTransaction', Transactional(Propagation.NotSupported));
+decorateMethod(Counters, 'failAfterNotSupported', Transactional());
 decorateMethod(Counters, 'peek', Transactional());
 
 class AppModule {}
@@ -131,6 +150,8 @@ await serve(
   },
   {
     received: () => app.get(Projection).received.splice(0),
+    handlersInTransaction: () => app.get(Projection).inTransaction.splice(0),
+    failAfterNotSupported: (id) => app.get(Counters).failAfterNotSupported(id),
     create: (id, fail) => app.get(Counters).create(id, fail),
     increment: (id, fail) => app.get(Counters).increment(id, fail),
     withFailedNested: (id) => app.get(Counters).withFailedNested(id),
