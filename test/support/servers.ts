@@ -14,6 +14,14 @@ export const redisUrl = (): string => required('REDIS_URL', 'Redis');
 export const mongoUri = (): string => required('MONGODB_URI', 'MongoDB');
 export const postgresUrl = (): string => required('DATABASE_URL', 'PostgreSQL');
 
+/**
+ * What the MongoDB-wire server of this run is, for test names: the jongodb emulator the setup
+ * starts when nothing else is given ("MongoDB-wire emulator (jongodb)"), or "MongoDB".
+ */
+export function mongoLabel(): string {
+  return (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+}
+
 /** Cluster seed nodes as { host, port } pairs. */
 export function redisClusterNodes(): Array<{ host: string; port: number }> {
   return required('REDIS_CLUSTER_NODES', 'Redis Cluster')
