@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { toTtlAt } from '@ddd-kit/prepare-key';
 import { uniqueName } from '../support/servers.js';
 import { assertBuiltLib } from './support/built-lib.js';
-import { backendLabel, openBackend, SHARED_BACKENDS, type SharedBackend } from './support/shared-backends.js';
+import { LABELLED_BACKENDS, openBackend, type SharedBackend } from './support/shared-backends.js';
 import { killRunningWorkers, WorkerProcess } from './support/worker-process.js';
 
 const PROCESSES = 3;
@@ -45,10 +45,10 @@ afterAll(async () => {
   await killRunningWorkers();
 });
 
-describe.each(SHARED_BACKENDS)('cross-process race on %s', (backend) => {
+describe.each(LABELLED_BACKENDS)('cross-process race on %s', (_label, backend) => {
   const keyCount = KEYS[backend];
   it(
-    `${backendLabel(backend)}: ${PROCESSES} processes × ${CALLERS} callers, all on each of ${keyCount} keys at once (half held by expired records): ` +
+    `${PROCESSES} processes × ${CALLERS} callers, all on each of ${keyCount} keys at once (half held by expired records): ` +
       'attempts overlap across processes, exactly one winner per key, wins spread over the processes, and get returns the winner',
     async () => {
       const scope = uniqueName(`race_${backend}`);

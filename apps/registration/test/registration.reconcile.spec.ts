@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { mongoLabel } from '../../../test/support/servers.js';
 import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { RegistrationReconciler } from '../src/reconciliation/registration-reconciler.js';
 import { User } from '../src/users/user.aggregate.js';
@@ -84,7 +85,7 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
   });
 });
 
-describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
+describe(`npm run reconcile (the nightly command) on Redis + ${mongoLabel()}`, () => {
   it('runs both reconcilers once against the configured backends and prints the report', async () => {
     const config = sharedBackend.config();
     const app = await createTestApp(config);

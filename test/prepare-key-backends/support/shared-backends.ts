@@ -18,6 +18,9 @@ export function backendLabel(backend: SharedBackend): string {
   return { redis: 'Redis', cluster: 'Redis Cluster', mongo: mongoLabel() }[backend];
 }
 
+/** [label, backend] pairs for `describe.each(...)('… on %s', (_label, backend) => …)`. */
+export const LABELLED_BACKENDS = SHARED_BACKENDS.map((backend) => [backendLabel(backend), backend] as const);
+
 export interface OpenBackend {
   factory: PrepareKeyFactory;
   /** Writes many forever records of one name quickly (for reconciliation at scale). */

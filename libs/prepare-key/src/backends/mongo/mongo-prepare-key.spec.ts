@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import mongoose, { type Connection, type mongo } from 'mongoose';
-import { mongoUri, uniqueName } from '../../../../../test/support/servers.js';
+import { mongoLabel, mongoUri, uniqueName } from '../../../../../test/support/servers.js';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { primitivesOf } from '../../prepare-key.primitives.js';
@@ -11,7 +11,7 @@ import { MongoPrepareKeyFactory } from './mongo-prepare-key.factory.js';
 import type { MongoPrepareKeyDocument } from './mongo-prepare-key.interfaces.js';
 import type { MongoRecordCollection } from './mongo-record-collection.js';
 
-describePrepareKeyContract('MongoDB', async () => {
+describePrepareKeyContract(mongoLabel(), async () => {
   const connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('pk_contract') }).asPromise();
   return { factory: new MongoPrepareKeyFactory(connection), close: () => connection.close() };
 });
