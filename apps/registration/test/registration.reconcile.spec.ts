@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { assertBuilt } from '../../../test/support/built.js';
 import { mongoLabel } from '../../../test/support/servers.js';
 import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { RegistrationReconciler } from '../src/reconciliation/registration-reconciler.js';
@@ -87,6 +88,7 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
 
 describe(`npm run reconcile (the nightly command) on Redis + ${mongoLabel()}`, () => {
   it('runs both reconcilers once against the configured backends and prints the report', async () => {
+    assertBuilt('apps/registration'); // dist/reconcile.js and the libraries it imports
     const config = sharedBackend.config();
     const app = await createTestApp(config);
     const name = freshName('night');
