@@ -12,7 +12,7 @@ const CALLERS = 64;
  * emulator used in tests copies a whole collection on every write and answers about a thousand
  * writes a second, so it races for fewer keys.
  */
-const KEYS: Record<SharedBackend, number> = { redis: 1_000, cluster: 1_000, mongo: 100 };
+const KEYS: Record<SharedBackend, number> = { redis: 1_000, cluster: 1_000, mongo: 50 };
 /**
  * The keys are spread over a few key spaces (names): the contention is per key either way, and
  * the emulator's per-write collection copy stays small.

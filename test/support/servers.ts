@@ -32,9 +32,16 @@ export function redisClusterNodes(): Array<{ host: string; port: number }> {
     });
 }
 
-/** A prefix or database name no other suite (or earlier run) uses. */
+/**
+ * A prefix or database name no other suite (or earlier run) uses. Recorded, so that when the
+ * test file is done everything named after it (Redis keys, MongoDB databases and collections,
+ * PostgreSQL schemas) is removed (test/support/test-environment.js).
+ */
 export function uniqueName(suite: string): string {
-  return `${suite.replace(/[^a-zA-Z0-9_]/g, '_')}_${randomUUID().slice(0, 8)}`;
+  const name = `${suite.replace(/[^a-zA-Z0-9_]/g, '_')}_${randomUUID().slice(0, 8)}`;
+  const names = ((globalThis as Record<string, unknown>).__DDD_KIT_TEST_NAMES__ ??= new Set<string>()) as Set<string>;
+  names.add(name);
+  return name;
 }
 
 /**
