@@ -74,3 +74,11 @@ export async function postgresSchema(suite: string): Promise<{ url: string; sche
     },
   };
 }
+
+/**
+ * Drops every collection of a MongoDB database (the emulator the tests run on has no
+ * `dropDatabase`; on MongoDB this leaves an empty database that takes no space).
+ */
+export async function dropMongoDatabase(db: { collections(): Promise<Array<{ drop(): Promise<unknown> }>> }): Promise<void> {
+  for (const collection of await db.collections()) await collection.drop().catch(() => undefined);
+}
