@@ -1,8 +1,9 @@
 // PrepareKey.prepare on Redis (single node and Cluster) and on the MongoDB wire, each beside the
 // raw driver doing the same work, and one Node process against the Redis server's own limit.
 //  - Redis: ioredis running the very script the backend runs, by EVALSHA, with the arguments
-//    built by the library's own helpers (its script object and record encoding, from dist/);
-//    before each row the bench checks that the raw call and the library's call are identical.
+//    built by the library's own helpers (its script object, record encoding and operation ids,
+//    from dist/); before each row the bench checks that the raw call and the library's call are
+//    the same but for the operation id each call gets.
 //  - MongoDB wire: the driver's updateOne(..., { upsert: true }) on the same kind of document.
 //  - The server's limit: redis-benchmark pipelining the same EVALSHA (same script, same
 //    arguments, fresh random keys), in slices alternating with the Node process.
@@ -17,6 +18,7 @@ import mongoose from 'mongoose';
 import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, toTtlAt } from '@ddd-kit/prepare-key';
 import { PREPARE } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.scripts.js';
 import { encodeRecord, recordKeyHead } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.utils.js';
+import { newOperationId } from '../libs/prepare-key/dist/operation-id.js';
 import { alternate, cpuNote, freshKeys, measureConcurrent, notes } from './util.js';
 
 const execFileAsync = promisify(execFile);
@@ -41,13 +43,16 @@ const run = `${Date.now().toString(36)}${process.pid}`;
 
 /**
  * The raw call: EVALSHA of the library's PREPARE script on the record key `<head><key>}`, with
- * the library's record encoding and drop time (ttlAt + retentionMs 0).
+ * the library's record encoding, drop time (ttlAt + retentionMs 0) and a fresh operation id.
  */
-function rawPrepare(client, head, key, ttlAt) {
-  return client.evalsha(PREPARE.sha, 1, `${head}${key}}`, encodeRecord(json, ttlAt), String(ttlAt));
+function rawPrepare(client, head, key, ttlAt, op = newOperationId()) {
+  return client.evalsha(PREPARE.sha, 1, `${head}${key}}`, encodeRecord(json, ttlAt, op), String(ttlAt), op);
 }
 
-/** Fails the bench unless the raw call sends exactly what the library sends for the same key. */
+/**
+ * Fails the bench unless the raw call sends what the library sends for the same key: the same
+ * arguments once each call's own operation id (the raw call's last argument) is blanked out.
+ */
 async function assertSameCall(prefix) {
   const calls = [];
   const recorder = {
@@ -64,10 +69,15 @@ async function assertSameCall(prefix) {
   };
   const ttlAt = Date.now() + TTL_MS;
   await new RedisPrepareKeyFactory(recorder, { prefix, retentionMs: 0 }).create('raw').prepare('k0', toTtlAt(value, ttlAt));
-  const library = JSON.stringify(calls.splice(0));
-  await rawPrepare(recorder, recordKeyHead(prefix, 'raw'), 'k0', ttlAt);
-  const raw = JSON.stringify(calls.splice(0));
-  if (library !== raw) {
+  const libraryCalls = calls.splice(0);
+  const op = newOperationId();
+  await rawPrepare(recorder, recordKeyHead(prefix, 'raw'), 'k0', ttlAt, op);
+  const rawCalls = calls.splice(0);
+  const blank = (call, id) => JSON.stringify(call.map((arg) => (typeof arg === 'string' && id ? arg.replaceAll(id, '<op>') : arg)));
+  const libraryOp = libraryCalls[0]?.at(-1);
+  const library = libraryCalls.map((call) => blank(call, libraryOp)).join();
+  const raw = rawCalls.map((call) => blank(call, op)).join();
+  if (typeof libraryOp !== 'string' || library !== raw) {
     throw new Error(`the raw EVALSHA is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`);
   }
 }
@@ -143,11 +153,12 @@ function redisBenchmarkTarget(url) {
 async function redisBenchmark(client, prefix, requests) {
   const ttlAt = Date.now() + 120_000; // outlives the run and the count below
   const head = recordKeyHead(prefix, 'rb');
+  const op = newOperationId(); // one for the run: every key is fresh, so no record holds it
   const args = [
     ...redisBenchmarkTarget(process.env.REDIS_URL),
     '-n', String(requests), '-P', String(RB_PIPELINE), '-c', String(RB_CLIENTS), '-r', '2000000000', '--csv',
     // The same call as rawPrepare, with redis-benchmark's random placeholders as the key.
-    'EVALSHA', PREPARE.sha, '1', `${head}k__rand_int____rand_int__}`, encodeRecord(json, ttlAt), String(ttlAt),
+    'EVALSHA', PREPARE.sha, '1', `${head}k__rand_int____rand_int__}`, encodeRecord(json, ttlAt, op), String(ttlAt), op,
   ];
   let stdout;
   try {

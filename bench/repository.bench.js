@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { AggregateRoot, DataSyncEventBus, MongooseRepository } from '@ddd-kit/repository';
-import { bestOfAlternating, compare } from './util.js';
+import { alternate, cpuNote, measureBatches, notes } from './util.js';
 
 class Counter extends AggregateRoot {
   constructor(id, label) {
@@ -29,6 +29,8 @@ class CounterRepository extends MongooseRepository {
 }
 
 const CONCURRENCY = 16;
+const SLICE_MS = 1000;
+const PAIRS = 6;
 
 /**
  * What the repository adds to each update, without I/O: the same update against a collection
@@ -59,6 +61,7 @@ async function libraryOverheadMicros() {
 
 /** `writers` loops, each calling `op(itsIndex)` (so each owns one aggregate), for `ms`. */
 async function perWriterOpsPerSecond(op, { writers, ms }) {
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const deadline = start + BigInt(ms) * 1_000_000n;
   let ops = 0;
@@ -70,7 +73,8 @@ async function perWriterOpsPerSecond(op, { writers, ms }) {
       }
     }),
   );
-  return ops / (Number(process.hrtime.bigint() - start) / 1e9);
+  const used = process.cpuUsage(cpu);
+  return { opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: (used.user + used.system) / ops };
 }
 
 export default async function repositoryBench({ log }) {
@@ -78,6 +82,7 @@ export default async function repositoryBench({ log }) {
   if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
   const connection = await mongoose.createConnection(uri, { dbName: `bench_repository_${randomUUID().slice(0, 8)}` }).asPromise();
   const db = connection.db;
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
   try {
     // A bus with no handlers, as in an application without @OnDataSync: events are still collected.
     const repository = new CounterRepository({ connection, collection: 'repo_counters', aggregate: Counter, publisher: new DataSyncEventBus() });
@@ -94,10 +99,14 @@ export default async function repositoryBench({ log }) {
       rawState.push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
     }
 
+    // Each update is checked: the repository throws OptimisticLockError when its conditional
+    // write matched nothing, and advances the aggregate's version when it matched.
     const repositoryUpdate = async (i) => {
       const counter = aggregates[i];
+      const before = counter.oldVersion;
       counter.count++;
       await repository.update(counter);
+      if (counter.oldVersion !== before + 1) throw new Error(`repository update left version ${counter.oldVersion} after ${before}`);
     };
     const rawUpdate = async (i) => {
       const state = rawState[i];
@@ -114,13 +123,14 @@ export default async function repositoryBench({ log }) {
       await rawUpdate(0);
     }
 
-    const sequential = await compare(() => repositoryUpdate(0), () => rawUpdate(0), { ms: 1000, rounds: 6 });
+    const one = (update) => () => measureBatches(async () => (await update(0), 1), { ms: SLICE_MS });
+    const sequential = await alternate(one(repositoryUpdate), one(rawUpdate), { pairs: PAIRS });
     log(`sequential: repository ${Math.round(sequential.ops)} ops/s, driver ${Math.round(sequential.baselineOps)} ops/s`);
 
-    const concurrent = await bestOfAlternating(
-      () => perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: 1000 }),
-      () => perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: 1000 }),
-      { rounds: 6 },
+    const concurrent = await alternate(
+      () => perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: SLICE_MS }),
+      () => perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: SLICE_MS }),
+      { pairs: PAIRS },
     );
     const overheadUs = await libraryOverheadMicros();
     log(`library work per update (stub collection, no I/O): ${overheadUs.toFixed(1)} µs`);
@@ -134,22 +144,26 @@ export default async function repositoryBench({ log }) {
 
     return [
       {
-        case: 'mongo update (loaded aggregate, version-conditional)',
+        case: `${label} update (loaded aggregate, version-conditional)`,
         subject: 'MongooseRepository.update',
-        ops: sequential.ops,
         baseline: 'driver updateOne({_id, version}, {$set, $inc})',
-        baselineOps: sequential.baselineOps,
+        ...sequential,
         target: 0.9,
-        note: `one writer, one aggregate re-used; library work ≈ ${overheadUs.toFixed(1)} µs/update (measured on a stub collection)`,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after 3 s of warm-up; one writer, one aggregate re-used`,
+        note: notes(
+          'every update checked (version advanced / matched one document)',
+          `library work ≈ ${overheadUs.toFixed(1)} µs/update (measured on a stub collection)`,
+          cpuNote(sequential),
+        ),
       },
       {
-        case: `mongo update, ${CONCURRENCY} writers`,
+        case: `${label} update, ${CONCURRENCY} writers`,
         subject: 'MongooseRepository.update',
-        ops: concurrent.ops,
         baseline: 'driver updateOne({_id, version}, {$set, $inc})',
-        baselineOps: concurrent.baselineOps,
+        ...concurrent,
         target: 0.9,
-        note: `${CONCURRENCY} aggregates, one per writer (no conflicts)`,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${CONCURRENCY} aggregates, one per writer (no conflicts)`,
+        note: notes('every update checked (version advanced / matched one document)', cpuNote(concurrent)),
       },
     ];
   } finally {
