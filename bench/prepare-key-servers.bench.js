@@ -19,12 +19,12 @@ import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, toTtlAt } from '@ddd-ki
 import { PREPARE } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.scripts.js';
 import { encodeRecord, recordKeyHead } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.utils.js';
 import { newOperationId } from '../libs/prepare-key/dist/operation-id.js';
-import { alternate, cpuNote, freshKeys, measureConcurrent, notes } from './util.js';
+import { alternate, cpuNote, freshKeys, measureConcurrent, median, notes, schedSample, schedShares } from './util.js';
 
 const execFileAsync = promisify(execFile);
 
 const SLICE_MS = 500;
-const PAIRS = 6;
+const PAIRS = 10;
 /** Records live this long (ttlAt, retentionMs 0), so Redis drops what the bench wrote. */
 const TTL_MS = 3000;
 const TARGET = 0.95;
@@ -150,7 +150,7 @@ function redisBenchmarkTarget(url) {
  * a fresh key (two random 31-bit numbers in the key) under `prefix`. Resolves to the
  * requests per second it reports, once every request is found to have written its record.
  */
-async function redisBenchmark(client, prefix, requests) {
+async function redisBenchmark(client, prefix, requests, serverShares = () => undefined) {
   const ttlAt = Date.now() + 120_000; // outlives the run and the count below
   const head = recordKeyHead(prefix, 'rb');
   const op = newOperationId(); // one for the run: every key is fresh, so no record holds it
@@ -171,9 +171,10 @@ async function redisBenchmark(client, prefix, requests) {
   const fields = stdout.trim().split('\n').at(-1).split('","');
   const rps = Number(fields.at(-7));
   if (!(rps > 0)) throw new Error(`redis-benchmark printed no rate:\n${stdout}`);
+  const server = serverShares(); // before the count below, which is not part of the run
   const written = await countAndDelete(client, `${head}*`);
   if (written !== requests) throw new Error(`redis-benchmark: ${written} of ${requests} EVALSHA calls wrote a record`);
-  return rps;
+  return { opsPerSec: rps, server };
 }
 
 /** Counts the keys matching `pattern` (no glob characters but the final *), deleting them. */
@@ -204,14 +205,17 @@ async function serverLimitRows(log) {
     await loadScript(client);
     // Size the redis-benchmark runs to about one slice.
     const probe = 100_000;
-    const calibrated = await redisBenchmark(admin, `${prefix}:probe`, probe);
+    const { opsPerSec: calibrated } = await redisBenchmark(admin, `${prefix}:probe`, probe);
     const requests = Math.max(probe, Math.round((calibrated * SERVER_SLICE_MS) / 1000));
+    // Where the time goes: the share of each slice redis-server ran, and the shares this Node
+    // process ran and waited for a CPU (Linux scheduler counters; absent elsewhere).
+    const serverPid = Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1]);
+    const serverSched = () => (Number.isInteger(serverPid) ? schedSample(serverPid) : undefined);
     let slice = 0;
     const server = async () => {
-      const start = process.hrtime.bigint();
-      const rps = await redisBenchmark(admin, `${prefix}:${slice++}`, requests);
-      log(`redis-benchmark -P ${RB_PIPELINE}: ${count(rps)} ops/s (${Number(process.hrtime.bigint() - start) / 1e6} ms with the count)`);
-      return { opsPerSec: rps };
+      const before = serverSched();
+      const rps = await redisBenchmark(admin, `${prefix}:${slice++}`, requests, () => schedShares(before, serverSched()));
+      return rps;
     };
     const { subject, baseline } = redisSides(client, prefix);
     const sides = [
@@ -219,8 +223,25 @@ async function serverLimitRows(log) {
       ['raw ioredis EVALSHA (same script and arguments)', baseline],
     ];
     for (const [name, op] of sides) {
-      const node = () => measureConcurrent(op, { concurrency: NODE_CALLERS, ms: SERVER_SLICE_MS });
-      const result = await alternate(node, server, { pairs: SERVER_PAIRS });
+      const node = async () => {
+        const before = serverSched();
+        const result = await measureConcurrent(op, { concurrency: NODE_CALLERS, ms: SERVER_SLICE_MS });
+        return { ...result, server: schedShares(before, serverSched()) };
+      };
+      const slices = { node: [], server: [] };
+      const result = await alternate(
+        async () => {
+          const r = await node();
+          slices.node.push(r);
+          return r;
+        },
+        async () => {
+          const r = await server();
+          slices.server.push(r);
+          return r;
+        },
+        { pairs: SERVER_PAIRS },
+      );
       log(`one Node process, ${name}: ${count(result.ops)} vs redis-benchmark ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`);
       rows.push({
         case: `Redis prepare, one Node process vs the server's limit${name === 'RedisPrepareKeyFactory' ? '' : ' (raw client, for reference)'}`,
@@ -234,6 +255,7 @@ async function serverLimitRows(log) {
         note: notes(
           'every redis-benchmark request checked to have written its record',
           result.cpuUsPerOp === undefined ? undefined : `Node CPU per op: ${result.cpuUsPerOp.toFixed(1)} µs`,
+          whereTimeGoes(slices),
         ),
       });
     }
@@ -242,6 +264,17 @@ async function serverLimitRows(log) {
     await admin.quit();
   }
   return rows;
+}
+
+/** Median scheduler shares of the Node and redis-benchmark slices, as a note. */
+function whereTimeGoes({ node, server }) {
+  const pct = (values) => (values.length && values.every((v) => v !== undefined) ? `${Math.round(100 * median(values))} %` : undefined);
+  const nodeRun = pct(node.map((s) => s.sched?.run));
+  const nodeWait = pct(node.map((s) => s.sched?.wait));
+  const serverInNode = pct(node.map((s) => s.server?.run));
+  const serverInBench = pct(server.map((s) => s.server?.run));
+  if (!nodeRun || !serverInNode || !serverInBench) return undefined;
+  return `Node slices: Node ran ${nodeRun} of the time and waited for a CPU ${nodeWait}, redis-server ran ${serverInNode}; redis-benchmark slices: redis-server ran ${serverInBench}`;
 }
 
 /** What the tests' MongoDB server is: the emulator, or MongoDB itself. */

@@ -9,6 +9,7 @@
 //   a pair ran side by side, under the same load); ops/s are the medians of each side, and the
 //   spread is the lowest and highest pair ratio.
 // - Results of synchronous work are kept in `sink`, so V8 cannot skip building them.
+import { readFileSync } from 'node:fs';
 
 /** Where synchronous benches put what they produce: reachable from the module, so never dead code. */
 export const sink = new Array(1024);
@@ -27,6 +28,26 @@ export function median(values) {
 export function freshKeys(prefix) {
   let n = 0;
   return () => `${prefix}${n++}`;
+}
+
+/**
+ * Linux scheduler counters of a process (`/proc/<pid>/schedstat`): nanoseconds it ran on a CPU
+ * and nanoseconds it was ready to run but waited for one. Undefined where not available.
+ */
+export function schedSample(pid = 'self') {
+  try {
+    const [runNs, waitNs] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return { runNs, waitNs, at: process.hrtime.bigint() };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Shares of the wall time between two samples that the process ran and waited for a CPU. */
+export function schedShares(before, after) {
+  if (!before || !after) return undefined;
+  const wallNs = Number(after.at - before.at);
+  return { run: (after.runNs - before.runNs) / wallNs, wait: (after.waitNs - before.waitNs) / wallNs };
 }
 
 function cpuMicros(since) {
@@ -72,6 +93,7 @@ export function measureBatchesSync(batch, { ms }) {
  * until the last call in flight has completed.
  */
 export async function measureConcurrent(op, { concurrency, ms }) {
+  const sched = schedSample();
   const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const deadline = start + BigInt(ms) * 1_000_000n;
@@ -85,7 +107,7 @@ export async function measureConcurrent(op, { concurrency, ms }) {
     }),
   );
   const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-  return { opsPerSec: ops / elapsed, cpuUsPerOp: cpuMicros(cpu) / ops };
+  return { opsPerSec: ops / elapsed, cpuUsPerOp: cpuMicros(cpu) / ops, sched: schedShares(sched, schedSample()) };
 }
 
 /**
