@@ -132,7 +132,7 @@ describe('SPEC §1 prepare-key', () => {
     expect(seen).toEqual([true]);
     expect(await keys.getValue('u')).toBeUndefined();
     const report = await reconcileReservations(keys, () => false);
-    expect(report.released).toBe(1); // k2
+    expect(report.released).toBe(3); // k2, other, k4
   });
 });
 

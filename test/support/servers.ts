@@ -76,14 +76,16 @@ export async function postgresSchema(suite: string): Promise<{ url: string; sche
 }
 
 /**
- * Removes a MongoDB test database: `dropDatabase` on MongoDB. The emulator the tests run on
- * (jongodb) has neither `dropDatabase` nor `listCollections`/`drop`: there nothing can be
- * removed, and its data goes with its process at the end of the run.
+ * Drops every collection of a MongoDB database, as far as the server allows: the emulator the
+ * tests run on has neither `dropDatabase` nor `listCollections`, so there this does nothing
+ * (and the test servers are thrown away after the run).
  */
-export async function dropMongoDatabase(db: { dropDatabase(): Promise<unknown> }): Promise<void> {
+export async function dropMongoDatabase(db: { collections(): Promise<Array<{ drop(): Promise<unknown> }>> }): Promise<void> {
+  let collections: Array<{ drop(): Promise<unknown> }>;
   try {
-    await db.dropDatabase();
-  } catch (error) {
-    if (!/no such command/i.test((error as Error).message)) throw error;
+    collections = await db.collections();
+  } catch {
+    return;
   }
+  for (const collection of collections) await collection.drop().catch(() => undefined);
 }

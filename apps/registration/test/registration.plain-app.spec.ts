@@ -29,7 +29,7 @@ describe('imports: [AppModule] with a plain createNestApplication()', () => {
   it('serves the API: 201, then 409 for the same name in another case', async () => {
     const name = freshName('Plain');
     const res = await http.post('/users').send({ username: name }).expect(201);
-    expect(res.body).toEqual({ id: expect.any(String), username: name.toLowerCase(), version: 1 });
+    expect(res.body).toEqual({ id: expect.any(String), username: name.toLowerCase(), version: 1, secret: expect.any(String) });
     await http.post('/users').send({ username: name.toUpperCase() }).expect(409);
     await http.get('/health').expect(200);
   });

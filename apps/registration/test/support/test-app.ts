@@ -72,6 +72,15 @@ export function freshName(prefix = 'u'): string {
   return `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 }
 
+/** The `Authorization` header that lets a request rename or delete `user`: the secret its registration returned. */
+export const bearer = (user: { secret: string }): string => `Bearer ${user.secret}`;
+
+/** A registration's body as every later read shows the user: without the one-time secret. */
+export function viewOf<T extends { secret?: unknown }>(registered: T): Omit<T, 'secret'> {
+  const { secret: _secret, ...view } = registered;
+  return view;
+}
+
 /**
  * A registration body of only the one valid field, padded with JSON whitespace to exactly
  * `bytes`: what it asks for is valid, so only its size can make the service refuse it.
