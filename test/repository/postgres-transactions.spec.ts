@@ -182,7 +182,7 @@ describe('PostgresRepository with @Transactional (Nest application, module-owned
   let outside: CounterPostgresRepository;
 
   beforeAll(async () => {
-    app = await ChildApp.start(FIXTURE, { FIXTURE_DATABASE_URL: schema.url, FIXTURE_TABLE: TABLE });
+    app = await ChildApp.start(FIXTURE, { FIXTURE_DATABASE_URL: schema.url, FIXTURE_TABLE: TABLE }, ['libs/transactional-adapter-pg', 'libs/repository']);
     outside = new CounterPostgresRepository({ pool: otherPool, table: TABLE, aggregate: Counter });
   });
   afterAll(async () => {

@@ -3,8 +3,8 @@
 // natively but Jest's module loader on Node 20 cannot. The child runs the built packages
 // (dist), exactly as an application would; the test drives it and checks the database itself.
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { assertBuilt } from '../../../../test/support/built.js';
 
 export interface ChildError extends Error {
   code?: string;
@@ -17,11 +17,14 @@ export class ChildApp {
 
   private constructor(private readonly child: ChildProcess) {}
 
-  /** Starts `script` (an .mjs file) with `env` added and resolves once it reported ready. */
-  static async start(script: string | URL, env: Record<string, string>): Promise<ChildApp> {
+  /**
+   * Starts `script` (an .mjs file) with `env` added and resolves once it reported ready. The
+   * script runs the built `packages` (and the ddd-kit packages they depend on): a missing or
+   * stale build fails here, saying so.
+   */
+  static async start(script: string | URL, env: Record<string, string>, packages: string[] = ['libs/transactional-adapter-pg']): Promise<ChildApp> {
     const path = script instanceof URL ? fileURLToPath(script) : script;
-    const dist = fileURLToPath(new URL('../../dist/index.js', import.meta.url));
-    if (!existsSync(dist)) throw new Error(`${dist} is missing: this test runs the built packages; run npm run build first`);
+    assertBuilt(...packages);
     const child = fork(path, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
     const app = new ChildApp(child);
     child.stderr!.on('data', (chunk: Buffer) => void (app.stderr += chunk.toString()));
