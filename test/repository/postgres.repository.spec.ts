@@ -387,16 +387,14 @@ describe('PostgresRepository: ids', () => {
 describe('PostgresRepository: statements that must commit with the write (statementsToCommitWith)', () => {
   let auditTable: string;
 
-  /** Counters whose every write also records an audit row, as the outbox and unique keys will. */
+  /** Counters whose every write also records its events in an audit table, as an outbox will. */
   class AuditedCounters extends CounterPostgresRepository {
     failAudit = false;
-    protected override statementsToCommitWith(counter: Counter, operation: PostgresWriteOperation): readonly PostgresStatement[] {
-      return [
-        {
-          text: `INSERT INTO "${auditTable}" (id, version, operation) VALUES ($1, $2, $3)`,
-          values: [this.failAudit ? 'fail' : counter.id, counter.newVersion, operation],
-        },
-      ];
+    protected override statementsToCommitWith(counter: Counter, operation: PostgresWriteOperation, events: readonly DataSyncEvent[]): readonly PostgresStatement[] {
+      return events.map((event) => ({
+        text: `INSERT INTO "${auditTable}" (id, version, operation) VALUES ($1, $2, $3)`,
+        values: [this.failAudit ? 'fail' : counter.id, event.version, `${operation}:${event.type}`],
+      }));
     }
   }
 
@@ -425,12 +423,15 @@ describe('PostgresRepository: statements that must commit with the write (statem
     expect(observed.sent.map((s) => s.text.split(' ')[0])).toEqual(['BEGIN', 'INSERT', 'INSERT', 'COMMIT']);
     counter.increment();
     await repository.update(counter);
-    expect(await audit()).toEqual([
-      { id: 'a1', version: 1, operation: 'insert' },
-      { id: 'a1', version: 2, operation: 'update' },
-    ]);
     // Same transaction: the counter row and its audit row carry the same xmin.
     expect(await xmin(table, 'id = $1', ['a1'])).toBe(await xmin(auditTable, 'id = $1 AND version = $2', ['a1', 2]));
+    await repository.remove(counter);
+    // One row per event of each write, the events it publishes.
+    expect(await audit()).toEqual([
+      { id: 'a1', version: 1, operation: 'insert:UPSERT' },
+      { id: 'a1', version: 2, operation: 'update:UPSERT' },
+      { id: 'a1', version: 3, operation: 'remove:PURGE' },
+    ]);
   });
 
   it('a write that matched nothing runs none of them (ROLLBACK), and is an OptimisticLockError', async () => {
@@ -441,7 +442,7 @@ describe('PostgresRepository: statements that must commit with the write (statem
     await repository.update((await repository.findById('a2'))!);
     await expect(repository.update(stale)).rejects.toBeInstanceOf(OptimisticLockError);
     await expect(repository.insert(new Counter('a2', 'again'))).rejects.toThrow(/already exists/);
-    expect((await audit()).map((r) => `${r.operation}@${r.version}`)).toEqual(['insert@1', 'update@2']);
+    expect((await audit()).map((r) => `${r.operation}@${r.version}`)).toEqual(['insert:UPSERT@1', 'update:UPSERT@2']);
   });
 
   it('when one of them fails, the write is rolled back with it: nothing stored, nothing published, versions kept', async () => {

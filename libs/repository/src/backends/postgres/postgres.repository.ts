@@ -1,6 +1,7 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { RepositoryError } from '../../errors/repository.error.js';
@@ -156,11 +157,11 @@ export abstract class PostgresRepository<
   protected abstract toAggregate(row: StoredRow<ID, Row>): T;
 
   /**
-   * Statements that must commit together with the aggregate's write (an outbox row, a unique
-   * key's reservation). They run after the write, on the same transaction, and only when the
-   * write matched; none by default.
+   * Statements that must commit together with the aggregate's write (an outbox row per event,
+   * a unique key's reservation). They run after the write, on the same transaction, and only
+   * when the write matched; none by default. `events` are the data-sync events of this write.
    */
-  protected statementsToCommitWith(_aggregate: T, _operation: PostgresWriteOperation): readonly PostgresStatement[] {
+  protected statementsToCommitWith(_aggregate: T, _operation: PostgresWriteOperation, _events: readonly DataSyncEvent[]): readonly PostgresStatement[] {
     return NO_STATEMENTS;
   }
 
@@ -179,30 +180,30 @@ export abstract class PostgresRepository<
 
   // ---------------------------------------------------------------- AbstractRepository steps
 
-  protected async doInsert(aggregate: T): Promise<void> {
+  protected async doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     const id = this.checkedId(aggregate.id);
     const s = this.readyStatements ?? (await this.ready());
     const values: unknown[] = [id, aggregate.newVersion];
     this.pushColumnValues(values, s, aggregate);
-    const inserted = await this.executeWrite({ text: s.insert, values }, this.statementsToCommitWith(aggregate, 'insert'));
+    const inserted = await this.executeWrite({ text: s.insert, values }, this.statementsToCommitWith(aggregate, 'insert', events));
     if (!inserted) throw this.duplicate(aggregate);
   }
 
-  protected async doUpdate(aggregate: T): Promise<void> {
+  protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     const id = this.checkedId(aggregate.id);
     const s = this.readyStatements ?? (await this.ready());
     const values: unknown[] = [id, aggregate.oldVersion];
     this.pushColumnValues(values, s, aggregate);
     values.push(aggregate.newVersion);
-    const updated = await this.executeWrite({ text: s.update, values }, this.statementsToCommitWith(aggregate, 'update'));
+    const updated = await this.executeWrite({ text: s.update, values }, this.statementsToCommitWith(aggregate, 'update', events));
     if (!updated) throw this.conflict(aggregate);
   }
 
-  protected async doRemove(aggregate: T): Promise<void> {
+  protected async doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     const id = this.checkedId(aggregate.id);
     const s = this.readyStatements ?? (await this.ready());
     const values = [id, aggregate.oldVersion];
-    const deleted = await this.executeWrite({ text: s.remove, values }, this.statementsToCommitWith(aggregate, 'remove'));
+    const deleted = await this.executeWrite({ text: s.remove, values }, this.statementsToCommitWith(aggregate, 'remove', events));
     if (!deleted) throw this.conflict(aggregate);
   }
 
