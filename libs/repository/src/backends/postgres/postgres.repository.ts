@@ -56,8 +56,9 @@ interface Statements {
 const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
 const UNDEFINED_TABLE = '42P01';
 // CREATE TABLE IF NOT EXISTS racing another session's: both pass the check, the loser then
-// trips over the winner's row type (23505) or table (42P07). Either way the table exists.
-const CREATE_RACE = new Set(['23505', '42P07']);
+// trips over the winner's catalog rows (23505), table (42P07) or row type (42710, "type …
+// already exists"). Either way the table exists.
+const CREATE_RACE = new Set(['23505', '42P07', '42710']);
 
 /**
  * Aggregates as rows `(id, version, ...columns)` of one PostgreSQL table, through node-postgres.
