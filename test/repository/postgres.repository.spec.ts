@@ -149,6 +149,24 @@ describe('PostgresRepository: the table', () => {
     }
   });
 
+  it('a table another session is creating at this very moment: first use waits for it and goes on, no error', async () => {
+    const table = nextTable();
+    // Another instance's CREATE TABLE, not yet committed: invisible to the check, in the way of the creation.
+    const other = await pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(counters({ table }).createTableStatement());
+      const repositories = [0, 1, 2].map(() => counters({ table }));
+      const writes = Promise.all(repositories.map((repository, i) => repository.insert(new Counter(`w${i}`, 'waited'))));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await other.query('COMMIT');
+      await writes;
+    } finally {
+      other.release();
+    }
+    expect((await rowsOf(table)).map((r) => r.id)).toEqual(['w0', 'w1', 'w2']);
+  });
+
   it('reserved words are fine as table and column names (they are quoted); a schema-qualified table works', async () => {
     class Order extends AggregateRoot<string> {
       constructor(
