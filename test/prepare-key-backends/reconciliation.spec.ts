@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type PrepareKey, reconcileReservations, TTL_FOREVER } from '@ddd-kit/prepare-key';
 import { uniqueName } from '../support/servers.js';
-import { openBackend, SHARED_BACKENDS, type SharedBackend } from './support/shared-backends.js';
+import { LABELLED_BACKENDS, openBackend, type SharedBackend } from './support/shared-backends.js';
 
 type Owner = { owner: string };
 
@@ -20,7 +20,7 @@ const SIZES: Record<SharedBackend, { records: number; dead: number; insideIsLive
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-describe.each(SHARED_BACKENDS)('reconcileReservations on %s', (backend) => {
+describe.each(LABELLED_BACKENDS)('reconcileReservations on %s', (_label, backend) => {
   let opened: Awaited<ReturnType<typeof openBackend>>;
 
   beforeAll(async () => {

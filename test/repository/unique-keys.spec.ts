@@ -17,7 +17,7 @@ import {
   redisFaultTarget,
 } from '../support/fault-proxy/prepare-key-fault-targets.js';
 import { mongoUri, postgresSchema, redisClusterNodes, redisUrl, uniqueName } from '../support/servers.js';
-import { MemberInMemoryRepository, MemberMongooseRepository } from './support/member.aggregate.js';
+import { MemberInMemoryRepository, MemberMongooseRepository, MemberPostgresRepository } from './support/member.aggregate.js';
 import { describeUniqueKeyContract, type MemberRepositoryClass, type Reservations, type UniqueKeyHarness } from './support/unique-key-contract.js';
 
 /** A PrepareKey backend: a factory per fresh key space, and how to reach the same space through faults. */
@@ -117,6 +117,9 @@ const keyBackends: KeyBackend[] = [
   },
 ];
 
+/** Where the PostgreSQL repositories keep their tables: one schema for the file. */
+let membersSchema: Promise<Awaited<ReturnType<typeof postgresSchema>>> | undefined;
+
 const storeBackends: StoreBackend[] = [
   {
     label: 'InMemoryRepository',
@@ -131,6 +134,20 @@ const storeBackends: StoreBackend[] = [
         Repository: MemberMongooseRepository as unknown as MemberRepositoryClass,
         options: () => ({ connection, collection: `members_${++n}` }),
         close: () => connection.close(),
+      };
+    },
+  },
+  {
+    label: 'PostgresRepository',
+    open: async () => {
+      membersSchema ??= postgresSchema('uk_members');
+      const schema = await membersSchema;
+      const pool = new pg.Pool({ connectionString: schema.url });
+      let n = 0;
+      return {
+        Repository: MemberPostgresRepository as unknown as MemberRepositoryClass,
+        options: () => ({ pool, table: `members_${process.hrtime.bigint().toString(36)}_${++n}` }),
+        close: () => pool.end(),
       };
     },
   },

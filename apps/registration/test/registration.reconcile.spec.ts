@@ -6,6 +6,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { assertBuilt } from '../../../test/support/built.js';
+import { mongoLabel } from '../../../test/support/servers.js';
 import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { RegistrationReconciler } from '../src/reconciliation/registration-reconciler.js';
 import { User } from '../src/users/user.aggregate.js';
@@ -95,10 +97,11 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
   });
 });
 
-describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
+describe(`npm run reconcile (the nightly command) on Redis + ${mongoLabel()}`, () => {
   const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'reconcile.js');
 
   it('runs both reconcilers once against the configured backends and prints the report', async () => {
+    assertBuilt('apps/registration'); // dist/reconcile.js and the libraries it imports
     const config = sharedBackend.config();
     const app = await createTestApp(config);
     const name = freshName('night');

@@ -62,7 +62,7 @@ export abstract class PrepareKey<V = unknown> {
     } catch (error) {
       return Promise.reject(error);
     }
-    return prepared.catch((error: unknown) => this.undoPrepare(key, op, error));
+    return prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error));
   }
 
   /** The value when a record exists and has not expired. */

@@ -1,5 +1,14 @@
 import { Aggregate } from '@ddd-kit/id-generator';
-import { AggregateRoot, InMemoryRepository, MongooseRepository, UniqueKey, type StoredDocument } from '@ddd-kit/repository';
+import {
+  AggregateRoot,
+  InMemoryRepository,
+  MongooseRepository,
+  PostgresRepository,
+  UniqueKey,
+  type PostgresColumns,
+  type StoredDocument,
+  type StoredRow,
+} from '@ddd-kit/repository';
 
 /** The aggregate of the unique-key tests: a member with a unique handle and an optional unique email. */
 @Aggregate({ name: 'member' })
@@ -29,3 +38,16 @@ export class MemberMongooseRepository extends MongooseRepository<string, Member,
 }
 
 export class MemberInMemoryRepository extends InMemoryRepository<string, Member> {}
+
+export class MemberPostgresRepository extends PostgresRepository<string, Member, MemberFields> {
+  protected readonly table = 'members';
+  protected readonly columns: PostgresColumns<MemberFields> = { handle: 'text NOT NULL', email: 'text' };
+
+  protected toRow(member: Member): MemberFields {
+    return { handle: member.handle, email: member.email };
+  }
+
+  protected toAggregate(row: StoredRow<string, MemberFields>): Member {
+    return new Member(row.id, row.handle, row.email);
+  }
+}

@@ -98,7 +98,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
     if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
     assertAggregateId(name, aggregate.id);
-    await this.write('insert', aggregate, () => this.doInsert(aggregate));
+    await this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
   }
 
   async update(aggregate: T): Promise<void> {
@@ -106,7 +106,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     assertAggregateId(name, aggregate.id);
     if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'update needs a stored aggregate; this one is new (use insert or save)');
     if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; use remove');
-    await this.write('update', aggregate, () => this.doUpdate(aggregate));
+    await this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
   }
 
   async save(aggregate: T): Promise<void> {
@@ -124,7 +124,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     const wasDeleted = aggregate.isDeleted();
     aggregate.markDeleted();
     try {
-      await this.write('remove', aggregate, () => this.doRemove(aggregate));
+      await this.write('remove', aggregate, (events) => this.doRemove(aggregate, events));
     } catch (error) {
       if (!wasDeleted) setDeleted(aggregate, false);
       throw error;
@@ -175,15 +175,19 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   // ---------------------------------------------------------------- for subclasses
 
-  /** Stores a new aggregate at `aggregate.newVersion`; throws DuplicateAggregateError when the id is taken. */
-  protected abstract doInsert(aggregate: T): Promise<void>;
+  /**
+   * Stores a new aggregate at `aggregate.newVersion`; throws DuplicateAggregateError when the id is taken.
+   * `events` are what this write will publish once it succeeded (a store that keeps them with
+   * the write, as an outbox does, writes them here); most stores ignore them.
+   */
+  protected abstract doInsert(aggregate: T, events: readonly DataSyncEvent[]): Promise<void>;
   /**
    * Stores the aggregate at `aggregate.newVersion` where the stored version is `aggregate.oldVersion`,
    * in one conditional write; when nothing matched, throws `this.conflict(aggregate)`.
    */
-  protected abstract doUpdate(aggregate: T): Promise<void>;
+  protected abstract doUpdate(aggregate: T, events: readonly DataSyncEvent[]): Promise<void>;
   /** Deletes the aggregate where the stored version is `aggregate.oldVersion`; else throws `this.conflict(aggregate)`. */
-  protected abstract doRemove(aggregate: T): Promise<void>;
+  protected abstract doRemove(aggregate: T, events: readonly DataSyncEvent[]): Promise<void>;
   /**
    * The aggregate and the version stored with it, or null. The id has been validated.
    * A repository may instead override `findById` itself (setting `oldVersion` on what it
@@ -227,6 +231,15 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     return loaded === null ? -1 : loaded.version;
   }
 
+  /**
+   * Runs `publish` (the write's data-sync events) once the write is durable. Immediately by
+   * default; a store whose writes can still be rolled back by an enclosing transaction defers
+   * it to the commit, so a rollback publishes nothing.
+   */
+  protected whenWriteCommits(publish: () => Promise<void>): Promise<void> {
+    return publish();
+  }
+
   /** The error a conditional write that matched nothing throws. */
   protected conflict(aggregate: T): OptimisticLockError {
     return new OptimisticLockError(this.nameOf(aggregate), aggregate.id, aggregate.oldVersion);
@@ -249,14 +262,14 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   // ---------------------------------------------------------------- internals
 
-  private async write(kind: 'insert' | 'update' | 'remove', aggregate: T, store: () => Promise<void>): Promise<void> {
+  private async write(kind: 'insert' | 'update' | 'remove', aggregate: T, store: (events: readonly DataSyncEvent[]) => Promise<void>): Promise<void> {
     const events = collectWriteEvents(aggregate, this.nameOf(aggregate));
     const written = aggregate.newVersion;
     const keeper = this.keeper();
     if (keeper === null) {
-      await store();
+      await store(events);
       setStoredVersion(aggregate, written);
-      await this.publish(aggregate, events);
+      if (this.publisher !== undefined && events.length > 0) await this.whenWriteCommits(() => this.publish(aggregate, events));
       return;
     }
 
@@ -268,7 +281,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     try {
       await this.inUnitOfWork(async () => {
         await keeper.take(plan.take, keeper.owner(aggregate.id), taken);
-        await store();
+        await store(events);
         // Old values whose reservations share the write's transaction go with it.
         await keeper.release(plan.release.filter((ref) => joins(ref.name)), aggregate.id, true);
       });
@@ -278,8 +291,12 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     }
     setStoredVersion(aggregate, written);
     setStoredKeys(aggregate, kind === 'remove' ? undefined : plan.after);
-    await keeper.release(plan.release.filter((ref) => !joins(ref.name)), aggregate.id, false);
-    await this.publish(aggregate, events);
+    // The other old values go once the write is durable: in an enclosing transaction, after it commits.
+    const others = plan.release.filter((ref) => !joins(ref.name));
+    await this.whenWriteCommits(async () => {
+      await keeper.release(others, aggregate.id, false);
+      if (this.publisher !== undefined && events.length > 0) await this.publish(aggregate, events);
+    });
   }
 
   /**

@@ -3,7 +3,7 @@ import { PrepareKey } from '../../prepare-key.js';
 import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
-import { PREPARE, READ, REPREPARE, ROLLBACK, runScript } from './redis-prepare-key.scripts.js';
+import { PREPARE, READ, REPREPARE, ROLLBACK, runScript, runScriptThen } from './redis-prepare-key.scripts.js';
 import { decodeKeyPart, decodeRecord, encodeKeyPart, encodeRecord, recordKeyHead } from './redis-prepare-key.utils.js';
 import type { RedisKeyScanner } from './redis-key-scanner.js';
 import type { ServerClock } from '../../server-clock.js';
@@ -49,7 +49,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     } catch (error) {
       return Promise.reject(error);
     }
-    return runScript(this.client, PREPARE, recordKey, encodeRecord(value, ttlAt, op), this.dropAt(ttlAt), op).then(isOne);
+    return runScriptThen(this.client, PREPARE, recordKey, [encodeRecord(value, ttlAt, op), this.dropAt(ttlAt), op], isOne);
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
