@@ -42,7 +42,7 @@ export class UsersService {
 
   /** `secretHash`: the hash of the secret the caller hands to the new user (auth/user-secret.ts). */
   async register(username: string, secretHash: string): Promise<UserView> {
-    const user = User.register(await this.ids.get(User).generateAsync(), username, secretHash);
+    const user = User.register(this.ids.get(User).generate(), username, secretHash);
     await this.write(user.id, () => this.users.insert(user));
     return user.toView();
   }
