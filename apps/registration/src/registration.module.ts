@@ -1,14 +1,21 @@
 import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { IdGeneratorModule, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
-import { MemoryPrepareKeyFactory, MongoPrepareKeyFactory, PrepareKeyModule, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
+import { IdGeneratorModule, PostgresMachineIdDistributor, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
+import {
+  MemoryPrepareKeyFactory,
+  MongoPrepareKeyFactory,
+  PostgresPrepareKeyFactory,
+  PrepareKeyModule,
+  RedisPrepareKeyFactory,
+} from '@ddd-kit/prepare-key';
 import { RepositoryModule } from '@ddd-kit/repository';
 import type { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
+import type { Pool } from 'pg';
 import { HttpErrorFilter } from './common/http-exception.filter.js';
 import type { AppConfig } from './config/app-config.js';
 import { HealthController } from './health/health.controller.js';
-import { MONGO_CONNECTION, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
+import { MONGO_CONNECTION, POSTGRES_POOL, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
 import { InfrastructureModule } from './infrastructure/infrastructure.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -29,26 +36,37 @@ export class RegistrationModule {
       imports: [
         InfrastructureModule.forRoot(config),
         PrepareKeyModule.forRootAsync({
-          inject: [REDIS_CLIENT, MONGO_CONNECTION],
-          useFactory: (redis: Redis | null, mongo: Connection | null) => ({
+          inject: [REDIS_CLIENT, MONGO_CONNECTION, POSTGRES_POOL],
+          useFactory: (redis: Redis | null, mongo: Connection | null, postgres: Pool | null) => ({
             factory:
               config.prepareBackend === 'redis'
                 ? new RedisPrepareKeyFactory(redis!, { prefix: config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX })
                 : config.prepareBackend === 'mongo'
                   ? new MongoPrepareKeyFactory(mongo!)
-                  : new MemoryPrepareKeyFactory(),
+                  : config.prepareBackend === 'postgres'
+                    ? // The pool the users live on too: reservations and users commit in one transaction.
+                      new PostgresPrepareKeyFactory(postgres!, { table: 'username_reservations' })
+                    : new MemoryPrepareKeyFactory(),
           }),
         }),
         IdGeneratorModule.forRootAsync({
-          inject: [REDIS_CLIENT],
-          useFactory: (redis: Redis | null) => ({
+          inject: [REDIS_CLIENT, POSTGRES_POOL],
+          useFactory: (redis: Redis | null, postgres: Pool | null) => ({
             namespace: 'registration',
-            machine: config.machineId === 'redis' ? new RedisMachineIdDistributor(redis!) : config.machineId,
+            machine:
+              config.machineId === 'redis'
+                ? new RedisMachineIdDistributor(redis!)
+                : config.machineId === 'postgres'
+                  ? new PostgresMachineIdDistributor(postgres!)
+                  : config.machineId,
           }),
         }),
         RepositoryModule.forRootAsync({
-          inject: [MONGO_CONNECTION],
-          useFactory: (mongo: Connection | null) => (mongo ? { connection: mongo } : {}),
+          inject: [MONGO_CONNECTION, POSTGRES_POOL],
+          useFactory: (mongo: Connection | null, postgres: Pool | null) => ({
+            ...(mongo ? { connection: mongo } : {}),
+            ...(postgres ? { postgres: { pool: postgres } } : {}),
+          }),
         }),
         UsersModule.forRoot(config),
       ],

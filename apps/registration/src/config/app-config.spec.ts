@@ -8,6 +8,7 @@ describe('loadConfig', () => {
       repositoryBackend: 'memory',
       redisUrl: undefined,
       mongodbUri: undefined,
+      databaseUrl: undefined,
       machineId: 0,
       port: 3000,
       reconcileGraceMs: undefined,
@@ -31,12 +32,36 @@ describe('loadConfig', () => {
     expect(loadConfig({ REDIS_URL: 'redis://localhost:6379' }).machineId).toBe('redis');
   });
 
+  it('runs on PostgreSQL alone: reservations, users, machine IDs', () => {
+    const config = loadConfig({
+      PREPARE_BACKEND: 'postgres',
+      REPOSITORY_BACKEND: 'postgres',
+      MACHINE_ID: 'postgres',
+      DATABASE_URL: 'postgres://app@127.0.0.1:5432/registration',
+    });
+    expect(config).toMatchObject({ prepareBackend: 'postgres', repositoryBackend: 'postgres', machineId: 'postgres', databaseUrl: 'postgres://app@127.0.0.1:5432/registration' });
+  });
+
+  it('refuses a shared repository with no machine-ID source (every instance would issue the same user IDs)', () => {
+    for (const env of [
+      { REPOSITORY_BACKEND: 'mongo', MONGODB_URI: 'mongodb://127.0.0.1:27017/app' },
+      { REPOSITORY_BACKEND: 'postgres', DATABASE_URL: 'postgres://127.0.0.1:5432/app' },
+    ]) {
+      expect(() => loadConfig(env)).toThrow(/MACHINE_ID: must be set/);
+    }
+    expect(loadConfig({ REPOSITORY_BACKEND: 'mongo', MONGODB_URI: 'mongodb://127.0.0.1:27017/app', MACHINE_ID: '3' }).machineId).toBe(3);
+  });
+
   const bad: Array<[Record<string, string>, string]> = [
     [{ PREPARE_BACKEND: 'etcd' }, 'PREPARE_BACKEND'],
     [{ REPOSITORY_BACKEND: 'redis' }, 'REPOSITORY_BACKEND'],
     [{ PREPARE_BACKEND: 'redis' }, 'REDIS_URL'],
     [{ PREPARE_BACKEND: 'mongo' }, 'MONGODB_URI'],
-    [{ REPOSITORY_BACKEND: 'mongo' }, 'MONGODB_URI'],
+    [{ REPOSITORY_BACKEND: 'mongo', MACHINE_ID: '1' }, 'MONGODB_URI'],
+    [{ REPOSITORY_BACKEND: 'postgres', MACHINE_ID: '1' }, 'DATABASE_URL'],
+    [{ PREPARE_BACKEND: 'postgres' }, 'DATABASE_URL'],
+    [{ MACHINE_ID: 'postgres' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mysql://db' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
     [{ MONGODB_URI: 'http://db' }, 'MONGODB_URI'],
     [{ MACHINE_ID: '-1' }, 'MACHINE_ID'],

@@ -3,16 +3,17 @@
  * bad variable stops the process with a message naming it. With nothing set, everything
  * runs in memory on port 3000.
  */
-export type PrepareBackend = 'memory' | 'redis' | 'mongo';
-export type RepositoryBackend = 'memory' | 'mongo';
+export type PrepareBackend = 'memory' | 'redis' | 'mongo' | 'postgres';
+export type RepositoryBackend = 'memory' | 'mongo' | 'postgres';
 
 export interface AppConfig {
   prepareBackend: PrepareBackend;
   repositoryBackend: RepositoryBackend;
   redisUrl?: string;
   mongodbUri?: string;
-  /** A fixed machine ID, or 'redis' to lease one from RedisMachineIdDistributor. */
-  machineId: number | 'redis';
+  databaseUrl?: string;
+  /** A fixed machine ID, or the store to lease one from (RedisMachineIdDistributor, PostgresMachineIdDistributor). */
+  machineId: number | 'redis' | 'postgres';
   port: number;
   /** Start of every Redis reservation key, so that several apps (or test runs) can share one Redis. */
   prepareKeyPrefix?: string;
@@ -68,24 +69,38 @@ function integer(env: NodeJS.ProcessEnv, variable: string, min: number, max: num
 export const MAX_MACHINE_ID = (1 << 20) - 1;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const prepareBackend = oneOf(env, 'PREPARE_BACKEND', ['memory', 'redis', 'mongo'] as const, 'memory');
-  const repositoryBackend = oneOf(env, 'REPOSITORY_BACKEND', ['memory', 'mongo'] as const, 'memory');
+  const prepareBackend = oneOf(env, 'PREPARE_BACKEND', ['memory', 'redis', 'mongo', 'postgres'] as const, 'memory');
+  const repositoryBackend = oneOf(env, 'REPOSITORY_BACKEND', ['memory', 'mongo', 'postgres'] as const, 'memory');
   const redisUrl = url(env, 'REDIS_URL', ['redis:', 'rediss:']);
   const mongodbUri = url(env, 'MONGODB_URI', ['mongodb:', 'mongodb+srv:']);
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   const port = integer(env, 'PORT', 0, 65535) ?? 3000;
 
   const rawMachine = env.MACHINE_ID?.trim();
-  let machineId: number | 'redis';
-  if (rawMachine?.toLowerCase() === 'redis') machineId = 'redis';
+  let machineId: number | 'redis' | 'postgres';
+  if (rawMachine?.toLowerCase() === 'redis' || rawMachine?.toLowerCase() === 'postgres') machineId = rawMachine.toLowerCase() as 'redis' | 'postgres';
   else if (rawMachine) machineId = integer(env, 'MACHINE_ID', 0, MAX_MACHINE_ID)!;
-  // Instances sharing Redis lease distinct machine IDs by default; a lone process uses 0.
-  else machineId = redisUrl ? 'redis' : 0;
+  // Instances sharing Redis lease distinct machine IDs by default.
+  else if (redisUrl) machineId = 'redis';
+  else if (repositoryBackend !== 'memory') {
+    // Instances sharing a repository must not share a machine ID: their user IDs would collide.
+    throw new InvalidConfigError(
+      'MACHINE_ID',
+      `must be set when REPOSITORY_BACKEND=${repositoryBackend} is shared by instances: 'redis' or 'postgres' to lease one per instance, or a number distinct for every instance`,
+    );
+  }
+  // A lone in-memory process.
+  else machineId = 0;
 
   if (prepareBackend === 'redis' && !redisUrl) {
     throw new InvalidConfigError('REDIS_URL', 'is required when PREPARE_BACKEND=redis (e.g. redis://127.0.0.1:6379)');
   }
   if (machineId === 'redis' && !redisUrl) {
     throw new InvalidConfigError('REDIS_URL', 'is required when MACHINE_ID=redis (e.g. redis://127.0.0.1:6379)');
+  }
+  const needsPostgres = prepareBackend === 'postgres' ? 'PREPARE_BACKEND=postgres' : repositoryBackend === 'postgres' ? 'REPOSITORY_BACKEND=postgres' : machineId === 'postgres' ? 'MACHINE_ID=postgres' : undefined;
+  if (needsPostgres && !databaseUrl) {
+    throw new InvalidConfigError('DATABASE_URL', `is required when ${needsPostgres} (e.g. postgres://user@127.0.0.1:5432/registration)`);
   }
   if ((prepareBackend === 'mongo' || repositoryBackend === 'mongo') && !mongodbUri) {
     const variable = prepareBackend === 'mongo' ? 'PREPARE_BACKEND' : 'REPOSITORY_BACKEND';
@@ -96,7 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (prepareKeyPrefix !== undefined && !/^[A-Za-z0-9_.:-]{1,100}$/.test(prepareKeyPrefix)) {
     throw new InvalidConfigError('PREPARE_KEY_PREFIX', `must be 1–100 characters from A-Z a-z 0-9 _ . : -, got '${prepareKeyPrefix}'`);
   }
-  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, machineId, port, reconcileGraceMs, prepareKeyPrefix };
+  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, databaseUrl, machineId, port, reconcileGraceMs, prepareKeyPrefix };
 }
 
 /** For entry points: the configuration, or the process stops with a message naming the bad variable. */

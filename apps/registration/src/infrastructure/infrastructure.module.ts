@@ -1,8 +1,9 @@
 import { Global, Inject, Logger, Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
+import type { Pool } from 'pg';
 import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG, MONGO_CONNECTION, REDIS_CLIENT } from './infrastructure.constants.js';
+import { APP_CONFIG, MONGO_CONNECTION, POSTGRES_POOL, REDIS_CLIENT } from './infrastructure.constants.js';
 
 /**
  * Owns the app's connections: opened once at start (failing fast when a server does not
@@ -17,6 +18,7 @@ export class InfrastructureModule implements OnApplicationShutdown {
   constructor(
     @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
     @Inject(MONGO_CONNECTION) private readonly mongo: Connection | null,
+    @Inject(POSTGRES_POOL) private readonly postgres: Pool | null,
   ) {}
 
   static forRoot(config: AppConfig): DynamicModule {
@@ -41,8 +43,26 @@ export class InfrastructureModule implements OnApplicationShutdown {
             return mongoose.createConnection(config.mongodbUri, { serverSelectionTimeoutMS: 5000 }).asPromise();
           },
         },
+        {
+          provide: POSTGRES_POOL,
+          useFactory: async () => {
+            if (!config.databaseUrl) return null;
+            // Loaded only here: deployments without PostgreSQL need not have pg.
+            const { default: pg } = await import('pg');
+            const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 10, query_timeout: 10_000 });
+            // An idle client losing its connection emits 'error'; the pool replaces it.
+            pool.on('error', (error) => new Logger('Infrastructure').warn(`PostgreSQL: ${error.message}`));
+            try {
+              await pool.query('SELECT 1');
+            } catch (error) {
+              await pool.end().catch(() => undefined);
+              throw error;
+            }
+            return pool;
+          },
+        },
       ],
-      exports: [APP_CONFIG, REDIS_CLIENT, MONGO_CONNECTION],
+      exports: [APP_CONFIG, REDIS_CLIENT, MONGO_CONNECTION, POSTGRES_POOL],
     };
   }
 
@@ -50,6 +70,7 @@ export class InfrastructureModule implements OnApplicationShutdown {
     const closing: Promise<unknown>[] = [];
     if (this.redis) closing.push(this.redis.quit().catch(() => this.redis!.disconnect()));
     if (this.mongo) closing.push(this.mongo.close());
+    if (this.postgres) closing.push(this.postgres.end());
     await Promise.all(closing);
     this.logger.log('connections closed');
   }

@@ -15,6 +15,7 @@ import {
   type IRepository,
 } from '@ddd-kit/repository';
 import { UserReadModel } from '../read-model/user-read-model.js';
+import { RequestTransaction } from './request-transaction.js';
 import { User, type UserView } from './user.aggregate.js';
 import { UsernamePrepareKey } from './username.prepare-key.js';
 
@@ -38,12 +39,13 @@ export class UsersService {
     private readonly usernames: UsernamePrepareKey,
     private readonly ids: AggregateIdGeneratorRegistrar,
     private readonly readModel: UserReadModel,
+    private readonly transaction: RequestTransaction,
   ) {}
 
   /** `secretHash`: the hash of the secret the caller hands to the new user (auth/user-secret.ts). */
   async register(username: string, secretHash: string): Promise<UserView> {
     const user = User.register(this.ids.get(User).generate(), username, secretHash);
-    await this.write(user.id, () => this.users.insert(user));
+    await this.write(user.id, () => this.transaction.run(() => this.users.insert(user)));
     return user.toView();
   }
 
@@ -53,18 +55,22 @@ export class UsersService {
 
   /** Writes the user where its version is still `expectedVersion`. */
   async rename(id: string, username: string, expectedVersion: number): Promise<UserView> {
-    const user = await this.load(id);
-    if (user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
-    if (user.username === username) return user.toView();
-    user.rename(username);
-    await this.write(id, () => this.users.update(user), expectedVersion);
-    return user.toView();
+    return this.transaction.run(async () => {
+      const user = await this.load(id);
+      if (user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
+      if (user.username === username) return user.toView();
+      user.rename(username);
+      await this.write(id, () => this.users.update(user), expectedVersion);
+      return user.toView();
+    });
   }
 
   async remove(id: string, expectedVersion?: number): Promise<void> {
-    const user = await this.load(id);
-    if (expectedVersion !== undefined && user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
-    await this.write(id, () => this.users.remove(user), user.oldVersion);
+    await this.transaction.run(async () => {
+      const user = await this.load(id);
+      if (expectedVersion !== undefined && user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
+      await this.write(id, () => this.users.remove(user), user.oldVersion);
+    });
   }
 
   async isAvailable(username: string): Promise<boolean> {

@@ -53,6 +53,12 @@ export class AppProcess {
     return this.waitFor(`${url}/health`, async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true);
   }
 
+  /** SIGKILL: the process dies at once, in the middle of whatever it was doing. */
+  async kill(): Promise<AppExit> {
+    if (this.running) this.child.kill('SIGKILL');
+    return this.exited;
+  }
+
   /** SIGTERM (a graceful shutdown), SIGKILL if it has not exited after `graceMs`. */
   async stop(graceMs = 10_000): Promise<AppExit> {
     if (this.running) {

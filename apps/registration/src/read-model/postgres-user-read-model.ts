@@ -1,0 +1,72 @@
+import type { DataSyncEvent, ReplicaPage } from '@ddd-kit/repository';
+import type { Pool } from 'pg';
+import type { UserSnapshot, UserView } from '../users/user.aggregate.js';
+import { UserReadModel } from './user-read-model.js';
+
+/**
+ * The read model in a PostgreSQL table shared by every instance of the app:
+ * `user_views (id, username, version)`. Every value is a parameter. An UPSERT older than what
+ * the table holds changes nothing (handlers of concurrent writes may finish out of order).
+ */
+export class PostgresUserReadModel extends UserReadModel {
+  private ready?: Promise<unknown>;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly table = 'user_views',
+  ) {
+    super();
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new TypeError(`read-model table must be a plain lower-case identifier, got ${JSON.stringify(table)}`);
+  }
+
+  /** Created once, at start-up (UsersModule calls it). */
+  ensureTable(): Promise<unknown> {
+    this.ready ??= (async () => {
+      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.table} (id text PRIMARY KEY, username text NOT NULL, version bigint NOT NULL)`);
+      await this.pool.query(`CREATE INDEX IF NOT EXISTS ${this.table}_username ON ${this.table} (username)`);
+    })().catch((error: { code?: string }) => {
+      // Another instance created them at the same moment.
+      if (!['23505', '42P07', '42710'].includes(error.code ?? '')) throw error;
+    });
+    return this.ready;
+  }
+
+  async findByUsername(username: string): Promise<UserView[]> {
+    const { rows } = await this.pool.query(`SELECT id, username, version FROM ${this.table} WHERE username = $1 ORDER BY id`, [username]);
+    return rows.map((r) => ({ id: r.id, username: r.username, version: Number(r.version) }));
+  }
+
+  async apply(events: readonly DataSyncEvent<string, UserSnapshot>[]): Promise<void> {
+    for (const event of events) {
+      if (event.type === 'PURGE') await this.purge(event.id);
+      else await this.upsertIfNewer(event.id, event.version, event.snapshot);
+    }
+  }
+
+  async listVersions({ cursor, limit }: { cursor: string | null; limit: number }): Promise<ReplicaPage<string>> {
+    const { rows } =
+      cursor === null
+        ? await this.pool.query(`SELECT id, version FROM ${this.table} ORDER BY id LIMIT $1`, [limit])
+        : await this.pool.query(`SELECT id, version FROM ${this.table} WHERE id > $1 ORDER BY id LIMIT $2`, [cursor, limit]);
+    return { entries: rows.map((r) => ({ id: r.id, version: Number(r.version) })), cursor: rows.length === limit ? rows[rows.length - 1].id : null };
+  }
+
+  async upsert(id: string, version: number, snapshot: UserSnapshot): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.table} (id, username, version) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET username = EXCLUDED.username, version = EXCLUDED.version`,
+      [id, snapshot.username, version],
+    );
+  }
+
+  async purge(id: string): Promise<void> {
+    await this.pool.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+  }
+
+  private async upsertIfNewer(id: string, version: number, snapshot: UserSnapshot): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.table} (id, username, version) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO UPDATE SET username = EXCLUDED.username, version = EXCLUDED.version WHERE ${this.table}.version < EXCLUDED.version`,
+      [id, snapshot.username, version],
+    );
+  }
+}

@@ -1,0 +1,59 @@
+import { mulberry32 } from '../../../../test/support/fault-proxy/index.js';
+import { breaches, type Deployment, type StoredState } from './deployments.js';
+import { runLoad, type LoadReport } from './load.js';
+
+export interface CrashOptions {
+  seed: number;
+  /** How many times an instance is killed with SIGKILL (and started again). */
+  kills: number;
+  instances: number;
+  clients: number;
+  names: number;
+  /** The pause between kills is drawn from [min, max] ms. */
+  betweenKillsMs: [number, number];
+}
+
+export interface CrashReport extends LoadReport {
+  seed: number;
+  kills: number;
+  /** The invariants broken before any reconciliation, and after one. */
+  beforeReconcile: string[];
+  afterReconcile: string[];
+  reconcile: unknown;
+  state: StoredState;
+}
+
+/**
+ * Instances of the built app under load, killed with SIGKILL at random moments (at least
+ * `kills` times) and started again, while clients keep registering, renaming and deleting.
+ * Then the stores are read as the crashes left them, before and after one reconciliation.
+ */
+export async function runCrash(deployment: Deployment, options: CrashOptions): Promise<CrashReport> {
+  const random = mulberry32(options.seed);
+  const running = await deployment.start({ instances: options.instances, proxied: false });
+  let load: LoadReport;
+  let kills = 0;
+  try {
+    const names = Array.from({ length: options.names }, (_, i) => `crash${options.seed % 10_000}n${i}`);
+    let done = false;
+    const loading = runLoad({ urls: () => running.urls, seed: options.seed, clients: options.clients, names, until: () => done });
+    const [min, max] = options.betweenKillsMs;
+    while (kills < options.kills) {
+      await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));
+      const victim = Math.floor(random() * running.urls.length);
+      await running.kill(victim);
+      kills++;
+      await running.restart(victim);
+    }
+    await new Promise((resolve) => setTimeout(resolve, min));
+    done = true;
+    load = await loading;
+  } finally {
+    await running.stop();
+  }
+  const before = await deployment.inspect();
+  const beforeReconcile = breaches(before);
+  const reconcile = await deployment.reconcile();
+  const state = await deployment.inspect();
+  return { ...load!, seed: options.seed, kills, beforeReconcile, afterReconcile: breaches(state), reconcile, state };
+}
