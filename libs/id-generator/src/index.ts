@@ -60,6 +60,7 @@ export { IdGeneratorError } from './errors/id-generator.error.js';
 export { IdGeneratorOptionsError } from './errors/id-generator-options.error.js';
 export { ClockBackwardsError } from './errors/clock-backwards.error.js';
 export { ClockStalledError } from './errors/clock-stalled.error.js';
+export { InvalidClockReadingError } from './errors/invalid-clock-reading.error.js';
 export { TimestampOverflowError } from './errors/timestamp-overflow.error.js';
 export { InvalidIdError } from './errors/invalid-id.error.js';
 export { MachineIdOverflowError } from './errors/machine-id-overflow.error.js';

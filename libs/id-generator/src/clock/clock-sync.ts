@@ -1,7 +1,7 @@
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import type { Clock, IdState, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
-import { monotonicNow, sleep } from './clock.utils.js';
+import { checkReading, monotonicNow, sleep } from './clock.utils.js';
 
 export interface ClockSyncOptions {
   /**
@@ -127,10 +127,10 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
     const clock = this.generator.clock;
     const deadline = monotonicNow() + this.spinThresholdMs + 1;
     for (;;) {
-      if (clock() >= timestamp) return;
+      if (checkReading(clock()) >= timestamp) return;
       if (monotonicNow() > deadline) {
         // Read once more: the process may have been paused (GC) since the last reading.
-        const now = clock();
+        const now = checkReading(clock());
         if (now >= timestamp) return;
         throw new ClockBackwardsError(
           timestamp,
