@@ -97,6 +97,11 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
   abstract generate(): string;
   abstract parse(id: string): IdState;
 
+  /** `generate()` as a promise (a bare generator has nothing to wait for; ClockSync waits out a clock moved back). */
+  generateAsync(): Promise<string> {
+    return new Promise((resolve) => resolve(this.generate()));
+  }
+
   /** Called once per new millisecond, after the state moved to it. */
   protected onTick(_timestamp: number): void {}
 

@@ -15,6 +15,7 @@ import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
 import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
 import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
+import { AsyncIdGeneratorAdapter } from '../generators/async-id-generator.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { SnowflakeId } from '../generators/snowflake-id.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
@@ -176,7 +177,11 @@ describe('IdGeneratorModule', () => {
     expect(asked).toEqual(['early:late-one']);
 
     asked.length = 0;
-    expect(registrar.get({ contextName: 'x', aggregateName: 'mid-one' })).toBe(app.get(LabelService).generator);
+    // A plain IdGenerator comes wrapped, so that generateAsync() is always there.
+    const mid = registrar.get({ contextName: 'x', aggregateName: 'mid-one' });
+    expect(mid).toBeInstanceOf(AsyncIdGeneratorAdapter);
+    expect((mid as AsyncIdGeneratorAdapter).generator).toBe(app.get(LabelService).generator);
+    expect(await mid.generateAsync()).toBe('injected-1');
     expect(asked).toEqual(['early:mid-one', 'unordered:mid-one']);
 
     asked.length = 0;
