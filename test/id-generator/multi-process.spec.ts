@@ -181,8 +181,8 @@ describe('global IDs across OS processes on real Redis', () => {
       victim.child.kill('SIGKILL');
       const { signal } = await victim.exited;
       expect(signal).toBe('SIGKILL');
-      // Its last heartbeat (server time), which can no longer change.
-      const lastBeat = Number(await redis.zscore(keys.heartbeats, String(started[1].machineId)));
+      // Its last heartbeat (server time), which can no longer change: its deadline less its safeGuardMs.
+      const lastBeat = Number(await redis.zscore(keys.deadlines, String(started[1].machineId))) - SAFE_GUARD_MS;
       const killedProgress = victim.progress;
       expect(killedProgress).toBeLessThan(IDS_PER_PROCESS);
 

@@ -11,6 +11,8 @@ export interface PgPoolClient {
   query(text: string, values?: unknown[]): Promise<PgResult>;
   /** `release(true)` (or an error) destroys the connection instead of returning it to the pool. */
   release(destroy?: boolean | Error): void;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  off?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /**
@@ -57,13 +59,19 @@ export const DB_NOW_MS = 'floor(extract(epoch from clock_timestamp()) * 1000)::b
  */
 export async function inOwnTransaction<T>(pool: PgPool, work: (client: PgPoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A connection lost while checked out also emits 'error' (the pool listens only while it is
+  // idle); the failed query already reports it, so the event must not crash the process.
+  const ignore = (): void => undefined;
+  client.on?.('error', ignore);
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
+    client.off?.('error', ignore);
     client.release();
     return result;
   } catch (error) {
+    // Destroyed: the listener stays, for an 'error' the closing connection may still emit.
     client.release(true);
     throw error;
   }

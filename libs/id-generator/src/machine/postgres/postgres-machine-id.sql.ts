@@ -53,10 +53,10 @@ SELECT kind, machine_id, last_timestamp, bound_ms FROM (
   (SELECT 0 AS kind, machine_id, last_timestamp, bound_ms, 0::bigint AS rank FROM ${t.ids}
     WHERE namespace = $1 AND instance_id = $2 LIMIT 1)
   UNION ALL
-  (SELECT 1, machine_id, last_timestamp, bound_ms, machine_id::bigint FROM ${t.ids}
+  (SELECT 1, machine_id, last_timestamp, bound_ms, machine_id::bigint AS rank FROM ${t.ids}
     WHERE namespace = $1 AND instance_id IS NULL ORDER BY machine_id LIMIT 1)
   UNION ALL
-  (SELECT 3, machine_id, last_timestamp, bound_ms, deadline_ms FROM ${t.ids}
+  (SELECT 3, machine_id, last_timestamp, bound_ms, deadline_ms AS rank FROM ${t.ids}
     WHERE namespace = $1 AND instance_id IS NOT NULL AND deadline_ms < ${DB_NOW_MS} ORDER BY deadline_ms, machine_id LIMIT 1)
 ) c ORDER BY kind, rank LIMIT 1`;
 
