@@ -11,14 +11,9 @@ import 'reflect-metadata';
 import { appendFileSync, closeSync, openSync, writeSync } from 'node:fs';
 import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/promises';
 import { NestFactory } from '@nestjs/core';
-import {
-  GlobalIdGenerator,
-  IdGeneratorModule,
-  MachineIdHolder,
-  MachineIdOverflowError,
-  PostgresMachineIdDistributor,
-  RedisMachineIdDistributor,
-} from '@ddd-kit/id-generator';
+import * as ids from '@ddd-kit/id-generator';
+
+const { GlobalIdGenerator, IdGeneratorModule, MachineIdHolder, MachineIdOverflowError, RedisMachineIdDistributor } = ids;
 
 const config = JSON.parse(process.argv[2]);
 const send = (message) => process.send?.(message);
@@ -34,7 +29,7 @@ if (config.backend.kind === 'redis') {
 } else {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: config.backend.url, max: 2 });
-  distributor = new PostgresMachineIdDistributor(pool, { ...leaseOptions, schema: config.backend.schema });
+  distributor = new ids.PostgresMachineIdDistributor(pool, { ...leaseOptions, schema: config.backend.schema });
   close = () => pool.end();
 }
 
