@@ -1,7 +1,8 @@
 // Nest 12 ships pure ES modules, so Jest runs in native ESM mode (see package.json "test").
 /** @type {import('jest').Config} */
 export default {
-  testEnvironment: 'node',
+  // Node, plus removal of what each test file created on the test servers (see the file).
+  testEnvironment: '<rootDir>/test/support/test-environment.js',
   rootDir: '.',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {

@@ -1,152 +1,214 @@
-// ID generation speed, each generator beside what it should be measured against, and the
-// duplicates each one produced in a separate, untimed run of DUP_RUN IDs (a Set per subject):
-//  - SnowflakeId against its ceiling: a 12-bit sequence allows 4,096 IDs per millisecond;
-//  - CosIdGenerator against crypto.randomUUID (target: 3×);
-//  - SegmentId, warm (segments prefetched from Redis), against 20 M/s;
+// ID generation speed, each generator beside its yardstick, and the duplicates each one
+// produced in a separate, untimed run of DUP_RUN IDs (a Set per subject):
+//  - SnowflakeId against its ceiling: 2^sequenceBits IDs per millisecond (a computed limit);
+//  - CosIdGenerator against crypto.randomUUID (target: 3×), measured in alternating slices;
+//  - SegmentId, warm (segments prefetched from Redis), against 20 M/s, with the segment sizes
+//    it ran with (and once more with the defaults);
 //  - NanoIdGenerator, uuid v7 and @sapphire/snowflake for reference. @sapphire/snowflake
 //    wraps its 12-bit increment instead of waiting for the next millisecond, so above
 //    4,096 IDs/ms it repeats IDs: its duplicate count shows what the wait prevents.
+// Every generated ID is stored (into `sink`), so none can be skipped as dead code. A ddd-kit
+// generator that repeats an ID fails the run.
 import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToIo } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Snowflake } from '@sapphire/snowflake';
 import { v7 as uuidv7 } from 'uuid';
 import { ClockSync, CosIdGenerator, NanoIdGenerator, SegmentExhaustedError, SegmentId, SnowflakeId } from '@ddd-kit/id-generator';
-import { opsPerSecond } from './util.js';
+import { alternate, measureBatches, measureBatchesSync, notes, sink, SINK_MASK } from './util.js';
 
 const BATCH = 1_000;
+const SEGMENT_BATCH = 10_000;
 const DUP_RUN = 1_000_000;
-const ROUNDS = 2;
+const SLICE_MS = 500;
+const PAIRS = 6;
+const SEGMENT_TARGET = 20_000_000;
+const TIMING = `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, batches of ${BATCH.toLocaleString('en-US')}`;
 
-/** A batch of BATCH synchronous calls. */
-const batchOf = (next) => () => {
-  for (let i = 0; i < BATCH; i++) next();
-};
-
-/** Best of ROUNDS one-second measurements. */
-async function measure(batch) {
-  let best = 0;
-  for (let r = 0; r < ROUNDS; r++) best = Math.max(best, await opsPerSecond(batch, { ms: 1000, opsPerBatch: BATCH }));
-  return best;
+/**
+ * A slice of synchronous batches of `next()`. Each side gets a loop compiled on its own
+ * (`new Function`), so the call to `next` stays monomorphic and no side pays for the
+ * generators measured before it.
+ */
+function syncSide(next) {
+  const loop = new Function('next', 'sink', 'mask', 'n', 'return function batch() { for (let i = 0; i < n; i++) sink[i & mask] = next(); return n; };')(
+    next,
+    sink,
+    SINK_MASK,
+    BATCH,
+  );
+  loop(); // compile before the first timed slice
+  return () => measureBatchesSync(loop, { ms: SLICE_MS });
 }
 
 /**
  * Duplicates among DUP_RUN IDs generated back to back at full speed (kept in an array, counted
  * afterwards, so the counting does not slow the generator below its wrap-around rate).
  */
-function duplicates(next) {
+async function duplicates(next) {
+  const ids = new Array(DUP_RUN);
+  for (let i = 0; i < DUP_RUN; i++) ids[i] = await next();
+  return DUP_RUN - new Set(ids).size;
+}
+
+function syncDuplicates(next) {
   const ids = new Array(DUP_RUN);
   for (let i = 0; i < DUP_RUN; i++) ids[i] = next();
   return DUP_RUN - new Set(ids).size;
 }
 
-const dupNote = (name, count) => `${name}: ${count.toLocaleString('en-US')} duplicates in ${DUP_RUN.toLocaleString('en-US')}`;
+const count = (n) => n.toLocaleString('en-US');
+const dupNote = (name, n) => `${name}: ${count(n)} duplicates in ${count(DUP_RUN)}`;
+
+/** A ddd-kit generator must never repeat an ID: that is a bug, not a measurement. */
+function noDuplicates(name, n) {
+  if (n !== 0) throw new Error(`${name} issued ${count(n)} duplicate IDs in ${count(DUP_RUN)}`);
+  return dupNote(name, n);
+}
 
 export default async function ({ log }) {
   const rows = [];
-  const uuidOps = await measure(batchOf(randomUUID));
-  const uuidDups = duplicates(randomUUID);
-  log(`crypto.randomUUID: ${Math.round(uuidOps).toLocaleString('en-US')} IDs/s`);
+  const uuid = syncSide(randomUUID);
+  const uuidDups = syncDuplicates(randomUUID);
+  if (uuidDups !== 0) throw new Error(`crypto.randomUUID repeated ${uuidDups} IDs`);
 
   {
     const snowflake = new SnowflakeId({ machineId: 1 });
-    const ops = await measure(batchOf(() => snowflake.generate()));
-    const dups = duplicates(() => snowflake.generate());
-    rows.push({ case: 'SnowflakeId generate() (Radix62)', subject: 'SnowflakeId', ops, baseline: '12-bit sequence limit', baselineOps: 4_096_000, target: 0.97, note: dupNote('SnowflakeId', dups) });
+    const limit = 2 ** snowflake.sequenceBits * 1000;
+    const result = await alternate(syncSide(() => snowflake.generate()), limit, { pairs: PAIRS });
+    rows.push({
+      case: 'SnowflakeId generate() (Radix62)',
+      subject: 'SnowflakeId',
+      baseline: `${snowflake.sequenceBits}-bit sequence limit (2^${snowflake.sequenceBits} per ms, computed)`,
+      ...result,
+      target: 0.97,
+      settings: `${TIMING}; ${snowflake.timestampBits}/${snowflake.machineBits}/${snowflake.sequenceBits} bits (defaults), machineId 1`,
+      note: noDuplicates('SnowflakeId', syncDuplicates(() => snowflake.generate())),
+    });
   }
 
   {
     const cosid = new CosIdGenerator({ machineId: 1 });
-    const ops = await measure(batchOf(() => cosid.generate()));
-    const dups = duplicates(() => cosid.generate());
+    const result = await alternate(syncSide(() => cosid.generate()), uuid, { pairs: PAIRS });
     rows.push({
       case: 'CosIdGenerator generate()',
       subject: 'CosIdGenerator',
-      ops,
       baseline: 'crypto.randomUUID',
-      baselineOps: uuidOps,
+      ...result,
       target: 3,
-      note: `${dupNote('CosIdGenerator', dups)}; ${dupNote('randomUUID', uuidDups)}`,
+      settings: `${TIMING}; machineId 1`,
+      note: notes(noDuplicates('CosIdGenerator', syncDuplicates(() => cosid.generate())), dupNote('randomUUID', uuidDups)),
     });
   }
 
   {
     const global = new ClockSync(new CosIdGenerator({ machineId: 2 }));
-    const ops = await measure(batchOf(() => global.generate()));
-    const dups = duplicates(() => global.generate());
-    rows.push({ case: 'ClockSync(CosIdGenerator) (the module\'s global generator)', subject: 'ClockSync(CosIdGenerator)', ops, baseline: 'crypto.randomUUID', baselineOps: uuidOps, note: dupNote('ClockSync(CosId)', dups) });
+    const result = await alternate(syncSide(() => global.generate()), uuid, { pairs: PAIRS });
+    rows.push({
+      case: "ClockSync(CosIdGenerator) (the module's global generator)",
+      subject: 'ClockSync(CosIdGenerator)',
+      baseline: 'crypto.randomUUID',
+      ...result,
+      settings: `${TIMING}; ClockSync defaults, machineId 2`,
+      note: noDuplicates('ClockSync(CosId)', syncDuplicates(() => global.generate())),
+    });
   }
 
-  {
-    const redis = new Redis(process.env.REDIS_URL);
-    const key = `ddd-kit:bench:segment:${process.pid}:${Date.now()}`;
-    try {
-      // Segments of 2,000,000 numbers, 4 reserved ahead: one INCRBY per 0.1 s at 20 M/s.
-      const segment = await new SegmentId({ redis, key, segmentSize: 2_000_000, prefetchSegments: 4 }).ready();
-      let waits = 0;
-      const batch = async () => {
-        try {
-          for (let i = 0; i < BATCH * 10; i++) segment.generate();
-        } catch (error) {
-          if (!(error instanceof SegmentExhaustedError)) throw error;
-          waits++;
-          await segment.generateAsync();
-        }
-        await yieldToIo(); // let prefetched segments arrive, as any application's event loop does
-      };
-      for (let i = 0; i < 50; i++) await batch(); // warm up: segments in hand
-      let ops = 0;
-      for (let r = 0; r < ROUNDS; r++) ops = Math.max(ops, await opsPerSecond(batch, { ms: 1000, opsPerBatch: BATCH * 10 }));
-      const ids = new Array(DUP_RUN);
-      for (let i = 0; i < DUP_RUN; i++) {
-        try {
-          ids[i] = segment.generate();
-        } catch {
-          ids[i] = await segment.generateAsync();
-        }
+  const redis = new Redis(process.env.REDIS_URL);
+  try {
+    const defaults = new SegmentId({ redis, key: 'unused' });
+    const defaultSizes = `segmentSize ${count(defaults.segmentSize)}, prefetchSegments ${defaults.prefetchSegments}`;
+    // Segments of 2,000,000 numbers, 4 reserved ahead: one INCRBY per 0.1 s at 20 M/s.
+    for (const sizes of [{ segmentSize: 2_000_000, prefetchSegments: 4 }, {}]) {
+      const key = `ddd-kit:bench:segment:${process.pid}:${Date.now()}`;
+      try {
+        const segment = await new SegmentId({ redis, key, ...sizes }).ready();
+        let waits = 0;
+        // Counts what the batch produced: a batch cut short by SegmentExhaustedError counts
+        // the IDs before it, plus the one generateAsync() then waited for.
+        const batch = async () => {
+          let produced = 0;
+          try {
+            for (; produced < SEGMENT_BATCH; produced++) sink[produced & SINK_MASK] = segment.generate();
+          } catch (error) {
+            if (!(error instanceof SegmentExhaustedError)) throw error;
+            waits++;
+            sink[0] = await segment.generateAsync();
+            produced++;
+          }
+          await yieldToIo(); // let prefetched segments arrive, as any application's event loop does
+          return produced;
+        };
+        for (let i = 0; i < 50; i++) await batch(); // warm up: segments in hand
+        waits = 0;
+        const result = await alternate(() => measureBatches(batch, { ms: SLICE_MS }), SEGMENT_TARGET, { pairs: PAIRS });
+        const timedWaits = waits;
+        const dups = await duplicates(() => {
+          try {
+            return segment.generate();
+          } catch {
+            return segment.generateAsync();
+          }
+        });
+        segment.close();
+        const configured = sizes.segmentSize !== undefined;
+        const settings = configured
+          ? `segmentSize ${count(segment.segmentSize)}, prefetchSegments ${segment.prefetchSegments} (defaults: ${defaultSizes})`
+          : `defaults: ${defaultSizes}`;
+        rows.push({
+          case: `SegmentId generate() (warm, Redis INCRBY segments${configured ? '' : ', default sizes'})`,
+          subject: 'SegmentId',
+          baseline: '20 M/s target',
+          ...result,
+          target: configured ? 1 : undefined,
+          settings: `${SLICE_MS} ms slices × ${PAIRS}, batches of ${count(SEGMENT_BATCH)} with an event-loop turn between; ${settings}`,
+          note: notes(noDuplicates('SegmentId', dups), `${count(timedWaits)} waits for a segment while timed`),
+        });
+      } finally {
+        await redis.del(key);
       }
-      const dups = DUP_RUN - new Set(ids).size;
-      segment.close();
-      rows.push({
-        case: 'SegmentId generate() (warm, Redis INCRBY segments)',
-        subject: 'SegmentId',
-        ops,
-        baseline: '20 M/s target',
-        baselineOps: 20_000_000,
-        target: 1,
-        note: `${dupNote('SegmentId', dups)}; ${waits} waits for a segment`,
-      });
-    } finally {
-      await redis.del(key);
-      redis.disconnect();
     }
+  } finally {
+    redis.disconnect();
   }
 
   {
     const nano = new NanoIdGenerator();
-    const ops = await measure(batchOf(() => nano.generate()));
-    const dups = duplicates(() => nano.generate());
-    rows.push({ case: 'NanoIdGenerator generate() (21 chars)', subject: 'NanoIdGenerator', ops, baseline: 'crypto.randomUUID', baselineOps: uuidOps, note: dupNote('NanoId', dups) });
+    const result = await alternate(syncSide(() => nano.generate()), uuid, { pairs: PAIRS });
+    rows.push({
+      case: `NanoIdGenerator generate() (${nano.generate().length} chars)`,
+      subject: 'NanoIdGenerator',
+      baseline: 'crypto.randomUUID',
+      ...result,
+      settings: `${TIMING}; defaults`,
+      note: noDuplicates('NanoId', syncDuplicates(() => nano.generate())),
+    });
   }
 
   {
-    const ops = await measure(batchOf(() => uuidv7()));
-    const dups = duplicates(() => uuidv7());
-    rows.push({ case: 'peer: uuid v7', subject: 'uuid v7', ops, baseline: 'crypto.randomUUID', baselineOps: uuidOps, note: dupNote('uuid v7', dups) });
+    const result = await alternate(syncSide(() => uuidv7()), uuid, { pairs: PAIRS });
+    rows.push({
+      case: 'peer: uuid v7',
+      subject: 'uuid v7',
+      baseline: 'crypto.randomUUID',
+      ...result,
+      settings: TIMING,
+      note: dupNote('uuid v7', syncDuplicates(() => uuidv7())),
+    });
   }
 
   {
     const sapphire = new Snowflake(1577203200000n);
-    const ops = await measure(batchOf(() => sapphire.generate()));
-    const dups = duplicates(() => sapphire.generate());
+    const result = await alternate(syncSide(() => sapphire.generate()), 2 ** 12 * 1000, { pairs: PAIRS });
     rows.push({
       case: 'peer: @sapphire/snowflake generate()',
       subject: '@sapphire/snowflake',
-      ops,
-      baseline: '12-bit sequence limit',
-      baselineOps: 4_096_000,
-      note: `${dupNote('@sapphire/snowflake', dups)} (its 12-bit increment wraps within a millisecond)`,
+      baseline: '12-bit sequence limit (2^12 per ms, computed)',
+      ...result,
+      settings: `${TIMING}; its 12-bit increment`,
+      note: `${dupNote('@sapphire/snowflake', syncDuplicates(() => sapphire.generate()))} (its 12-bit increment wraps within a millisecond)`,
     });
   }
+  for (const row of rows) log(`${row.case}: ${Math.round(row.ops).toLocaleString('en-US')} IDs/s, ${row.ratio.toFixed(2)}× ${row.baseline}`);
   return rows;
 }

@@ -2,14 +2,19 @@
 // expiry, store the value's canonical JSON (the same safe-stable-stringify configuration the
 // library uses) with its ttlAt — in an async function awaited the same way. What the ratio
 // prices is the library's own layer: key/value/ttlAt validation and two async hops.
+// Every call reserves a key not reserved before and must answer true.
 import { configure } from 'safe-stable-stringify';
 import { MemoryPrepareKeyFactory, TTL_FOREVER } from '@ddd-kit/prepare-key';
-import { compare } from './util.js';
+import { alternate, measureBatches } from './util.js';
 
 const stringify = configure({ strict: true, circularValue: Error, bigint: false, deterministic: true });
-// Both sides start over on a new store every RESET_EVERY keys, so neither pays for a huge map.
+// Both sides start over on a new store every RESET_EVERY keys, so neither pays for a huge map;
+// the key counter restarts with the store, so every key is fresh in its store.
 const RESET_EVERY = 200_000;
 const BATCH = 100;
+const SLICE_MS = 500;
+const PAIRS = 6;
+const TIMING = `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; a new store every ${RESET_EVERY.toLocaleString('en-US')} keys`;
 
 function library() {
   let pk;
@@ -41,66 +46,59 @@ function bareMap(encode = stringify) {
   };
 }
 
+/** One call awaited at a time; each must answer true. */
+const oneByOne = (prepare, value) => () =>
+  measureBatches(
+    async () => {
+      if ((await prepare(value)) !== true) throw new Error('prepare of a fresh key did not answer true');
+      return 1;
+    },
+    { ms: SLICE_MS },
+  );
+
+/** BATCH concurrent calls at a time; each must answer true. */
+const concurrent = (prepare, value) => () =>
+  measureBatches(
+    async () => {
+      const results = await Promise.all(Array.from({ length: BATCH }, () => prepare(value)));
+      for (const won of results) if (won !== true) throw new Error('prepare of a fresh key did not answer true');
+      return BATCH;
+    },
+    { ms: SLICE_MS },
+  );
+
 export default async function ({ log }) {
   const value = { userId: 'u-1f3a9c', tenant: 'acme', since: 1_700_000_000_000 };
   const rows = [];
 
-  {
-    const subject = library();
-    const baseline = bareMap();
-    const result = await compare(
-      async () => {
-        if ((await subject(value)) !== true) throw new Error('prepare of a fresh key returned false');
-      },
-      async () => {
-        if ((await baseline(value)) !== true) throw new Error('bare Map prepare returned false');
-      },
-      { ms: 1000, rounds: 3 },
-    );
-    rows.push({
-      case: 'prepare, fresh keys, awaited one by one',
-      subject: 'MemoryPrepareKeyFactory',
-      baseline: 'bare Map + canonical JSON',
-      ...result,
-      target: 0.5,
-    });
-  }
+  rows.push({
+    case: 'prepare, fresh keys, awaited one by one',
+    subject: 'MemoryPrepareKeyFactory',
+    baseline: 'bare Map + canonical JSON',
+    ...(await alternate(oneByOne(library(), value), oneByOne(bareMap(), value), { pairs: PAIRS })),
+    target: 0.5,
+    settings: `${TIMING}; forever records`,
+  });
 
-  {
-    const subject = library();
-    const baseline = bareMap();
-    const batch = (prepare) => async () => {
-      const results = await Promise.all(Array.from({ length: BATCH }, () => prepare(value)));
-      if (results.some((won) => won !== true)) throw new Error('prepare of a fresh key returned false');
-    };
-    const result = await compare(batch(subject), batch(baseline), { ms: 1000, rounds: 3, opsPerBatch: BATCH });
-    rows.push({
-      case: `prepare, fresh keys, ${BATCH} concurrent per batch`,
-      subject: 'MemoryPrepareKeyFactory',
-      baseline: 'bare Map + canonical JSON',
-      ...result,
-      target: 0.5,
-    });
-  }
+  rows.push({
+    case: `prepare, fresh keys, ${BATCH} concurrent per batch`,
+    subject: 'MemoryPrepareKeyFactory',
+    baseline: 'bare Map + canonical JSON',
+    ...(await alternate(concurrent(library(), value), concurrent(bareMap(), value), { pairs: PAIRS })),
+    target: 0.5,
+    settings: `${TIMING}; forever records`,
+  });
 
-  {
-    // For scale only: JSON.stringify is faster but not canonical ({a,b} and {b,a} differ).
-    const subject = library();
-    const baseline = bareMap(JSON.stringify);
-    const result = await compare(
-      async () => void (await subject(value)),
-      async () => void (await baseline(value)),
-      { ms: 1000, rounds: 3 },
-    );
-    rows.push({
-      case: 'prepare, fresh keys, awaited one by one',
-      subject: 'MemoryPrepareKeyFactory',
-      baseline: 'bare Map + JSON.stringify',
-      ...result,
-      note: 'for scale: JSON.stringify is not canonical',
-    });
-  }
+  // For scale only: JSON.stringify is faster but not canonical ({a,b} and {b,a} differ).
+  rows.push({
+    case: 'prepare, fresh keys, awaited one by one',
+    subject: 'MemoryPrepareKeyFactory',
+    baseline: 'bare Map + JSON.stringify',
+    ...(await alternate(oneByOne(library(), value), oneByOne(bareMap(JSON.stringify), value), { pairs: PAIRS })),
+    settings: `${TIMING}; forever records`,
+    note: 'for scale: JSON.stringify is not canonical',
+  });
 
-  for (const row of rows) log(`${row.case}: ${(row.ops / row.baselineOps).toFixed(2)}×`);
+  for (const row of rows) log(`${row.case} vs ${row.baseline}: ${row.ratio.toFixed(2)}×`);
   return rows;
 }

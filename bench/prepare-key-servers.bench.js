@@ -1,56 +1,136 @@
-// PrepareKey.prepare on Redis (single node and Cluster) and MongoDB, each beside the raw driver
-// doing the same work: on Redis, ioredis running the very Lua script the backend runs (EVALSHA),
-// on MongoDB, the driver's updateOne(..., { upsert: true }) on the same kind of document. Every
-// call reserves a fresh key, the common case. Subject and baseline share one client per row, so
-// auto-pipelining is compared like with like.
+// PrepareKey.prepare on Redis (single node and Cluster) and on the MongoDB wire, each beside the
+// raw driver doing the same work, and one Node process against the Redis server's own limit.
+//  - Redis: ioredis running the very script the backend runs, by EVALSHA, with the arguments
+//    built by the library's own helpers (its script object, record encoding and operation ids,
+//    from dist/); before each row the bench checks that the raw call and the library's call are
+//    the same but for the operation id each call gets.
+//  - MongoDB wire: the driver's updateOne(..., { upsert: true }) on the same kind of document.
+//  - The server's limit: redis-benchmark pipelining the same EVALSHA (same script, same
+//    arguments, fresh random keys), in slices alternating with the Node process.
+// Every call reserves a key never used before (one counter per side for the whole run, behind a
+// prefix of its own) and must answer that it wrote: true from `prepare`, 1 from the script, an
+// upsert from the driver, a record per request from redis-benchmark (counted afterwards).
+// Subject and baseline share one client per row, so auto-pipelining is compared like with like.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, toTtlAt } from '@ddd-kit/prepare-key';
 import { PREPARE } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.scripts.js';
-import { bestOfAlternating, concurrentOpsPerSecond } from './util.js';
+import { encodeRecord, recordKeyHead } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.utils.js';
+import { newOperationId } from '../libs/prepare-key/dist/operation-id.js';
+import { alternate, cpuNote, freshKeys, measureConcurrent, median, notes, schedSample, schedShares } from './util.js';
 
-// Short alternating slices, best of each: load from elsewhere on the machine drifts, and
-// both sides see it alike.
-const MS = 500;
-const ROUNDS = 6;
-/** Records live this long (ttlAt, no retention), so Redis drops what the bench wrote. */
+const execFileAsync = promisify(execFile);
+
+const SLICE_MS = 500;
+const PAIRS = 10;
+/** Records live this long (ttlAt, retentionMs 0), so Redis drops what the bench wrote. */
 const TTL_MS = 3000;
 const TARGET = 0.95;
+const SERVER_TARGET = 0.5;
+/** redis-benchmark: pipeline depth and connections, and the Node side it is compared with. */
+const RB_PIPELINE = 16;
+const RB_CLIENTS = 50;
+const NODE_CALLERS = 256;
+const SERVER_SLICE_MS = 1000;
+const SERVER_PAIRS = 4;
 
-const value = (i) => ({ userId: `u-${i}`, tenant: 'acme' });
+const value = { tenant: 'acme', userId: 'u-1f3a9c' }; // keys in canonical order: JSON.stringify gives the canonical JSON
+const json = JSON.stringify(value);
+const count = (n) => Math.round(n).toLocaleString('en-US');
+const run = `${Date.now().toString(36)}${process.pid}`;
 
-/** The best of ROUNDS alternating measurements of each side, `concurrency` callers at a time. */
-function compareConcurrent(subject, baseline, concurrency, before) {
-  const measure = (op) => () => concurrentOpsPerSecond(op, { concurrency, ms: MS });
-  return bestOfAlternating(measure(subject), measure(baseline), { rounds: ROUNDS, before });
+/**
+ * The raw call: EVALSHA of the library's PREPARE script on the record key `<head><key>}`, with
+ * the library's record encoding, drop time (ttlAt + retentionMs 0) and a fresh operation id.
+ */
+function rawPrepare(client, head, key, ttlAt, op = newOperationId()) {
+  return client.evalsha(PREPARE.sha, 1, `${head}${key}}`, encodeRecord(json, ttlAt, op), String(ttlAt), op);
 }
+
+/**
+ * Fails the bench unless the raw call sends what the library sends for the same key: the same
+ * arguments once each call's own operation id (the raw call's last argument) is blanked out.
+ */
+async function assertSameCall(prefix) {
+  const calls = [];
+  const recorder = {
+    isCluster: false,
+    options: {},
+    evalsha: (...args) => {
+      calls.push(args);
+      return Promise.resolve(1);
+    },
+    eval: (...args) => {
+      calls.push(['EVAL', ...args]);
+      return Promise.resolve(1);
+    },
+  };
+  const ttlAt = Date.now() + TTL_MS;
+  await new RedisPrepareKeyFactory(recorder, { prefix, retentionMs: 0 }).create('raw').prepare('k0', toTtlAt(value, ttlAt));
+  const libraryCalls = calls.splice(0);
+  const op = newOperationId();
+  await rawPrepare(recorder, recordKeyHead(prefix, 'raw'), 'k0', ttlAt, op);
+  const rawCalls = calls.splice(0);
+  const blank = (call, id) => JSON.stringify(call.map((arg) => (typeof arg === 'string' && id ? arg.replaceAll(id, '<op>') : arg)));
+  const libraryOp = libraryCalls[0]?.at(-1);
+  const library = libraryCalls.map((call) => blank(call, libraryOp)).join();
+  const raw = rawCalls.map((call) => blank(call, op)).join();
+  if (typeof libraryOp !== 'string' || library !== raw) {
+    throw new Error(`the raw EVALSHA is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`);
+  }
+}
+
+const checkTrue = (won) => {
+  if (won !== true) throw new Error(`prepare of a fresh key answered ${won}`);
+};
+const checkOne = (reply) => {
+  if (reply !== 1) throw new Error(`the PREPARE script on a fresh key answered ${reply}`);
+};
+
+async function loadScript(client) {
+  await client.script('LOAD', PREPARE.lua);
+  if (client.isCluster) await Promise.all(client.nodes('master').map((node) => node.script('LOAD', PREPARE.lua)));
+}
+
+/** The library's prepare and the raw EVALSHA on one client, as two measurable sides. */
+function redisSides(client, prefix) {
+  const pk = new RedisPrepareKeyFactory(client, { prefix, retentionMs: 0 }).create('sku');
+  const head = recordKeyHead(prefix, 'raw');
+  const subjectKey = freshKeys('k');
+  const rawKey = freshKeys('k');
+  return {
+    subject: () => pk.prepare(subjectKey(), toTtlAt(value, Date.now() + TTL_MS)).then(checkTrue),
+    baseline: () => rawPrepare(client, head, rawKey(), Date.now() + TTL_MS).then(checkOne),
+  };
+}
+
+const settingsOf = (concurrency, autoPipelining, sliceMs = SLICE_MS, pairs = PAIRS) =>
+  `${sliceMs} ms slices, ${pairs} alternating pairs; ${concurrency} concurrent callers on one client; ` +
+  `enableAutoPipelining ${autoPipelining}; ttlAt now + ${TTL_MS / 1000} s, retentionMs 0 (default 24 h)`;
 
 async function redisRows(log, label, makeClient, cases) {
   const rows = [];
   for (const { concurrency, autoPipelining } of cases) {
     const client = makeClient({ enableAutoPipelining: autoPipelining });
     try {
-      const run = `${Date.now().toString(36)}${concurrency}`;
-      const prefix = `bench:prepare:${run}`;
-      const pk = new RedisPrepareKeyFactory(client, { prefix, retentionMs: 0 }).create('sku');
-      const subject = (i) => pk.prepare(`k${i}`, toTtlAt(value(i), Date.now() + TTL_MS));
-      const baseline = (i) => {
-        const ttlAt = Date.now() + TTL_MS;
-        return client.evalsha(PREPARE.sha, 1, `${prefix}:{raw:k${i}}`, `${ttlAt}|${JSON.stringify(value(i))}`, String(ttlAt));
-      };
-      await client.script('LOAD', PREPARE.lua);
-      if (client.isCluster) await Promise.all(client.nodes('master').map((node) => node.script('LOAD', PREPARE.lua)));
-      const { ops, baselineOps } = await compareConcurrent(subject, baseline, concurrency);
+      const prefix = `ddd-kit:bench:${run}:${label.replace(/\W/g, '')}${concurrency}${autoPipelining ? 'ap' : ''}`;
+      await assertSameCall(prefix);
+      await loadScript(client);
+      const { subject, baseline } = redisSides(client, prefix);
+      const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
+      const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS });
       const mode = autoPipelining ? ', auto-pipelining' : '';
-      log(`${label} prepare ×${concurrency}${mode}: ${Math.round(ops)} vs raw EVALSHA ${Math.round(baselineOps)} ops/s`);
+      log(`${label} prepare ×${concurrency}${mode}: ${count(result.ops)} vs raw EVALSHA ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`);
       rows.push({
         case: `${label} prepare, ${concurrency} caller${concurrency > 1 ? 's' : ''}${mode}`,
         subject: 'RedisPrepareKeyFactory',
-        ops,
-        baseline: 'ioredis EVALSHA, same script',
-        baselineOps,
+        baseline: 'ioredis EVALSHA, same script and arguments',
+        ...result,
         target: TARGET,
-        note: 'fresh keys; one Lua script a call',
+        settings: settingsOf(concurrency, autoPipelining),
+        note: notes('fresh keys, every answer checked', cpuNote(result)),
       });
     } finally {
       await client.quit();
@@ -59,10 +139,159 @@ async function redisRows(log, label, makeClient, cases) {
   return rows;
 }
 
+/** host, port and password of REDIS_URL, as redis-benchmark takes them. */
+function redisBenchmarkTarget(url) {
+  const { hostname, port, password } = new URL(url);
+  return ['-h', hostname || '127.0.0.1', '-p', port || '6379', ...(password ? ['-a', decodeURIComponent(password)] : [])];
+}
+
+/**
+ * One redis-benchmark run of `requests` EVALSHA calls of the PREPARE script, pipelined, each on
+ * a fresh key (two random 31-bit numbers in the key) under `prefix`. Resolves to the
+ * requests per second it reports, once every request is found to have written its record.
+ */
+async function redisBenchmark(client, prefix, requests, serverShares = () => undefined) {
+  const ttlAt = Date.now() + 120_000; // outlives the run and the count below
+  const head = recordKeyHead(prefix, 'rb');
+  const op = newOperationId(); // one for the run: every key is fresh, so no record holds it
+  const args = [
+    ...redisBenchmarkTarget(process.env.REDIS_URL),
+    '-n', String(requests), '-P', String(RB_PIPELINE), '-c', String(RB_CLIENTS), '-r', '2000000000', '--csv',
+    // The same call as rawPrepare, with redis-benchmark's random placeholders as the key.
+    'EVALSHA', PREPARE.sha, '1', `${head}k__rand_int____rand_int__}`, encodeRecord(json, ttlAt, op), String(ttlAt), op,
+  ];
+  const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+  const callsBefore = await calls();
+  let stdout;
+  try {
+    ({ stdout } = await execFileAsync('redis-benchmark', args, { maxBuffer: 1 << 20 }));
+  } catch (error) {
+    if (error.code === 'ENOENT') throw new Error('redis-benchmark is not installed (apt-get install redis-tools, or redis-server)');
+    throw error;
+  }
+  // CSV: "test","rps","avg_latency_ms",…: the test name holds the arguments (quotes and all), so read from the end.
+  const fields = stdout.trim().split('\n').at(-1).split('","');
+  const rps = Number(fields.at(-7));
+  if (!(rps > 0)) throw new Error(`redis-benchmark printed no rate:\n${stdout}`);
+  const server = serverShares(); // before the count below, which is not part of the run
+  // redis-benchmark may send a few more than `requests` (whole pipelines); every call the
+  // server ran must have written its record.
+  const ran = (await calls()) - callsBefore;
+  const written = await countAndDelete(client, `${head}*`);
+  if (ran < requests || written !== ran) {
+    throw new Error(`redis-benchmark: ${ran} EVALSHA calls ran for ${requests} requests and ${written} wrote a record (another client running EVALSHA on this server also breaks this check)`);
+  }
+  return { opsPerSec: rps, server };
+}
+
+/** Counts the keys matching `pattern` (no glob characters but the final *), deleting them. */
+async function countAndDelete(client, pattern) {
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 5000);
+    n += keys.length;
+    if (keys.length > 0) await client.unlink(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+  return n;
+}
+
+/**
+ * What one Node process gets out of one Redis server, against what the server does for a
+ * client that costs it nothing: redis-benchmark pipelining the same EVALSHA.
+ */
+async function serverLimitRows(log) {
+  const autoPipelining = true;
+  const client = new Redis(process.env.REDIS_URL, { enableAutoPipelining: autoPipelining });
+  const admin = new Redis(process.env.REDIS_URL);
+  const rows = [];
+  try {
+    const prefix = `ddd-kit:bench:${run}:limit`;
+    await assertSameCall(prefix);
+    await loadScript(client);
+    // Size the redis-benchmark runs to about one slice.
+    const probe = 100_000;
+    const { opsPerSec: calibrated } = await redisBenchmark(admin, `${prefix}:probe`, probe);
+    const requests = Math.max(probe, Math.round((calibrated * SERVER_SLICE_MS) / 1000));
+    // Where the time goes: the share of each slice redis-server ran, and the shares this Node
+    // process ran and waited for a CPU (Linux scheduler counters; absent elsewhere).
+    const serverPid = Number(/process_id:(\d+)/.exec(await admin.info('server'))?.[1]);
+    const serverSched = () => (Number.isInteger(serverPid) ? schedSample(serverPid) : undefined);
+    let slice = 0;
+    const server = async () => {
+      const before = serverSched();
+      const rps = await redisBenchmark(admin, `${prefix}:${slice++}`, requests, () => schedShares(before, serverSched()));
+      return rps;
+    };
+    const { subject, baseline } = redisSides(client, prefix);
+    const sides = [
+      ['RedisPrepareKeyFactory', subject],
+      ['raw ioredis EVALSHA (same script and arguments)', baseline],
+    ];
+    for (const [name, op] of sides) {
+      const node = async () => {
+        const before = serverSched();
+        const result = await measureConcurrent(op, { concurrency: NODE_CALLERS, ms: SERVER_SLICE_MS });
+        return { ...result, server: schedShares(before, serverSched()) };
+      };
+      const slices = { node: [], server: [] };
+      const result = await alternate(
+        async () => {
+          const r = await node();
+          slices.node.push(r);
+          return r;
+        },
+        async () => {
+          const r = await server();
+          slices.server.push(r);
+          return r;
+        },
+        { pairs: SERVER_PAIRS },
+      );
+      log(`one Node process, ${name}: ${count(result.ops)} vs redis-benchmark ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`);
+      rows.push({
+        case: `Redis prepare, one Node process vs the server's limit${name === 'RedisPrepareKeyFactory' ? '' : ' (raw client, for reference)'}`,
+        subject: name,
+        baseline: `redis-benchmark -P ${RB_PIPELINE} -c ${RB_CLIENTS}, same EVALSHA`,
+        ...result,
+        target: name === 'RedisPrepareKeyFactory' ? SERVER_TARGET : undefined,
+        settings:
+          `Node: ${settingsOf(NODE_CALLERS, autoPipelining, SERVER_SLICE_MS, SERVER_PAIRS)}; ` +
+          `redis-benchmark: ${count(requests)} requests a slice, ${RB_CLIENTS} connections × ${RB_PIPELINE} pipelined, random fresh keys`,
+        note: notes(
+          'every redis-benchmark request checked to have written its record',
+          result.cpuUsPerOp === undefined ? undefined : `Node CPU per op: ${result.cpuUsPerOp.toFixed(1)} µs`,
+          whereTimeGoes(slices),
+        ),
+      });
+    }
+  } finally {
+    await client.quit();
+    await admin.quit();
+  }
+  return rows;
+}
+
+/** Median scheduler shares of the Node and redis-benchmark slices, as a note. */
+function whereTimeGoes({ node, server }) {
+  const pct = (values) => (values.length && values.every((v) => v !== undefined) ? `${Math.round(100 * median(values))} %` : undefined);
+  const nodeRun = pct(node.map((s) => s.sched?.run));
+  const nodeWait = pct(node.map((s) => s.sched?.wait));
+  const serverInNode = pct(node.map((s) => s.server?.run));
+  const serverInBench = pct(server.map((s) => s.server?.run));
+  if (!nodeRun || !serverInNode || !serverInBench) return undefined;
+  return `Node slices: Node ran ${nodeRun} of the time and waited for a CPU ${nodeWait}, redis-server ran ${serverInNode}; redis-benchmark slices: redis-server ran ${serverInBench}`;
+}
+
+/** What the tests' MongoDB server is: the emulator, or MongoDB itself. */
+function mongoLabel() {
+  return process.env.DDD_KIT_MONGODB_URI_SOURCE?.includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+}
+
 async function mongoRows(log) {
-  const connection = await mongoose
-    .createConnection(process.env.MONGODB_URI, { dbName: `bench_prepare_${Date.now().toString(36)}` })
-    .asPromise();
+  const label = mongoLabel();
+  const connection = await mongoose.createConnection(process.env.MONGODB_URI, { dbName: `bench_prepare_${run}` }).asPromise();
   const rows = [];
   try {
     const pk = new MongoPrepareKeyFactory(connection, { retentionMs: 0 }).create('sku');
@@ -70,33 +299,42 @@ async function mongoRows(log) {
     const raw = connection.db.collection('raw_sku');
     await raw.createIndex({ expireAt: 1 }, { expireAfterSeconds: 0 });
     await pk.get('warm-up'); // opens the collection and creates its index
-    // The emulator in the test servers slows down as a collection grows: start each run empty.
+    // The emulator in the test servers slows down as a collection grows: start each slice empty.
     const empty = async () => {
       await subjectCollection.deleteMany({});
       await raw.deleteMany({});
     };
-    for (const concurrency of [1, 64]) {
-      const subject = (i) => pk.prepare(`k${concurrency}-${i}`, toTtlAt(value(i), Date.now() + TTL_MS));
-      const baseline = (i) => {
-        const now = Date.now();
-        const ttlAt = now + TTL_MS;
-        return raw.updateOne(
-          { _id: `k${concurrency}-${i}`, ttlAt: { $lte: now } },
-          { $set: { value: JSON.stringify(value(i)), ttlAt, expireAt: new Date(ttlAt) } },
-          { upsert: true },
-        );
-      };
-      const { ops, baselineOps } = await compareConcurrent(subject, baseline, concurrency, empty);
-      log(`MongoDB prepare ×${concurrency}: ${Math.round(ops)} vs raw updateOne ${Math.round(baselineOps)} ops/s`);
-      rows.push({
-        case: `MongoDB prepare, ${concurrency} caller${concurrency > 1 ? 's' : ''}`,
-        subject: 'MongoPrepareKeyFactory',
-        ops,
-        baseline: 'driver updateOne upsert, same document',
-        baselineOps,
-        target: TARGET,
-        note: process.env.DDD_KIT_MONGODB_URI_SOURCE?.includes('jongodb') ? 'fresh keys; jongodb emulator' : 'fresh keys',
-      });
+    try {
+      for (const concurrency of [1, 64]) {
+        const subjectKey = freshKeys(`s${concurrency}-`);
+        const rawKey = freshKeys(`r${concurrency}-`);
+        const subject = () => pk.prepare(subjectKey(), toTtlAt(value, Date.now() + TTL_MS)).then(checkTrue);
+        const baseline = async () => {
+          const now = Date.now();
+          const ttlAt = now + TTL_MS;
+          const result = await raw.updateOne(
+            { _id: rawKey(), ttlAt: { $lte: now } },
+            { $set: { value: JSON.stringify(value), ttlAt, expireAt: new Date(ttlAt) } },
+            { upsert: true },
+          );
+          if (result.upsertedCount !== 1) throw new Error(`updateOne upsert on a fresh key inserted ${result.upsertedCount} documents`);
+        };
+        const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
+        const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS, before: empty });
+        log(`${label} prepare ×${concurrency}: ${count(result.ops)} vs raw updateOne ${count(result.baselineOps)} ops/s`);
+        rows.push({
+          case: `${label} prepare, ${concurrency} caller${concurrency > 1 ? 's' : ''}`,
+          subject: 'MongoPrepareKeyFactory',
+          baseline: 'driver updateOne upsert, same document',
+          ...result,
+          target: TARGET,
+          settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, collections emptied before each; ${concurrency} concurrent callers; ttlAt now + ${TTL_MS / 1000} s, retentionMs 0 (default 24 h)`,
+          note: notes('fresh keys, every answer checked', cpuNote(result)),
+        });
+      }
+    } finally {
+      await empty();
+      await connection.db.dropDatabase().catch(() => undefined);
     }
   } finally {
     await connection.close();
@@ -120,8 +358,10 @@ export default async function bench({ log }) {
     ...(await redisRows(log, 'Redis Cluster', (options) => new Cluster(nodes, options), [
       { concurrency: 64, autoPipelining: false },
       { concurrency: 256, autoPipelining: false },
+      { concurrency: 64, autoPipelining: true },
       { concurrency: 256, autoPipelining: true },
     ])),
+    ...(await serverLimitRows(log)),
     ...(await mongoRows(log)),
   ];
 }

@@ -1,75 +1,162 @@
-// Shared timing helpers for the bench files: measure a workload for a fixed duration and
-// report operations per second. Subject and baseline are measured alternately, twice each,
-// and the best of each is kept, so a passing hiccup does not decide the ratio.
+// Shared measuring helpers for the bench files.
+//
+// - Every operation a bench counts is checked by the bench (a `prepare` on a fresh key must
+//   answer true, …); a wrong answer throws and fails the run. Only completed, checked work is
+//   counted.
+// - Subject and baseline run in alternating slices within one run (B A, A B, B A, …: the side
+//   that goes first swaps every pair, so neither always meets a machine that is warming up or
+//   slowing down). The reported ratio is the median of the per-pair ratios (the two slices of
+//   a pair ran side by side, under the same load); ops/s are the medians of each side, and the
+//   spread is the lowest and highest pair ratio.
+// - Results of synchronous work are kept in `sink`, so V8 cannot skip building them.
+import { readFileSync } from 'node:fs';
 
-/** Runs `batch()` (which performs `opsPerBatch` operations) repeatedly for `ms`. */
-export async function opsPerSecond(batch, { ms = 1000, opsPerBatch = 1 } = {}) {
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(ms) * 1_000_000n;
-  let ops = 0;
-  let now = start;
-  while (now < deadline) {
-    await batch();
-    ops += opsPerBatch;
-    now = process.hrtime.bigint();
-  }
-  return ops / (Number(now - start) / 1e9);
-}
+/** Where synchronous benches put what they produce: reachable from the module, so never dead code. */
+export const sink = new Array(1024);
+export const SINK_MASK = 1023;
 
-/** Same as opsPerSecond for synchronous work (no await per batch). */
-export function opsPerSecondSync(batch, { ms = 1000, opsPerBatch = 1 } = {}) {
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(ms) * 1_000_000n;
-  let ops = 0;
-  let now = start;
-  while (now < deadline) {
-    batch();
-    ops += opsPerBatch;
-    now = process.hrtime.bigint();
-  }
-  return ops / (Number(now - start) / 1e9);
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /**
- * Runs two measurements (each resolving to ops/s) `rounds` times, swapping which goes first
- * every round (a server that slows down as garbage piles up, like a JVM, must not always
- * penalise the same side), with `before()` ahead of each; returns the best of each.
+ * A source of keys that no earlier call returned: one counter per side for the whole run,
+ * never restarted between slices, behind a prefix no other row or run uses.
  */
-export async function bestOfAlternating(measureSubject, measureBaseline, { rounds = 2, before = async () => {} } = {}) {
-  const best = { ops: 0, baselineOps: 0 };
-  const subject = async () => {
-    await before();
-    best.ops = Math.max(best.ops, await measureSubject());
-  };
-  const baseline = async () => {
-    await before();
-    best.baselineOps = Math.max(best.baselineOps, await measureBaseline());
-  };
-  for (let i = 0; i < rounds; i++) {
-    const order = i % 2 === 0 ? [baseline, subject] : [subject, baseline];
-    for (const measure of order) await measure();
+export function freshKeys(prefix) {
+  let n = 0;
+  return () => `${prefix}${n++}`;
+}
+
+/**
+ * Linux scheduler counters of a process (`/proc/<pid>/schedstat`): nanoseconds it ran on a CPU
+ * and nanoseconds it was ready to run but waited for one. Undefined where not available.
+ */
+export function schedSample(pid = 'self') {
+  try {
+    const [runNs, waitNs] = readFileSync(`/proc/${pid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return { runNs, waitNs, at: process.hrtime.bigint() };
+  } catch {
+    return undefined;
   }
-  return best;
 }
 
-/** Subject and baseline batches, each measured by opsPerSecond, compared by bestOfAlternating. */
-export function compare(subject, baseline, { rounds = 2, ...opts } = {}) {
-  return bestOfAlternating(() => opsPerSecond(subject, opts), () => opsPerSecond(baseline, opts), { rounds });
+/** Shares of the wall time between two samples that the process ran and waited for a CPU. */
+export function schedShares(before, after) {
+  if (!before || !after) return undefined;
+  const wallNs = Number(after.at - before.at);
+  return { run: (after.runNs - before.runNs) / wallNs, wait: (after.waitNs - before.waitNs) / wallNs };
 }
 
-/** Runs `concurrency` async callers, each calling `op(i)` in a loop, for `ms`. */
-export async function concurrentOpsPerSecond(op, { concurrency = 1, ms = 1000 } = {}) {
+function cpuMicros(since) {
+  const used = process.cpuUsage(since);
+  return used.user + used.system;
+}
+
+/**
+ * Runs `batch()` repeatedly for `ms`. `batch` returns (or resolves to) the number of
+ * operations it completed and checked, which may be fewer than it set out to do.
+ * Resolves to { opsPerSec, cpuUsPerOp } (CPU of this Node process per operation).
+ */
+export async function measureBatches(batch, { ms }) {
+  const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const deadline = start + BigInt(ms) * 1_000_000n;
   let ops = 0;
-  let counter = 0;
+  let now = start;
+  while (now < deadline) {
+    ops += await batch();
+    now = process.hrtime.bigint();
+  }
+  return { opsPerSec: ops / (Number(now - start) / 1e9), cpuUsPerOp: cpuMicros(cpu) / ops };
+}
+
+/** measureBatches for synchronous work: no await between batches. */
+export function measureBatchesSync(batch, { ms }) {
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  let now = start;
+  while (now < deadline) {
+    ops += batch();
+    now = process.hrtime.bigint();
+  }
+  return { opsPerSec: ops / (Number(now - start) / 1e9), cpuUsPerOp: cpuMicros(cpu) / ops };
+}
+
+/**
+ * `concurrency` callers, each awaiting `op()` in a loop until `ms` have passed. `op` checks
+ * its own answer and throws on a wrong one; every resolved call counts, and the time runs
+ * until the last call in flight has completed.
+ */
+export async function measureConcurrent(op, { concurrency, ms }) {
+  const sched = schedSample();
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (process.hrtime.bigint() < deadline) {
-        await op(counter++);
+        await op();
         ops++;
       }
     }),
   );
-  return ops / (Number(process.hrtime.bigint() - start) / 1e9);
+  const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+  return { opsPerSec: ops / elapsed, cpuUsPerOp: cpuMicros(cpu) / ops, sched: schedShares(sched, schedSample()) };
+}
+
+/**
+ * Measures subject and baseline in `pairs` pairs of adjacent slices, alternating which side
+ * goes first. Each measure resolves to { opsPerSec, cpuUsPerOp? }; `before()` runs ahead of
+ * every slice (untimed). The baseline may be a constant (a number): then only the subject runs.
+ */
+export async function alternate(measureSubject, measureBaseline, { pairs = 6, before = async () => {} } = {}) {
+  const subject = [];
+  const baseline = [];
+  const ratios = [];
+  for (let i = 0; i < pairs; i++) {
+    const runSubject = async () => {
+      await before();
+      subject.push(await measureSubject());
+    };
+    const runBaseline = async () => {
+      if (typeof measureBaseline === 'number') return baseline.push({ opsPerSec: measureBaseline });
+      await before();
+      baseline.push(await measureBaseline());
+    };
+    if (i % 2 === 0) {
+      await runBaseline();
+      await runSubject();
+    } else {
+      await runSubject();
+      await runBaseline();
+    }
+    ratios.push(subject[i].opsPerSec / baseline[i].opsPerSec);
+  }
+  const cpu = (side) => (side.every((s) => s.cpuUsPerOp !== undefined) ? median(side.map((s) => s.cpuUsPerOp)) : undefined);
+  return {
+    ops: median(subject.map((s) => s.opsPerSec)),
+    baselineOps: median(baseline.map((s) => s.opsPerSec)),
+    ratio: median(ratios),
+    spread: [Math.min(...ratios), Math.max(...ratios)],
+    pairs,
+    cpuUsPerOp: cpu(subject),
+    baselineCpuUsPerOp: cpu(baseline),
+  };
+}
+
+/** "12.3 µs vs 11.0 µs of Node CPU per op", when both sides report it. */
+export function cpuNote(result) {
+  if (result.cpuUsPerOp === undefined || result.baselineCpuUsPerOp === undefined) return undefined;
+  return `Node CPU per op: ${result.cpuUsPerOp.toFixed(1)} µs vs ${result.baselineCpuUsPerOp.toFixed(1)} µs`;
+}
+
+/** Joins the defined parts of a note. */
+export function notes(...parts) {
+  return parts.filter((p) => p !== undefined && p !== '').join('; ');
 }

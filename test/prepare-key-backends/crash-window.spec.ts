@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PreparedValue, reconcileReservations, TTL_FOREVER } from '@ddd-kit/prepare-key';
 import { uniqueName } from '../support/servers.js';
 import { assertBuiltLib } from './support/built-lib.js';
-import { openBackend, SHARED_BACKENDS } from './support/shared-backends.js';
+import { LABELLED_BACKENDS, openBackend } from './support/shared-backends.js';
 import { killRunningWorkers, WorkerProcess } from './support/worker-process.js';
 
 type UsernameIndex = { userId: string };
@@ -42,7 +42,7 @@ async function killBetweenTheTwoSteps(args: {
   return ttlAt;
 }
 
-describe.each(SHARED_BACKENDS)('a process killed in the middle of a key change, on %s', (backend) => {
+describe.each(LABELLED_BACKENDS)('a process killed in the middle of a key change, on %s', (_label, backend) => {
   let scope: string;
   let opened: Awaited<ReturnType<typeof openBackend>>;
 

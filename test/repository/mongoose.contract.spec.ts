@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
-import { mongoUri, uniqueName } from '../support/servers.js';
+import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
 import { describeReconciliationContract } from './support/reconciliation-contract.js';
 import { describeRepositoryContract, type CounterRepository, type CounterRepositoryClass, type RepositoryHarness } from './support/repository-contract.js';
@@ -30,8 +30,8 @@ const onMongo = async (): Promise<RepositoryHarness> => {
   };
 };
 
-describeRepositoryContract('MongooseRepository', onMongo);
-describeReconciliationContract('MongooseRepository', onMongo);
+describeRepositoryContract(`MongooseRepository on ${mongoLabel()}`, onMongo);
+describeReconciliationContract(`MongooseRepository on ${mongoLabel()}`, onMongo);
 
 describe('MongooseRepository round trips', () => {
   let connection: Connection;

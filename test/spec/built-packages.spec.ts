@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { assertBuilt } from '../support/built.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -23,6 +24,7 @@ const expected: Record<string, string[]> = {
 
 describe('built packages', () => {
   it.each(Object.entries(expected))('plain Node ESM imports %s with its public names', async (pkg, names) => {
+    assertBuilt(`libs/${pkg.slice('@ddd-kit/'.length)}`);
     const script = `const m = await import(${JSON.stringify(pkg)}); console.log(JSON.stringify(Object.keys(m)));`;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root }).catch((err) => {
       throw new Error(`importing ${pkg} from dist failed (run \`npm run build\` first):\n${err.stderr ?? err}`);

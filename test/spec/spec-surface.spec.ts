@@ -114,8 +114,13 @@ describe('SPEC §1 prepare-key', () => {
     expect(await keys.reprepare('k', { a: 4, b: 4 }, 'k2', { a: 4, b: 4 })).toBe(true);
     expect(await keys.get('k')).toBeUndefined();
     await expect(keys.reprepare('k2', { a: 4, b: 4 }, 'k2', { a: 4, b: 4 })).rejects.toThrow(TypeError);
-    await expect(keys.reprepare('nope', { a: 0, b: 0 }, 'k3', { a: 0, b: 0 })).rejects.toBeInstanceOf(PrepareKeyStateError);
+    // Old key held by another value: the new key is released. Old key free: it stays held
+    // (neither key held never happens).
+    await keys.prepare('other', { a: 7, b: 7 });
+    await expect(keys.reprepare('other', { a: 0, b: 0 }, 'k3', { a: 0, b: 0 })).rejects.toBeInstanceOf(PrepareKeyStateError);
     expect(await keys.getValue('k3')).toBeUndefined();
+    await expect(keys.reprepare('nope', { a: 0, b: 0 }, 'k4', { a: 0, b: 0 })).rejects.toBeInstanceOf(PrepareKeyStateError);
+    expect(await keys.get('k4')).toEqual({ a: 0, b: 0 });
     await expect(keys.prepare({ $ne: null } as unknown as string, { a: 1, b: 1 })).rejects.toThrow();
     const seen: boolean[] = [];
     await expect(
@@ -127,7 +132,7 @@ describe('SPEC §1 prepare-key', () => {
     expect(seen).toEqual([true]);
     expect(await keys.getValue('u')).toBeUndefined();
     const report = await reconcileReservations(keys, () => false);
-    expect(report.released).toBe(1); // k2
+    expect(report.released).toBe(3); // k2, other, k4
   });
 });
 

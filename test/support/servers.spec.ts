@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Redis, Cluster } from 'ioredis';
 import mongoose from 'mongoose';
 import pg from 'pg';
-import { mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
+import { mongoLabel, mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
 
 // The infrastructure every backend suite relies on: each server answers.
 describe('test servers', () => {
@@ -26,7 +26,7 @@ describe('test servers', () => {
     }
   });
 
-  it('MongoDB answers ping', async () => {
+  it(`${mongoLabel()} answers ping`, async () => {
     const conn = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('infra') }).asPromise();
     try {
       const res = await conn.db!.admin().command({ ping: 1 });

@@ -14,6 +14,14 @@ export const redisUrl = (): string => required('REDIS_URL', 'Redis');
 export const mongoUri = (): string => required('MONGODB_URI', 'MongoDB');
 export const postgresUrl = (): string => required('DATABASE_URL', 'PostgreSQL');
 
+/**
+ * What the MongoDB-wire server of this run is, for test names: the jongodb emulator the setup
+ * starts when nothing else is given ("MongoDB-wire emulator (jongodb)"), or "MongoDB".
+ */
+export function mongoLabel(): string {
+  return (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+}
+
 /** Cluster seed nodes as { host, port } pairs. */
 export function redisClusterNodes(): Array<{ host: string; port: number }> {
   return required('REDIS_CLUSTER_NODES', 'Redis Cluster')
@@ -24,9 +32,16 @@ export function redisClusterNodes(): Array<{ host: string; port: number }> {
     });
 }
 
-/** A prefix or database name no other suite (or earlier run) uses. */
+/**
+ * A prefix or database name no other suite (or earlier run) uses. Recorded, so that when the
+ * test file is done everything named after it (Redis keys, MongoDB databases and collections,
+ * PostgreSQL schemas) is removed (test/support/test-environment.js).
+ */
 export function uniqueName(suite: string): string {
-  return `${suite.replace(/[^a-zA-Z0-9_]/g, '_')}_${randomUUID().slice(0, 8)}`;
+  const name = `${suite.replace(/[^a-zA-Z0-9_]/g, '_')}_${randomUUID().slice(0, 8)}`;
+  const names = ((globalThis as Record<string, unknown>).__DDD_KIT_TEST_NAMES__ ??= new Set<string>()) as Set<string>;
+  names.add(name);
+  return name;
 }
 
 /**
@@ -58,4 +73,19 @@ export async function postgresSchema(suite: string): Promise<{ url: string; sche
       }
     },
   };
+}
+
+/**
+ * Drops every collection of a MongoDB database, as far as the server allows: the emulator the
+ * tests run on has neither `dropDatabase` nor `listCollections`, so there this does nothing
+ * (and the test servers are thrown away after the run).
+ */
+export async function dropMongoDatabase(db: { collections(): Promise<Array<{ drop(): Promise<unknown> }>> }): Promise<void> {
+  let collections: Array<{ drop(): Promise<unknown> }>;
+  try {
+    collections = await db.collections();
+  } catch {
+    return;
+  }
+  for (const collection of collections) await collection.drop().catch(() => undefined);
 }

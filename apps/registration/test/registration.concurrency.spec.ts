@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+import { CosIdGenerator } from '@ddd-kit/id-generator';
 import { freePort } from '../../../test/support/server-provider.js';
+import { mongoLabel } from '../../../test/support/servers.js';
 import { AppProcess } from './support/app-process.js';
-import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv } from './support/test-app.js';
+import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv, viewOf } from './support/test-app.js';
 
 const CALLERS = 50;
 
@@ -27,14 +29,14 @@ describe.each(backends)('concurrent registration of one name on $label', (backen
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(CALLERS - 1);
-    const winner = responses.find((r) => r.status === 201)!.body;
+    const winner = viewOf(responses.find((r) => r.status === 201)!.body);
     expect((await http.get('/users').query({ username: name }).expect(200)).body).toEqual([winner]);
     await http.get(`/users/${winner.id}`).expect(200, winner);
   });
 });
 
-// Two OS processes of the built app (`npm test` builds first) sharing Redis and MongoDB.
-describe('two app instances sharing Redis and MongoDB', () => {
+// Two OS processes of the built app (`npm test` builds first) sharing Redis and the MongoDB-wire server.
+describe(`two app instances sharing Redis and ${mongoLabel()}`, () => {
   const apps: AppProcess[] = [];
   const urls: string[] = [];
 
@@ -52,11 +54,19 @@ describe('two app instances sharing Redis and MongoDB', () => {
     await Promise.all(apps.map((app) => app.stop()));
   });
 
-  it('the two instances lease different machine IDs and serve one set of users', async () => {
+  it('the two instances lease different machine IDs, their user IDs carry them, and they serve one set of users', async () => {
+    // The machine ID each instance leased, as it logged it at start-up.
+    const leased = apps.map((app) => {
+      const held = /Machine ID (\d+) of namespace "registration" held by instance/.exec(app.output);
+      expect(held).not.toBeNull();
+      return Number(held![1]);
+    });
+    expect(leased[0]).not.toBe(leased[1]);
     const [a, b] = await Promise.all(urls.map((url) => request(url).post('/users').send({ username: freshName('inst') }).expect(201)));
-    expect(a.body.id).not.toBe(b.body.id);
-    await request(urls[1]).get(`/users/${a.body.id}`).expect(200, a.body);
-    await request(urls[0]).get(`/users/${b.body.id}`).expect(200, b.body);
+    // A user ID is a CosId: its machine part is the machine ID of the instance that generated it.
+    expect([a.body.id, b.body.id].map((id: string) => CosIdGenerator.parse(id).machineId)).toEqual(leased);
+    await request(urls[1]).get(`/users/${a.body.id}`).expect(200, viewOf(a.body));
+    await request(urls[0]).get(`/users/${b.body.id}`).expect(200, viewOf(b.body));
   });
 
   it(`${CALLERS} concurrent POST /users with one name across both: exactly one 201, one user stored`, async () => {
@@ -68,7 +78,7 @@ describe('two app instances sharing Redis and MongoDB', () => {
     expect(created).toHaveLength(1);
     expect(responses.filter((r) => r.status === 409)).toHaveLength(CALLERS - 1);
     for (const url of urls) {
-      expect((await request(url).get('/users').query({ username: name }).expect(200)).body).toEqual([created[0].body]);
+      expect((await request(url).get('/users').query({ username: name }).expect(200)).body).toEqual([viewOf(created[0].body)]);
     }
   });
 });

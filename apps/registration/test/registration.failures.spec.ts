@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { getRepositoryToken, OptimisticLockError, type IRepository } from '@ddd-kit/repository';
 import request from 'supertest';
 import { User } from '../src/users/user.aggregate.js';
-import { backends, createTestApp, freshName } from './support/test-app.js';
+import { backends, bearer, createTestApp, freshName } from './support/test-app.js';
 
 // Failures injected into the real app's repository: nothing may be left half-written.
 describe.each(backends)('registration failure paths on $label', (backend) => {
@@ -50,14 +50,14 @@ describe.each(backends)('registration failure paths on $label', (backend) => {
       return realUpdate(loser);
     });
 
-    const res = await http.patch(`/users/${user.id}/username`).set('If-Match', '"1"').send({ username: newName }).expect(412);
+    const res = await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: newName }).expect(412);
     expect(res.body.message).toMatch(/version/);
     expect(await available(oldName)).toBe(false);
     expect(await available(newName)).toBe(true);
     const stored = (await http.get(`/users/${user.id}`).expect(200)).body;
     expect(stored).toEqual({ id: user.id, username: oldName, version: 2 });
     // The old name is still the user's: a rename from the current version works.
-    await http.patch(`/users/${user.id}/username`).set('If-Match', '"2"').send({ username: newName }).expect(200);
+    await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"2"').send({ username: newName }).expect(200);
   });
 
   it('the lost race really is an OptimisticLockError from the repository', async () => {

@@ -6,11 +6,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import request from 'supertest';
+import { assertBuilt } from '../../../test/support/built.js';
+import { mongoLabel } from '../../../test/support/servers.js';
 import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { RegistrationReconciler } from '../src/reconciliation/registration-reconciler.js';
 import { User } from '../src/users/user.aggregate.js';
 import { UsernamePrepareKey } from '../src/users/username.prepare-key.js';
-import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv } from './support/test-app.js';
+import { backends, bearer, createTestApp, freshName, sharedBackend, sharedBackendEnv, viewOf } from './support/test-app.js';
 
 describe.each(backends)('registration reconciliation on $label', (backend) => {
   let app: INestApplication;
@@ -40,7 +42,7 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
     const { body: survivor } = await http.post('/users').send({ username: kept }).expect(201);
     // The process "dies" between deleting the user and releasing its name.
     jest.spyOn(usernames, 'rollback').mockRejectedValueOnce(new Error('injected: crashed before the release'));
-    await http.delete(`/users/${victim.id}`).expect(500);
+    await http.delete(`/users/${victim.id}`).set('Authorization', bearer(victim)).expect(500);
     jest.restoreAllMocks();
     await http.get(`/users/${victim.id}`).expect(404);
     expect(await available(lost)).toBe(false);
@@ -50,7 +52,7 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
     expect(report.reservations.failed).toBe(0);
     expect(await available(lost)).toBe(true);
     expect(await available(kept)).toBe(false);
-    await http.get(`/users/${survivor.id}`).expect(200, survivor);
+    await http.get(`/users/${survivor.id}`).expect(200, viewOf(survivor));
   });
 
   it('spares a reservation younger than the grace period (a registration between its two steps)', async () => {
@@ -66,7 +68,7 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
 
   it('repairs the read model: a lost UPSERT (stale entry) is resynced, a lost PURGE (orphan) is purged', async () => {
     const { body: user } = await http.post('/users').send({ username: freshName('rm') }).expect(201);
-    const renamed = (await http.patch(`/users/${user.id}/username`).set('If-Match', '"1"').send({ username: freshName('rm') }).expect(200)).body;
+    const renamed = (await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: freshName('rm') }).expect(200)).body;
     // Inject what lost events leave behind: the replica still holds version 1 of the user, and a user that no longer exists.
     await readModel.upsert(user.id, 1, { id: user.id, username: user.username });
     const ghost = freshName('ghost');
@@ -84,8 +86,9 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
   });
 });
 
-describe('npm run reconcile (the nightly command) on Redis + MongoDB', () => {
+describe(`npm run reconcile (the nightly command) on Redis + ${mongoLabel()}`, () => {
   it('runs both reconcilers once against the configured backends and prints the report', async () => {
+    assertBuilt('apps/registration'); // dist/reconcile.js and the libraries it imports
     const config = sharedBackend.config();
     const app = await createTestApp(config);
     const name = freshName('night');

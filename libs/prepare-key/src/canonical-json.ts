@@ -9,6 +9,11 @@ const stringify = configure({ strict: true, circularValue: Error, bigint: false,
 /** Canonical JSON of a value; throws PrepareKeyArgumentError when it cannot be encoded. */
 export function canonicalJson(value: unknown): string {
   if (value === undefined) throw new PrepareKeyArgumentError('value must not be undefined');
+  // The common values (a string, a number, a flat record whose keys are already in order) have
+  // the same canonical JSON as JSON.stringify gives, at a fraction of the cost: the prepare
+  // hot path encodes one per call. Anything else takes the general path.
+  const fast = plainJson(value);
+  if (fast !== undefined) return fast;
   let json: string | undefined;
   try {
     json = stringify(value);
@@ -22,4 +27,23 @@ export function canonicalJson(value: unknown): string {
 /** Values come back from every backend as parsed copies of what was stored. */
 export function parseCanonicalJson<V>(json: string): V {
   return JSON.parse(json) as V;
+}
+
+/** JSON.stringify of a scalar, or of a plain object of scalars whose own keys are in ascending order; else undefined. */
+function plainJson(value: unknown): string | undefined {
+  if (isScalar(value)) return JSON.stringify(value);
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return undefined;
+  let previous: string | undefined;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) return undefined;
+    if (previous !== undefined && !(previous < key)) return undefined;
+    if (!isScalar((value as Record<string, unknown>)[key])) return undefined;
+    previous = key;
+  }
+  // A symbol-keyed or non-enumerable property would be ignored by both encoders alike.
+  return JSON.stringify(value);
+}
+
+function isScalar(value: unknown): boolean {
+  return value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
 }

@@ -32,6 +32,9 @@ export { RedisPrepareKeyFactory } from './backends/redis/redis-prepare-key.facto
 export type { RedisPrepareKeyFactoryOptions } from './backends/redis/redis-prepare-key.interfaces.js';
 export { MongoPrepareKeyFactory } from './backends/mongo/mongo-prepare-key.factory.js';
 export type { MongoPrepareKeyFactoryOptions } from './backends/mongo/mongo-prepare-key.interfaces.js';
+export { PostgresPrepareKeyFactory } from './backends/postgres/postgres-prepare-key.factory.js';
+export type { PostgresPrepareKeyFactoryOptions } from './backends/postgres/postgres-prepare-key.interfaces.js';
+export type { PgQueryable } from './backends/postgres/pg-ambient-transaction.js';
 export { reconcileReservations } from './reconciliation/reconcile-reservations.js';
 export type {
   ReconcileReservationsOptions,

@@ -4,13 +4,3 @@ export const PREPARE_KEY_MODULE_OPTIONS = Symbol('PREPARE_KEY_MODULE_OPTIONS');
 export const PREPARE_KEY_SCAN = Symbol('PREPARE_KEY_SCAN');
 /** Prefix of the token of a key name: `getPrepareKeyToken('username')` is 'PrepareKey:username'. */
 export const PREPARE_KEY_TOKEN_PREFIX = 'PrepareKey:';
-/** The backend operations of a PrepareKey that an injected key forwards to the backend. */
-export const PREPARE_KEY_CONTRACT_METHODS = [
-  'prepare',
-  'get',
-  'getValue',
-  'rollback',
-  'reprepare',
-  'usingPrepare',
-  'records',
-] as const;

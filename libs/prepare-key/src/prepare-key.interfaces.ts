@@ -6,6 +6,9 @@ export interface StoredRecord {
   ttlAt: number;
 }
 
+/** What a conditional rollback compares: the record's value, or the operation that wrote it. */
+export type RollbackCondition = { value: string; op?: undefined } | { op: string; value?: undefined };
+
 /** One page of a backend's listing; `next` is absent on the last page. */
 export interface RecordPage {
   records: Array<StoredRecord & { key: string }>;

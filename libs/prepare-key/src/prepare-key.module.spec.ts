@@ -53,6 +53,21 @@ abstract class SkuCodePrepareKey extends PrepareKey<string> {
   }
 }
 
+/** Normalises every key in the three primitive-level methods; every composition must go through them. */
+@PreparableKey('normalised-email')
+abstract class NormalisedEmailPrepareKey extends PrepareKey<string> {
+  override prepare(key: string, value: string | PreparedValue<string>): Promise<boolean> {
+    return super.prepare(key.trim().toLowerCase(), value);
+  }
+  override rollback(key: string, value?: string): Promise<boolean> {
+    const k = key.trim().toLowerCase();
+    return value === undefined ? super.rollback(k) : super.rollback(k, value);
+  }
+  override getValue(key: string): Promise<PreparedValue<string> | undefined> {
+    return super.getValue(key.trim().toLowerCase());
+  }
+}
+
 /** Not decorated: only forFeature makes it injectable, under its simple name. */
 abstract class LegacyPrepareKey extends PrepareKey<string> {}
 
@@ -144,7 +159,34 @@ describe('PrepareKeyModule.forRoot', () => {
     expect(await skus.prepare('AB-1', 'p2')).toBe(false);
   });
 
-  it('forwards every contract method to the backend, preserving the argument count of reprepare', async () => {
+  it('uses the overrides of prepare, rollback and getValue in every composition: usingPrepare, the key change, get', async () => {
+    const factory = new MemoryPrepareKeyFactory();
+    const app = await boot({ imports: [PrepareKeyModule.forRoot({ factory })] });
+    const emails = app.get(NormalisedEmailPrepareKey);
+    const backend = factory.create<string>('normalised-email');
+
+    // usingPrepare prepares through the override, and its rollback goes through the override too.
+    expect(await emails.usingPrepare(' Ann@X.io ', 'u1', (prepared) => prepared)).toBe(true);
+    expect(await backend.get('ann@x.io')).toBe('u1');
+    await expect(
+      emails.usingPrepare('BOB@x.io', 'u2', () => {
+        throw new Error('write failed');
+      }),
+    ).rejects.toThrow('write failed');
+    expect(await backend.getValue('bob@x.io')).toBeUndefined();
+    expect(await backend.getValue('BOB@x.io')).toBeUndefined();
+
+    // get reads through the getValue override.
+    expect(await emails.get('ANN@X.IO')).toBe('u1');
+
+    // The key change prepares the new key and releases the old one through the overrides.
+    expect(await emails.reprepare('ANN@x.io', 'u1', 'Anne@X.io', 'u1')).toBe(true);
+    expect(await backend.get('anne@x.io')).toBe('u1');
+    expect(await backend.getValue('ann@x.io')).toBeUndefined();
+    expect(await backend.getValue('Anne@X.io')).toBeUndefined();
+  });
+
+  it('reaches the backend through every contract method, preserving the argument count of reprepare', async () => {
     const factory = new MemoryPrepareKeyFactory();
     const app = await boot({ imports: [PrepareKeyModule.forRoot({ factory })] });
     const usernames: PrepareKey<UsernameIndex> = app.get(UsernamePrepareKey);
@@ -166,8 +208,10 @@ describe('PrepareKeyModule.forRoot', () => {
     // 4 arguments: key change, with its state error.
     expect(await usernames.reprepare('a', u2, 'b', u2)).toBe(true);
     expect(await backend.getValue('a')).toBeUndefined();
+    await backend.prepare('a', u1);
     await expect(usernames.reprepare('a', u2, 'c', u2)).rejects.toBeInstanceOf(PrepareKeyStateError);
     expect(await backend.getValue('c')).toBeUndefined();
+    await backend.rollback('a');
     // rollback with 2 and 1 arguments.
     expect(await usernames.rollback('b', u1)).toBe(false);
     expect(await usernames.rollback('b', u2)).toBe(true);

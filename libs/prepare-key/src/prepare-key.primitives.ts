@@ -1,5 +1,5 @@
 import type { PrepareKey } from './prepare-key.js';
-import type { RecordPage, StoredRecord } from './prepare-key.interfaces.js';
+import type { RecordPage, RollbackCondition, StoredRecord } from './prepare-key.interfaces.js';
 
 /**
  * The protected backend SPI of a PrepareKey, reachable from outside its class hierarchy.
@@ -8,10 +8,10 @@ import type { RecordPage, StoredRecord } from './prepare-key.interfaces.js';
  * Internal: not part of the package's public surface.
  */
 export interface PrepareKeyPrimitives {
-  doPrepare(key: string, value: string, ttlAt: number): Promise<boolean>;
+  doPrepare(key: string, value: string, ttlAt: number, op: string): Promise<boolean>;
   doGetValue(key: string): Promise<StoredRecord | undefined>;
-  doRollback(key: string, expected?: string): Promise<boolean>;
-  doReprepare(key: string, value: string, ttlAt: number, expected?: string): Promise<boolean>;
+  doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean>;
+  doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean>;
   doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage>;
   now(): number;
 }

@@ -1,7 +1,8 @@
 import { canonicalJson, parseCanonicalJson } from './canonical-json.js';
 import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
 import { PrepareKeyStateError } from './errors/prepare-key-state.error.js';
-import type { PreparedRecord, RecordPage, StoredRecord } from './prepare-key.interfaces.js';
+import type { PreparedRecord, RecordPage, RollbackCondition, StoredRecord } from './prepare-key.interfaces.js';
+import { newOperationId } from './operation-id.js';
 import { assertKey, assertTtlAt } from './prepare-key.validation.js';
 import { PreparedValue, TTL_FOREVER } from './prepared-value.js';
 
@@ -18,6 +19,12 @@ const DEFAULT_PAGE_SIZE = 500;
  * extends PrepareKey<UsernameIndex> {}`) and injects them; the injected object delegates
  * to the backend's key of that name.
  *
+ * Faults between the library and its store (a lost reply, a command the client resends after
+ * a reconnect, a timeout while the server acts) never turn into a wrong answer: every write
+ * carries an operation id that the store keeps with the record (a rollback leaves a short-lived
+ * tombstone with its id), so a resent command recognises its own earlier effect and answers as
+ * the first run did. An operation whose outcome stays unknown rejects.
+ *
  * What it is not: a transaction across stores. Atomicity is per operation and per backend.
  */
 export abstract class PrepareKey<V = unknown> {
@@ -28,17 +35,25 @@ export abstract class PrepareKey<V = unknown> {
    * Reserves `key` for `value` when the key is absent or its record has expired.
    * Plain values are forever; pass `toTtlAt(value, at)` for a temporary reservation.
    * Resolves false when an unexpired record holds the key — whatever its value, this one included.
+   *
+   * A resend of this call's own command (after a lost reply) answers true, never false. When it
+   * rejects, what this call may have written is released again before the error propagates (when
+   * the store can be reached), so a rejected prepare leaves no reservation behind.
    */
   prepare(key: string, value: V | PreparedValue<V>): Promise<boolean> {
     // Not `async`: the hot path hands the backend's promise straight back (no extra
     // microtask hops); bad input still arrives as a rejection, never a synchronous throw.
+    let op: string;
+    let prepared: Promise<boolean>;
     try {
       assertKey(key);
       const { json, ttlAt } = encodePrepared(value);
-      return this.doPrepare(key, json, ttlAt);
+      op = newOperationId();
+      prepared = this.doPrepare(key, json, ttlAt, op);
     } catch (error) {
       return Promise.reject(error);
     }
+    return prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error));
   }
 
   /** The value when a record exists and has not expired. */
@@ -64,8 +79,8 @@ export abstract class PrepareKey<V = unknown> {
   rollback(key: string, value: V): Promise<boolean>;
   async rollback(key: string, ...rest: [V?]): Promise<boolean> {
     assertKey(key);
-    if (rest.length === 0) return this.doRollback(key);
-    return this.doRollback(key, canonicalJson(unwrap(rest[0] as V | PreparedValue<V>)));
+    if (rest.length === 0) return this.doRollback(key, newOperationId());
+    return this.doRollback(key, newOperationId(), { value: canonicalJson(unwrap(rest[0] as V | PreparedValue<V>)) });
   }
 
   /**
@@ -73,9 +88,11 @@ export abstract class PrepareKey<V = unknown> {
    * - `reprepare(key, oldValue, newValue)`: replaces it while its value equals oldValue (false: absent or another value).
    * - `reprepare(oldKey, oldValue, newKey, newValue)`: moves a reservation to another key:
    *   `prepare(newKey)`, then `rollback(oldKey, oldValue)`. False when newKey is held (oldKey
-   *   untouched). When oldKey is not held by oldValue it rejects with PrepareKeyStateError after
-   *   releasing newKey. Two operations with compensation, not one atomic step: a crash between
-   *   them leaves both keys held (see the README).
+   *   untouched). When oldKey is not held by oldValue it rejects with PrepareKeyStateError, and
+   *   releases newKey only when oldKey is known to be held by another value. When the outcome of
+   *   releasing oldKey is unknown, newKey stays held and the error propagates: both keys held is
+   *   the recoverable state, neither held never happens. Two operations, not one atomic step: a
+   *   crash between them also leaves both keys held (see the README).
    */
   reprepare(key: string, value: V | PreparedValue<V>): Promise<boolean>;
   reprepare(key: string, oldValue: V, newValue: V | PreparedValue<V>): Promise<boolean>;
@@ -88,12 +105,12 @@ export abstract class PrepareKey<V = unknown> {
     assertKey(key);
     if (rest.length === 1) {
       const { json, ttlAt } = encodePrepared(rest[0] as V | PreparedValue<V>);
-      return this.doReprepare(key, json, ttlAt);
+      return this.doReprepare(key, json, ttlAt, newOperationId());
     }
     if (rest.length === 2) {
       const oldJson = canonicalJson(unwrap(rest[0] as V | PreparedValue<V>));
       const { json, ttlAt } = encodePrepared(rest[1] as V | PreparedValue<V>);
-      return this.doReprepare(key, json, ttlAt, oldJson);
+      return this.doReprepare(key, json, ttlAt, newOperationId(), oldJson);
     }
     throw new PrepareKeyArgumentError(`reprepare takes 2, 3 or 4 arguments, got ${rest.length + 1}`);
   }
@@ -103,7 +120,12 @@ export abstract class PrepareKey<V = unknown> {
    * `then` throws or rejects, the conditional rollback(key, value); 4) the original error
    * propagates — or the rollback's own error when that fails. Success commits nothing more:
    * the reservation stays until rollback, reprepare or expiry. Nothing is rolled back when the
-   * caller merely stops waiting (there is no cancellation in a promise).
+   * caller merely stops waiting (there is no cancellation in a promise). When `prepare` itself
+   * rejects, `then` is not called (prepare has released what it may have taken).
+   *
+   * `then` guards a step of the caller's: when it rejects with an error whose outcome is unknown
+   * (its own store's reply lost), the reservation is still released here. A caller whose step
+   * may have happened despite an error should catch that inside `then` and check.
    */
   async usingPrepare<R>(
     key: string,
@@ -150,36 +172,68 @@ export abstract class PrepareKey<V = unknown> {
         `reprepare: oldKey and newKey are both '${oldKey}'; use reprepare(key, oldValue, newValue) to change the value of one key`,
       );
     }
-    // Validate the old value before taking the new key, so bad input changes nothing.
-    canonicalJson(unwrap(oldValue));
-    return this.usingPrepare(newKey, newValue, async (prepared) => {
-      if (!prepared) return false;
-      if (!(await this.rollback(oldKey, unwrap(oldValue)))) {
-        throw new PrepareKeyStateError(this.name, oldKey, newKey);
-      }
-      return true;
-    });
+    // Validate both values before taking the new key, so bad input changes nothing.
+    const oldJson = canonicalJson(unwrap(oldValue));
+    encodePrepared(newValue);
+    // A rejected prepare has released whatever it may have taken: oldKey is untouched.
+    if (!(await this.prepare(newKey, newValue))) return false;
+    // From here on newKey is held. An error releasing oldKey leaves its outcome unknown: keep
+    // newKey (both held can be repaired; neither held could hand oldKey's owner's name away).
+    if (await this.rollback(oldKey, oldValue)) return true;
+    // oldKey is not held by oldValue. Release newKey only when another value holds oldKey:
+    // when oldKey is free, this call's value may well be the only reservation left.
+    const current = await this.getValue(oldKey);
+    if (current !== undefined && !current.isExpired(this.now()) && canonicalJson(current.value) !== oldJson) {
+      await this.rollback(newKey, unwrap(newValue));
+      throw new PrepareKeyStateError(this.name, oldKey, newKey, true);
+    }
+    throw new PrepareKeyStateError(this.name, oldKey, newKey, false);
+  }
+
+  /**
+   * After a prepare whose outcome is unknown: deletes the record if this operation wrote it (and
+   * nothing has replaced it since), then rethrows. A failure to clean up is not the caller's
+   * error: the original one propagates.
+   */
+  private async undoPrepare(key: string, op: string, error: unknown): Promise<never> {
+    try {
+      await this.doRollback(key, newOperationId(), { op });
+    } catch {
+      // The store is still unreachable: the reservation, if any, is left to reconciliation.
+    }
+    throw error;
   }
 
   // ---- The backend SPI: each primitive is one atomic step on the store. Values arrive as
-  // canonical JSON strings, so equality is string equality on every backend.
-
-  /** Writes { value, ttlAt } when the key is absent or its record has expired (ttlAt <= now). */
-  protected abstract doPrepare(key: string, value: string, ttlAt: number): Promise<boolean>;
-
-  /** The record, expired or not; undefined when there is none. */
-  protected abstract doGetValue(key: string): Promise<StoredRecord | undefined>;
-
-  /** Deletes the record; with `expected`, only while its value equals it. */
-  protected abstract doRollback(key: string, expected?: string): Promise<boolean>;
+  // canonical JSON strings, so equality is string equality on every backend. Every write
+  // carries `op`, an id unique to the call: the backend stores it with what it writes, and a
+  // command that finds its own op already applied (a resend after a lost reply) answers as the
+  // first run did.
 
   /**
-   * Replaces value and ttlAt. Without `expected`: only while the record exists and has not
-   * expired. With `expected`: only while its value equals it (expired or not).
+   * Writes { value, ttlAt, op } when the key is absent or its record has expired (ttlAt <= now).
+   * True also when the record already carries `op` (this very write, resent).
    */
-  protected abstract doReprepare(key: string, value: string, ttlAt: number, expected?: string): Promise<boolean>;
+  protected abstract doPrepare(key: string, value: string, ttlAt: number, op: string): Promise<boolean>;
 
-  /** One page of records, starting after `cursor` (undefined: the first page). */
+  /** The record, expired or not; undefined when there is none (a tombstone is none). */
+  protected abstract doGetValue(key: string): Promise<StoredRecord | undefined>;
+
+  /**
+   * Deletes the record — with `condition`, only while its value (or its op) equals it — and
+   * leaves a short-lived tombstone carrying `op`. True also when that tombstone is already there
+   * (this very rollback, resent).
+   */
+  protected abstract doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean>;
+
+  /**
+   * Replaces value and ttlAt and records `op`. Without `expected`: only while the record exists
+   * and has not expired. With `expected`: only while its value equals it (expired or not). True
+   * also when the record already carries `op`.
+   */
+  protected abstract doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean>;
+
+  /** One page of records (tombstones left out), starting after `cursor` (undefined: the first page). */
   protected abstract doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage>;
 }
 

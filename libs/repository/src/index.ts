@@ -24,6 +24,15 @@ export type { RetryOnConflictOptions } from './repository/retry-on-conflict.js';
 export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
 export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
+export { PostgresRepository } from './backends/postgres/postgres.repository.js';
+export type {
+  PostgresColumns,
+  PostgresIdType,
+  PostgresRepositoryOptions,
+  PostgresStatement,
+  PostgresWriteOperation,
+  StoredRow,
+} from './backends/postgres/postgres.repository.js';
 
 // Errors
 export { RepositoryError } from './errors/repository.error.js';
@@ -42,8 +51,9 @@ export type {
   RepositoryModuleAsyncOptions,
   RepositoryModuleOptions,
   RepositoryOptionsFactory,
+  RepositoryPostgresOptions,
 } from './interfaces/repository-module-options.interface.js';
-export { getRepositoryToken } from './repository.utils.js';
+export { getRepositoryPoolToken, getRepositoryToken } from './repository.utils.js';
 export { InjectRepository } from './decorators/inject-repository.decorator.js';
 export { OnDataSync } from './decorators/on-data-sync.decorator.js';
 

@@ -9,11 +9,20 @@ import type {
   RepositoryOptionsFactory,
 } from './interfaces/repository-module-options.interface.js';
 import { RepositoryBinder } from './repository.binder.js';
-import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS } from './repository.constants.js';
-import { connectionProvider, validateRepositoryModuleOptions, type RepositoryConnectionHandle } from './repository.providers.js';
+import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
+import {
+  connectionProvider,
+  postgresPoolProvider,
+  postgresProvider,
+  validateRepositoryModuleOptions,
+  type RepositoryConnectionHandle,
+  type RepositoryPostgresHandle,
+} from './repository.providers.js';
 
 const sharedProviders: Provider[] = [
   connectionProvider,
+  postgresProvider,
+  postgresPoolProvider,
   {
     provide: DataSyncEventBus,
     inject: [REPOSITORY_MODULE_OPTIONS],
@@ -23,11 +32,17 @@ const sharedProviders: Provider[] = [
   RepositoryBinder,
 ];
 
-/** Owns what every repository shares: the connection (closed on shutdown when opened here), the event bus, the binder. */
+/**
+ * Owns what every repository shares: the Mongoose connection and the pg.Pool (each closed on
+ * shutdown when opened here), the event bus, the binder.
+ */
 @Global()
 @Module({})
 export class RepositoryCoreModule implements OnApplicationShutdown {
-  constructor(@Inject(REPOSITORY_CONNECTION) private readonly handle: RepositoryConnectionHandle) {}
+  constructor(
+    @Inject(REPOSITORY_CONNECTION) private readonly handle: RepositoryConnectionHandle,
+    @Inject(REPOSITORY_POSTGRES) private readonly postgres: RepositoryPostgresHandle,
+  ) {}
 
   static forRoot(options: RepositoryModuleOptions = {}): DynamicModule {
     const validated = validateRepositoryModuleOptions(options);
@@ -35,7 +50,7 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule],
       providers: [{ provide: REPOSITORY_MODULE_OPTIONS, useValue: validated }, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL],
     };
   }
 
@@ -65,11 +80,14 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule, ...(options.imports ?? [])],
       providers: [...providers, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.handle.owned && this.handle.connection !== null) await this.handle.connection.close();
+    await Promise.all([
+      this.handle.owned && this.handle.connection !== null ? this.handle.connection.close() : undefined,
+      this.postgres.owned && this.postgres.pool !== null ? this.postgres.pool.end() : undefined,
+    ]);
   }
 }

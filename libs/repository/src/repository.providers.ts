@@ -1,18 +1,28 @@
-import type { FactoryProvider, Provider } from '@nestjs/common';
+import { Logger, type FactoryProvider, type Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Connection } from 'mongoose';
+import type { Pool } from 'pg';
 import { AggregateRoot } from './aggregate/aggregate-root.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
-import type { RepositoryFeature, RepositoryModuleOptions } from './interfaces/repository-module-options.interface.js';
+import type { RepositoryFeature, RepositoryModuleOptions, RepositoryPostgresOptions } from './interfaces/repository-module-options.interface.js';
+import { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
+import { PostgresRepository } from './backends/postgres/postgres.repository.js';
 import { AbstractRepository } from './repository/abstract-repository.js';
 import { RepositoryBinder } from './repository.binder.js';
-import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS } from './repository.constants.js';
+import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
 import { getRepositoryToken } from './repository.utils.js';
 
 export interface RepositoryConnectionHandle {
   connection: Connection | null;
   /** True when the module opened the connection (from `uri`) and must close it. */
   owned: boolean;
+}
+
+export interface RepositoryPostgresHandle {
+  pool: Pool | null;
+  /** True when the module opened the pool (from `postgres.url`) and must end it. */
+  owned: boolean;
+  createTables: boolean;
 }
 
 /** Throws RepositoryConfigurationError, saying what to do, for options that cannot work. */
@@ -30,7 +40,23 @@ export function validateRepositoryModuleOptions(options: unknown): RepositoryMod
   if (connectionOptions !== undefined && (connectionOptions === null || typeof connectionOptions !== 'object')) fail('connectionOptions must be an object');
   if (uri === undefined && connectionOptions !== undefined) fail('connectionOptions needs uri');
   if (onDataSyncError !== undefined && typeof onDataSyncError !== 'function') fail('onDataSyncError must be a function');
+  validatePostgresOptions((options as RepositoryModuleOptions).postgres, fail);
   return options as RepositoryModuleOptions;
+}
+
+function validatePostgresOptions(postgres: RepositoryPostgresOptions | undefined, fail: (what: string) => never): void {
+  if (postgres === undefined) return;
+  if (postgres === null || typeof postgres !== 'object') fail('postgres must be an object: { url } (the module opens a pool) or { pool } (yours)');
+  const { url, pool, poolOptions, createTables } = postgres;
+  if (url === undefined && pool === undefined) fail('postgres needs url (the module opens and ends a pool) or pool (yours)');
+  if (url !== undefined && pool !== undefined) fail('postgres: pass either url (the module opens and ends a pool) or pool (yours), not both');
+  if (url !== undefined && (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))) fail('postgres.url must be a postgres:// or postgresql:// URL');
+  if (pool !== undefined && (pool === null || typeof (pool as Pool).query !== 'function' || typeof (pool as Pool).connect !== 'function')) {
+    fail('postgres.pool must be a pg.Pool (new Pool({ connectionString }))');
+  }
+  if (poolOptions !== undefined && (poolOptions === null || typeof poolOptions !== 'object')) fail('postgres.poolOptions must be an object');
+  if (url === undefined && poolOptions !== undefined) fail('postgres.poolOptions needs postgres.url');
+  if (createTables !== undefined && typeof createTables !== 'boolean') fail('postgres.createTables must be a boolean');
 }
 
 export const connectionProvider: FactoryProvider = {
@@ -52,6 +78,39 @@ export const connectionProvider: FactoryProvider = {
   },
 };
 
+const postgresLogger = new Logger('RepositoryModule');
+
+export const postgresProvider: FactoryProvider = {
+  provide: REPOSITORY_POSTGRES,
+  inject: [REPOSITORY_MODULE_OPTIONS],
+  useFactory: async (options: RepositoryModuleOptions): Promise<RepositoryPostgresHandle> => {
+    const postgres = options.postgres;
+    if (postgres === undefined) return { pool: null, owned: false, createTables: true };
+    const createTables = postgres.createTables ?? true;
+    if (postgres.pool !== undefined) return { pool: postgres.pool, owned: false, createTables };
+    // Loaded only here: users of the other repositories need not install pg.
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ ...postgres.poolOptions, connectionString: postgres.url });
+    // An idle connection the server drops emits 'error' on the pool; unheard, it would end the
+    // process. The pool replaces the connection; the next query reports a lasting outage.
+    pool.on('error', (error) => postgresLogger.warn(`An idle PostgreSQL connection failed: ${error.message}`));
+    try {
+      // Fails the bootstrap on a wrong URL or an unreachable server, as the Mongo connection does.
+      await pool.query('SELECT 1');
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+    return { pool, owned: true, createTables };
+  },
+};
+
+export const postgresPoolProvider: FactoryProvider = {
+  provide: REPOSITORY_POSTGRES_POOL,
+  inject: [REPOSITORY_POSTGRES],
+  useFactory: (handle: RepositoryPostgresHandle) => handle.pool,
+};
+
 /** Checks forFeature entries where they are declared and turns the shorthand into features. */
 export function normalizeFeatures(entries: ReadonlyArray<Function | RepositoryFeature>): RepositoryFeature[] {
   if (!Array.isArray(entries)) throw new RepositoryConfigurationError('RepositoryModule.forFeature expects an array of aggregate classes or { aggregate, repository? }');
@@ -63,10 +122,13 @@ export function normalizeFeatures(entries: ReadonlyArray<Function | RepositoryFe
       throw new RepositoryConfigurationError(`${at}: aggregate must be a class extending AggregateRoot, got ${String(feature.aggregate)} (a circular import?)`);
     }
     if (feature.repository !== undefined && (typeof feature.repository !== 'function' || !(feature.repository.prototype instanceof AbstractRepository))) {
-      throw new RepositoryConfigurationError(`${at} (${feature.aggregate.name}): repository must be a class extending MongooseRepository, InMemoryRepository or AbstractRepository`);
+      throw new RepositoryConfigurationError(`${at} (${feature.aggregate.name}): repository must be a class extending MongooseRepository, InMemoryRepository or AbstractRepository (PostgresRepository is one)`);
     }
-    if (feature.collection !== undefined && feature.repository === undefined) {
+    if (feature.collection !== undefined && !(feature.repository?.prototype instanceof MongooseRepository)) {
       throw new RepositoryConfigurationError(`${at} (${feature.aggregate.name}): collection needs a MongooseRepository class in repository`);
+    }
+    if (feature.table !== undefined && !(feature.repository?.prototype instanceof PostgresRepository)) {
+      throw new RepositoryConfigurationError(`${at} (${feature.aggregate.name}): table needs a PostgresRepository class in repository`);
     }
     return feature;
   });

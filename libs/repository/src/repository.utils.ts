@@ -1,5 +1,6 @@
 import { getQualifiedAggregateName } from './aggregate/aggregate-name.utils.js';
 import type { AggregateClass } from './aggregate/aggregate.interfaces.js';
+import { REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
 
 /**
  * The token `@InjectRepository(aggregate)` injects: `<name>Repository`, where the name is the
@@ -11,4 +12,13 @@ export function getRepositoryToken(aggregate: AggregateClass | string): string {
     throw new TypeError(`getRepositoryToken needs an aggregate class or name, got ${String(aggregate)} (a circular import?)`);
   }
   return `${getQualifiedAggregateName(aggregate)}Repository`;
+}
+
+/**
+ * The token of the pg.Pool RepositoryModule uses for PostgresRepository subclasses (the one it
+ * opened from `postgres.url`, or yours): give it to `TransactionalAdapterPg({ poolToken })` so
+ * `@Transactional()` starts transactions the repositories join. `null` without PostgreSQL.
+ */
+export function getRepositoryPoolToken(): symbol {
+  return REPOSITORY_POSTGRES_POOL;
 }

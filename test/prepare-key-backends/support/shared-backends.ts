@@ -7,11 +7,19 @@ import {
   RedisPrepareKeyFactory,
   TTL_FOREVER,
 } from '@ddd-kit/prepare-key';
-import { mongoUri, redisClusterNodes, redisUrl } from '../../support/servers.js';
+import { mongoLabel, mongoUri, redisClusterNodes, redisUrl } from '../../support/servers.js';
 
 /** The backends that several processes can share; workers/backend.mjs opens the same ones. */
 export const SHARED_BACKENDS = ['redis', 'cluster', 'mongo'] as const;
 export type SharedBackend = (typeof SHARED_BACKENDS)[number];
+
+/** The server a backend ran on, for test names (the MongoDB wire may be the jongodb emulator). */
+export function backendLabel(backend: SharedBackend): string {
+  return { redis: 'Redis', cluster: 'Redis Cluster', mongo: mongoLabel() }[backend];
+}
+
+/** [label, backend] pairs for `describe.each(...)('… on %s', (_label, backend) => …)`. */
+export const LABELLED_BACKENDS = SHARED_BACKENDS.map((backend) => [backendLabel(backend), backend] as const);
 
 export interface OpenBackend {
   factory: PrepareKeyFactory;

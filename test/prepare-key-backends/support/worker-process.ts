@@ -32,8 +32,10 @@ export class WorkerProcess {
       this.inbox.push(message);
       this.wake();
     });
+    // 'close', not 'exit': it comes after the IPC channel has delivered every message, so a
+    // large last message is never reported as missing.
     this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => {
+      this.child.once('close', (code, signal) => {
         running.delete(this);
         this.exitStatus = signal ?? `code ${code}`;
         this.wake();

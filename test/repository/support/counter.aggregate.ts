@@ -1,4 +1,4 @@
-import { AggregateRoot, InMemoryRepository, MongooseRepository, type StoredDocument } from '@ddd-kit/repository';
+import { AggregateRoot, InMemoryRepository, MongooseRepository, PostgresRepository, type StoredDocument, type StoredRow } from '@ddd-kit/repository';
 
 export interface CounterSnapshot {
   id: string;
@@ -52,5 +52,24 @@ export class CounterInMemoryRepository extends InMemoryRepository<string, Counte
   async deleteBehindTheRepository(id: string): Promise<void> {
     const counter = await this.findById(id);
     if (counter) await this.doRemove(counter);
+  }
+}
+
+/** Counters as rows of `counters` (tests pass `{ table }` to give each repository its own). */
+export class CounterPostgresRepository extends PostgresRepository<string, Counter, CounterFields> {
+  protected readonly table: string = 'counters';
+  protected readonly columns = { label: 'text NOT NULL', count: 'integer NOT NULL', tags: 'jsonb NOT NULL' };
+
+  protected toRow(counter: Counter): CounterFields {
+    return { label: counter.label, count: counter.count, tags: [...counter.tags] };
+  }
+
+  protected toAggregate(row: StoredRow<string, CounterFields>): Counter {
+    return Counter.restore(row.id, row.label, row.count, row.tags);
+  }
+
+  /** Deletes straight in the table, the way a script or a manual fix would. */
+  async deleteBehindTheRepository(id: string): Promise<void> {
+    await this.query({ text: `DELETE FROM ${this.qualifiedTable} WHERE id = $1`, values: [id] });
   }
 }

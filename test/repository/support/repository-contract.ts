@@ -1,5 +1,5 @@
-// The cases every repository backend must pass, run by mongoose.contract.spec.ts and
-// in-memory.contract.spec.ts against their own store.
+// The cases every repository backend must pass, run by mongoose.contract.spec.ts,
+// postgres.contract.spec.ts and in-memory.contract.spec.ts against their own store.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import {
   AggregateStateError,
@@ -14,6 +14,7 @@ import {
   type DataSyncEvent,
   type IRepository,
   type MongooseRepositoryOptions,
+  type PostgresRepositoryOptions,
 } from '@ddd-kit/repository';
 import { Counter } from './counter.aggregate.js';
 
@@ -21,13 +22,22 @@ export interface CounterRepository extends IRepository<string, Counter> {
   deleteBehindTheRepository(id: string): Promise<void>;
 }
 
-export type CounterRepositoryClass = new (options?: MongooseRepositoryOptions<Counter>) => CounterRepository;
+/** Constructor options of any backend's Counter repository. */
+export type CounterRepositoryOptions = MongooseRepositoryOptions<Counter> & PostgresRepositoryOptions<Counter>;
+
+export type CounterRepositoryClass = new (options?: CounterRepositoryOptions) => CounterRepository;
 
 export interface RepositoryHarness {
   /** The backend's Counter repository class (cases subclass it to inject failures). */
   Repository: CounterRepositoryClass;
-  /** Constructor options for a repository on a fresh, empty store (its own collection). */
-  options(): MongooseRepositoryOptions<Counter>;
+  /** Constructor options for a repository on a fresh, empty store (its own collection or table). */
+  options(): CounterRepositoryOptions;
+  /**
+   * What the store does with a numeric id: keeps it apart from the equal string (documents,
+   * memory; the default), or refuses it before anything is sent (a text id column, which
+   * would hand it back as a string).
+   */
+  numericIds?: 'distinct' | 'refused';
   /** Everything the store holds for `repository`, read around the repository (when the backend allows). */
   raw?(repository: CounterRepository): Promise<unknown[]>;
   close(): Promise<void>;
@@ -64,7 +74,7 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
       await harness?.close();
     });
 
-    function fixture(extra: Partial<MongooseRepositoryOptions<Counter>> = {}, Repository: CounterRepositoryClass = harness.Repository): Fixture {
+    function fixture(extra: Partial<CounterRepositoryOptions> = {}, Repository: CounterRepositoryClass = harness.Repository): Fixture {
       const bus = new DataSyncEventBus();
       const published: DataSyncEvent[] = [];
       bus.subscribe(Counter, (events) => void published.push(...events));
@@ -349,13 +359,20 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         if (harness.raw) expect(await harness.raw(f.repository)).toEqual(before);
       });
 
-      it('accepts string and finite numeric ids as plain values', async () => {
+      it('accepts string ids as plain values; a numeric id is kept apart from the equal string, or refused — never confused with it', async () => {
         const f = fixture();
         const counter = new Counter('$ne', 'dollar');
         await f.repository.insert(counter);
         expect(await f.repository.currentVersion('$ne')).toBe(1);
         expect((await f.repository.findById('$ne'))!.label).toBe('dollar');
         const numeric = new Counter(42 as unknown as string, 'numeric');
+        if (harness.numericIds === 'refused') {
+          await expect(f.repository.insert(numeric)).rejects.toBeInstanceOf(InvalidAggregateIdError);
+          await expect(f.repository.currentVersion(42 as unknown as string)).rejects.toBeInstanceOf(InvalidAggregateIdError);
+          expect(numeric.isNew()).toBe(true);
+          expect(await f.repository.currentVersion('42')).toBe(-1);
+          return;
+        }
         await f.repository.insert(numeric);
         expect(await f.repository.currentVersion(42 as unknown as string)).toBe(1);
         expect(await f.repository.currentVersion('42')).toBe(-1);

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
-import { mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from '../servers.js';
+import { dropMongoDatabase, mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from '../servers.js';
 import { FaultProxy, proxyRedisCluster, proxyUrl } from './index.js';
 
 // The harness itself: each fault does to a real server and a real client what it says.
@@ -170,7 +170,7 @@ describe('fault proxy in front of the MongoDB-wire server (jongodb emulator)', (
   });
   afterEach(() => proxy.clear());
   afterAll(async () => {
-    await direct.db(dbName).dropDatabase().catch(() => undefined);
+    await dropMongoDatabase(direct.db(dbName));
     await client.close();
     await direct.close();
     await proxy.close();

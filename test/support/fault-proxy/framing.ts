@@ -7,7 +7,7 @@ export type Protocol = 'redis' | 'mongo' | 'postgres';
 
 /** What a fault rule can match a request on. */
 export interface RequestInfo {
-  /** Redis: the command's arguments (`['EVALSHA', sha, '1', key, ...]`); MongoDB: the command name; PostgreSQL: the SQL. */
+  /** Redis: the command's arguments (`['EVALSHA', sha, '1', key, ...]`); MongoDB: the command name and its collection; PostgreSQL: the SQL. */
   readonly command: string;
   readonly args: readonly string[];
   /** MongoDB's requestID; the request's sequence number on its connection elsewhere. */
@@ -123,6 +123,14 @@ function firstBsonKey(buf: Buffer, at: number): string {
   return nameEnd < 0 ? '' : buf.toString('utf8', nameStart, nameEnd);
 }
 
+/** The first element's value when it is a string (the collection of `insert`, `update`, `find`, …). */
+function firstBsonString(buf: Buffer, at: number): string | undefined {
+  if (buf[at + 4] !== 0x02) return undefined;
+  const nameEnd = buf.indexOf(0, at + 5);
+  const length = buf.readInt32LE(nameEnd + 1);
+  return buf.toString('utf8', nameEnd + 5, nameEnd + 5 + length - 1);
+}
+
 class MongoFramer implements Framer {
   private buf: Buffer = Buffer.alloc(0);
   constructor(private readonly side: 'request' | 'reply') {}
@@ -142,12 +150,15 @@ class MongoFramer implements Framer {
       const opCode = bytes.readInt32LE(12);
       if (this.side === 'request') {
         let command = '';
-        if (opCode === OP_MSG && bytes[20] === 0) command = firstBsonKey(bytes, 21);
-        else if (opCode === OP_QUERY) {
+        let target: string | undefined;
+        if (opCode === OP_MSG && bytes[20] === 0) {
+          command = firstBsonKey(bytes, 21);
+          target = firstBsonString(bytes, 21);
+        } else if (opCode === OP_QUERY) {
           const nameEnd = bytes.indexOf(0, 20);
           command = firstBsonKey(bytes, nameEnd + 9);
         }
-        units.push({ bytes, request: { command, args: [command], id: requestId } });
+        units.push({ bytes, request: { command, args: target === undefined ? [command] : [command, target], id: requestId } });
       } else {
         units.push({ bytes, responseTo });
       }

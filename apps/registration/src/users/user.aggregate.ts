@@ -16,11 +16,17 @@ export interface UserSnapshot {
 @Aggregate({ name: 'user', context: 'registration' })
 export class User extends AggregateRoot<string, UserSnapshot> {
   username!: string;
+  /**
+   * SHA-256 (hex) of the secret that authorises changes to this user (see auth/user-secret.ts).
+   * Stored with the user; never in a snapshot, a view or a response.
+   */
+  secretHash!: string;
 
   /** A new user; its ID is assigned by the caller from the aggregate's ID generator. */
-  static register(id: string, username: string): User {
+  static register(id: string, username: string, secretHash: string): User {
     const user = new User(id);
     user.username = username;
+    user.secretHash = secretHash;
     return user;
   }
 
@@ -28,6 +34,7 @@ export class User extends AggregateRoot<string, UserSnapshot> {
     this.username = username;
   }
 
+  /** What read models receive: field by field, so the secret's hash never reaches one. */
   override toSnapshot(): UserSnapshot {
     return { id: this.id, username: this.username };
   }

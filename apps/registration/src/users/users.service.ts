@@ -26,8 +26,9 @@ export class UsersService {
     private readonly readModel: UserReadModel,
   ) {}
 
-  async register(username: string): Promise<UserView> {
-    const user = User.register(this.ids.get(User).generate(), username);
+  /** `secretHash`: the hash of the secret the caller hands to the new user (auth/user-secret.ts). */
+  async register(username: string, secretHash: string): Promise<UserView> {
+    const user = User.register(this.ids.get(User).generate(), username, secretHash);
     // usingPrepare releases the name when the insert throws; a taken name never reaches it.
     return this.usernames.usingPrepare(username, newIndex(user), async (prepared) => {
       if (!prepared) throw taken(username);

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertBuilt } from '../../../../test/support/built.js';
 
 // The built entry point as an operator runs it (`npm test` builds first).
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'main.js');
@@ -18,7 +18,8 @@ export class AppProcess {
   readonly exited: Promise<AppExit>;
 
   constructor(env: Record<string, string | undefined>) {
-    if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run \`npm run build\` before the tests`);
+    // The built app and the built libraries it imports, never older than their sources.
+    assertBuilt('apps/registration');
     this.child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d) => (this.text += d));
     this.child.stderr!.on('data', (d) => (this.text += d));

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { AppModule } from '../../src/app.module.js';
 import { configureApp } from '../../src/common/configure-app.js';
 import type { AppConfig } from '../../src/config/app-config.js';
-import { mongoUri, redisUrl, uniqueName } from '../../../../test/support/servers.js';
+import { mongoLabel, mongoUri, redisUrl, uniqueName } from '../../../../test/support/servers.js';
 
 export interface Backend {
   label: string;
@@ -24,7 +24,7 @@ export const memoryBackend: Backend = {
  * side by side (reconciliation above all) never see each other's users or names.
  */
 export const sharedBackend: Backend = {
-  label: 'redis + mongo',
+  label: `Redis + ${mongoLabel()}`,
   config: () => {
     const name = uniqueName('registration');
     return {
@@ -70,4 +70,22 @@ export async function createTestApp(
  */
 export function freshName(prefix = 'u'): string {
   return `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+}
+
+/** The `Authorization` header that lets a request rename or delete `user`: the secret its registration returned. */
+export const bearer = (user: { secret: string }): string => `Bearer ${user.secret}`;
+
+/** A registration's body as every later read shows the user: without the one-time secret. */
+export function viewOf<T extends { secret?: unknown }>(registered: T): Omit<T, 'secret'> {
+  const { secret: _secret, ...view } = registered;
+  return view;
+}
+
+/**
+ * A registration body of only the one valid field, padded with JSON whitespace to exactly
+ * `bytes`: what it asks for is valid, so only its size can make the service refuse it.
+ */
+export function paddedBody(username: string, bytes: number): string {
+  const head = `{"username":${JSON.stringify(username)}`;
+  return `${head}${' '.repeat(bytes - head.length - 1)}}`;
 }

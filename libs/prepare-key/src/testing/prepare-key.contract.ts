@@ -7,11 +7,19 @@ import type { PrepareKeyFactory } from '../prepare-key.factory.js';
 import type { PreparedRecord } from '../prepare-key.interfaces.js';
 import { primitivesOf } from '../prepare-key.primitives.js';
 import { PreparedValue, TTL_FOREVER, toTtlAt } from '../prepared-value.js';
+import { describePrepareKeyFaults, type PrepareKeyFault, type PrepareKeyFaultTarget } from './prepare-key-faults.contract.js';
 
 /** What a backend hands the contract suite: its factory, and how to close its clients. */
 export interface PrepareKeyContractTarget {
   factory: PrepareKeyFactory;
   close?: () => Promise<void>;
+  /** How to inject faults between a client and the store (required when `faults` are listed). */
+  faults?: PrepareKeyFaultTarget;
+}
+
+export interface PrepareKeyContractOptions {
+  /** The faults to run every operation under (see PrepareKeyFault); none by default. */
+  faults?: readonly PrepareKeyFault[];
 }
 
 /** Short, real TTLs: backends may decide expiry with their own server's clock. */
@@ -40,6 +48,7 @@ type Owner = { owner: string; n?: number };
 export function describePrepareKeyContract(
   label: string,
   setup: () => PrepareKeyContractTarget | Promise<PrepareKeyContractTarget>,
+  options: PrepareKeyContractOptions = {},
 ): void {
   describe(`PrepareKey contract: ${label}`, () => {
     let target: PrepareKeyContractTarget | undefined;
@@ -397,17 +406,27 @@ export function describePrepareKeyContract(
         const change = pk.reprepare('alice', { owner: 'u1' }, 'alicia', { owner: 'u1' });
         await expect(change).rejects.toBeInstanceOf(PrepareKeyStateError);
         await expect(change).rejects.toThrow(/alice/);
+        await expect(change).rejects.toMatchObject({ newKeyReleased: true });
         expect(await pk.getValue('alicia')).toBeUndefined();
         expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u9' }, TTL_FOREVER));
       });
 
-      it('rejects with PrepareKeyStateError when oldKey is absent, and releases newKey', async () => {
+      it('rejects with PrepareKeyStateError when oldKey is absent, and keeps newKey: neither key held never happens', async () => {
         const pk = fresh();
-        await expect(pk.reprepare('ghost', { owner: 'u1' }, 'alicia', { owner: 'u1' })).rejects.toBeInstanceOf(
-          PrepareKeyStateError,
-        );
-        expect(await pk.getValue('alicia')).toBeUndefined();
+        const change = pk.reprepare('ghost', { owner: 'u1' }, 'alicia', { owner: 'u1' });
+        await expect(change).rejects.toBeInstanceOf(PrepareKeyStateError);
+        await expect(change).rejects.toMatchObject({ newKeyReleased: false });
+        expect(await pk.get('alicia')).toEqual({ owner: 'u1' });
         expect(await pk.getValue('ghost')).toBeUndefined();
+      });
+
+      it('keeps newKey when oldKey holds another value whose record has expired (nobody holds oldKey)', async () => {
+        const pk = fresh();
+        await prepareExpired(pk, [['alice', { owner: 'u9' }]]);
+        await expect(pk.reprepare('alice', { owner: 'u1' }, 'alicia', { owner: 'u1' })).rejects.toMatchObject({
+          newKeyReleased: false,
+        });
+        expect(await pk.get('alicia')).toEqual({ owner: 'u1' });
       });
 
       it('rejects oldKey === newKey with an argument error before touching anything', async () => {
@@ -813,6 +832,17 @@ export function describePrepareKeyContract(
       });
     });
 
+    if (options.faults !== undefined && options.faults.length > 0) {
+      describePrepareKeyFaults(
+        options.faults,
+        () => {
+          if (!target?.faults) throw new Error(`describePrepareKeyContract('${label}'): faults are listed but setup returned no faults target`);
+          return { clean: factory(), faults: target.faults };
+        },
+        uniqueName,
+      );
+    }
+
     describe('concurrency', () => {
       async function race(pk: PrepareKey<Owner>, key: string): Promise<void> {
         const results = await Promise.all(
@@ -909,8 +939,8 @@ class RollbackFailingPrepareKey<V> extends PrepareKey<V> {
     return primitivesOf(this.inner).now();
   }
 
-  protected doPrepare(key: string, value: string, ttlAt: number) {
-    return primitivesOf(this.inner).doPrepare(key, value, ttlAt);
+  protected doPrepare(key: string, value: string, ttlAt: number, op: string) {
+    return primitivesOf(this.inner).doPrepare(key, value, ttlAt, op);
   }
 
   protected doGetValue(key: string) {
@@ -922,8 +952,8 @@ class RollbackFailingPrepareKey<V> extends PrepareKey<V> {
     throw this.failure;
   }
 
-  protected doReprepare(key: string, value: string, ttlAt: number, expected?: string) {
-    return primitivesOf(this.inner).doReprepare(key, value, ttlAt, expected);
+  protected doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string) {
+    return primitivesOf(this.inner).doReprepare(key, value, ttlAt, op, expected);
   }
 
   protected doListPage(cursor: string | undefined, pageSize: number) {

@@ -61,4 +61,40 @@ describe('AggregateRoot', () => {
     expect(events).toEqual([{ type: 'UPSERT', aggregate: 'account', id: 'a', version: 1, snapshot: { id: 'a', balance: 0, owner: { name: 'ada' } } }]);
     expect(account.getDataSyncEvents()).toEqual([]);
   });
+
+  it('a snapshot is what structuredClone makes of the data fields, whatever they hold (primitives only take a shortcut)', () => {
+    class Flat extends AggregateRoot<string> {
+      label = 'x';
+      count = 1;
+      big = 10n;
+      nothing: undefined = undefined;
+      empty = null;
+      flag = true;
+      run(): void {}
+    }
+    class Deep extends Flat {
+      when = new Date(0);
+      tags = ['a'];
+      shared = this.tags;
+    }
+    for (const aggregate of [new Flat('f'), new Deep('d')]) {
+      const fields = Object.fromEntries(Object.entries(aggregate).filter(([, v]) => typeof v !== 'function'));
+      const snapshot = aggregate.toSnapshot() as Record<string, unknown>;
+      expect(snapshot).toStrictEqual(structuredClone(fields));
+      expect(Object.keys(snapshot)).toEqual(Object.keys(fields));
+      // Detached: changing the aggregate afterwards changes no snapshot.
+      aggregate.label = 'changed';
+      expect(snapshot.label).toBe('x');
+      if (aggregate instanceof Deep) {
+        aggregate.tags.push('later');
+        expect(snapshot.tags).toEqual(['a']);
+      }
+    }
+    const deep = new Deep('d').toSnapshot() as unknown as Deep;
+    expect(deep.shared).toBe(deep.tags);
+    class Odd extends AggregateRoot<string> {
+      marker = Symbol('m');
+    }
+    expect(() => new Odd('o').toSnapshot()).toThrow();
+  });
 });

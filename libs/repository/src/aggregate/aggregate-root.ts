@@ -119,11 +119,16 @@ export abstract class AggregateRoot<ID extends AggregateId = string, S = Record<
    */
   toSnapshot(): S {
     const fields: Record<string, unknown> = {};
+    let primitivesOnly = true;
     for (const key of Object.keys(this)) {
       const value = (this as Record<string, unknown>)[key];
-      if (typeof value !== 'function') fields[key] = value;
+      if (typeof value === 'function') continue;
+      fields[key] = value;
+      if ((typeof value === 'object' && value !== null) || typeof value === 'symbol') primitivesOnly = false;
     }
-    return structuredClone(fields) as S;
+    // With primitive fields only, the copy already is what structuredClone would return, at a
+    // fraction of its cost on the write path.
+    return (primitivesOnly ? fields : structuredClone(fields)) as S;
   }
 
   /** The name events carry: the aggregate type its repository stores it as, else its class's name. */

@@ -1,5 +1,6 @@
 import type { ModuleMetadata, Type } from '@nestjs/common';
 import type { Connection, ConnectOptions } from 'mongoose';
+import type { Pool, PoolConfig } from 'pg';
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
@@ -18,8 +19,27 @@ export interface RepositoryModuleOptions {
    * in forRootAsync). The module uses it and leaves closing it to its owner.
    */
   connection?: Connection;
+  /** PostgreSQL for PostgresRepository subclasses: a URL (the module's own pool) or your pool. */
+  postgres?: RepositoryPostgresOptions;
   /** Called when an `@OnDataSync` handler fails; the default logs the error. */
   onDataSyncError?: (error: unknown, events: readonly DataSyncEvent[], aggregate: AggregateClass) => void;
+}
+
+export interface RepositoryPostgresOptions {
+  /**
+   * A `postgres://` URL: the module opens a pg.Pool, checks that it connects at bootstrap and
+   * ends it on shutdown.
+   */
+  url?: string;
+  /** Options for the pool opened from `url` (`max`, `idleTimeoutMillis`, `ssl`, …). */
+  poolOptions?: Omit<PoolConfig, 'connectionString'>;
+  /**
+   * Or your pg.Pool: the module uses it and leaves ending it to you. Use the same pool for
+   * `TransactionalAdapterPg`: repositories join transactions started from their own pool.
+   */
+  pool?: Pool;
+  /** Whether repositories create their table on first use when it is missing (default true). */
+  createTables?: boolean;
 }
 
 export interface RepositoryOptionsFactory {
@@ -35,7 +55,7 @@ export interface RepositoryModuleAsyncOptions extends Pick<ModuleMetadata, 'impo
 
 /**
  * One aggregate's repository for RepositoryModule.forFeature: a class extending
- * MongooseRepository, InMemoryRepository or AbstractRepository (constructed by Nest, so it
+ * MongooseRepository, PostgresRepository, InMemoryRepository or AbstractRepository (constructed by Nest, so it
  * may inject what it needs), or — without `repository` — a ready-made InMemoryRepository.
  * Passing the aggregate class alone is short for `{ aggregate }`.
  */
@@ -44,6 +64,8 @@ export interface RepositoryFeature<T extends AggregateRoot<any, any> = Aggregate
   repository?: Type<AbstractRepository<any, T>>;
   /** MongooseRepository only: the collection (default: the aggregate's name). */
   collection?: string;
+  /** PostgresRepository only: the table (`name` or `schema.name`), instead of the class's `table`. */
+  table?: string;
 }
 
 export interface RepositoryFeatureOptions {

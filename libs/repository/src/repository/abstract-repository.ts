@@ -70,7 +70,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
     if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
     assertAggregateId(name, aggregate.id);
-    await this.write(aggregate, () => this.doInsert(aggregate));
+    await this.write(aggregate, (events) => this.doInsert(aggregate, events));
   }
 
   async update(aggregate: T): Promise<void> {
@@ -78,7 +78,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     assertAggregateId(name, aggregate.id);
     if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'update needs a stored aggregate; this one is new (use insert or save)');
     if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; use remove');
-    await this.write(aggregate, () => this.doUpdate(aggregate));
+    await this.write(aggregate, (events) => this.doUpdate(aggregate, events));
   }
 
   async save(aggregate: T): Promise<void> {
@@ -96,7 +96,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     const wasDeleted = aggregate.isDeleted();
     aggregate.markDeleted();
     try {
-      await this.write(aggregate, () => this.doRemove(aggregate));
+      await this.write(aggregate, (events) => this.doRemove(aggregate, events));
     } catch (error) {
       if (!wasDeleted) setDeleted(aggregate, false);
       throw error;
@@ -125,15 +125,19 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   // ---------------------------------------------------------------- for subclasses
 
-  /** Stores a new aggregate at `aggregate.newVersion`; throws DuplicateAggregateError when the id is taken. */
-  protected abstract doInsert(aggregate: T): Promise<void>;
+  /**
+   * Stores a new aggregate at `aggregate.newVersion`; throws DuplicateAggregateError when the id is taken.
+   * `events` are what this write will publish once it succeeded (a store that keeps them with
+   * the write, as an outbox does, writes them here); most stores ignore them.
+   */
+  protected abstract doInsert(aggregate: T, events: readonly DataSyncEvent[]): Promise<void>;
   /**
    * Stores the aggregate at `aggregate.newVersion` where the stored version is `aggregate.oldVersion`,
    * in one conditional write; when nothing matched, throws `this.conflict(aggregate)`.
    */
-  protected abstract doUpdate(aggregate: T): Promise<void>;
+  protected abstract doUpdate(aggregate: T, events: readonly DataSyncEvent[]): Promise<void>;
   /** Deletes the aggregate where the stored version is `aggregate.oldVersion`; else throws `this.conflict(aggregate)`. */
-  protected abstract doRemove(aggregate: T): Promise<void>;
+  protected abstract doRemove(aggregate: T, events: readonly DataSyncEvent[]): Promise<void>;
   /**
    * The aggregate and the version stored with it, or null. The id has been validated.
    * A repository may instead override `findById` itself (setting `oldVersion` on what it
@@ -154,6 +158,15 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     }
     const loaded = await this.doFindById(id);
     return loaded === null ? -1 : loaded.version;
+  }
+
+  /**
+   * Runs `publish` (the write's data-sync events) once the write is durable. Immediately by
+   * default; a store whose writes can still be rolled back by an enclosing transaction defers
+   * it to the commit, so a rollback publishes nothing.
+   */
+  protected whenWriteCommits(publish: () => Promise<void>): Promise<void> {
+    return publish();
   }
 
   /** The error a conditional write that matched nothing throws. */
@@ -178,12 +191,12 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   // ---------------------------------------------------------------- internals
 
-  private async write(aggregate: T, store: () => Promise<void>): Promise<void> {
+  private async write(aggregate: T, store: (events: readonly DataSyncEvent[]) => Promise<void>): Promise<void> {
     const events = collectWriteEvents(aggregate, this.nameOf(aggregate));
     const written = aggregate.newVersion;
-    await store();
+    await store(events);
     setStoredVersion(aggregate, written);
-    await this.publish(aggregate, events);
+    if (this.publisher !== undefined && events.length > 0) await this.whenWriteCommits(() => this.publish(aggregate, events));
   }
 
   private async publish(aggregate: T, events: DataSyncEvent[]): Promise<void> {

@@ -1,3 +1,4 @@
+import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsString, Matches } from 'class-validator';
 import { USERNAME_PATTERN, USERNAME_RULE } from '../username.js';
@@ -7,6 +8,7 @@ const fold = ({ value }: { value: unknown }) => (typeof value === 'string' ? val
 
 /** Body of POST /users and PATCH /users/:id/username. Unknown fields are refused (400). */
 export class UsernameBody {
+  @ApiProperty({ description: `case-insensitive; ${USERNAME_RULE}`, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$', example: 'Alice' })
   @Transform(fold)
   @IsString({ message: `username must be a string: ${USERNAME_RULE}` })
   @Matches(USERNAME_PATTERN, { message: `username is invalid: ${USERNAME_RULE}` })

@@ -4,6 +4,8 @@ import type { RecordPage } from '../../prepare-key.interfaces.js';
 interface MemoryRecord {
   value: string;
   ttlAt: number;
+  /** The operation that wrote it. */
+  op: string;
   readonly seq: number;
 }
 
@@ -45,14 +47,15 @@ export class MemoryRecordStore {
   }
 
   /** Writes a record; an existing (expired or dead) one is overwritten in place. */
-  put(key: string, value: string, ttlAt: number, now: number): void {
+  put(key: string, value: string, ttlAt: number, op: string, now: number): void {
     const record = this.records.get(key);
     if (record !== undefined) {
       record.value = value;
       record.ttlAt = ttlAt;
+      record.op = op;
       return;
     }
-    this.records.set(key, { value, ttlAt, seq: ++this.seq });
+    this.records.set(key, { value, ttlAt, op, seq: ++this.seq });
     this.sweep(now);
   }
 

@@ -13,13 +13,18 @@ export interface MongoPrepareKeyFactoryOptions {
   retentionMs?: number;
 }
 
-/** A record as stored: the key is the `_id`, whose unique index makes `prepare` atomic. */
+/**
+ * A record as stored: the key is the `_id`, whose unique index makes `prepare` atomic. A
+ * tombstone (what a rollback leaves for a while) has an `op` and an `expireAt` but no value.
+ */
 export interface MongoPrepareKeyDocument {
   _id: string;
   /** The value's canonical JSON, compared as a string (MongoDB compares embedded documents by key order). */
-  value: string;
+  value?: string;
   /** Epoch milliseconds. */
-  ttlAt: number;
+  ttlAt?: number;
+  /** The operation that last wrote the record (or left the tombstone). */
+  op?: string;
   /** When MongoDB's TTL monitor may drop the record; absent when it never should. */
   expireAt?: Date;
 }

@@ -1,20 +1,35 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import mongoose, { type Connection, type mongo } from 'mongoose';
-import { mongoUri, uniqueName } from '../../../../../test/support/servers.js';
+import { mongoFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
+import { dropMongoDatabase, mongoUri, uniqueName } from '../../../../../test/support/servers.js';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { primitivesOf } from '../../prepare-key.primitives.js';
 import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
-import { describePrepareKeyContract } from '../../testing/index.js';
+import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '../../testing/index.js';
 import { EXPIRE_AT_INDEX } from './mongo-prepare-key.constants.js';
 import { MongoPrepareKeyFactory } from './mongo-prepare-key.factory.js';
 import type { MongoPrepareKeyDocument } from './mongo-prepare-key.interfaces.js';
 import type { MongoRecordCollection } from './mongo-record-collection.js';
 
-describePrepareKeyContract('MongoDB', async () => {
-  const connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('pk_contract') }).asPromise();
-  return { factory: new MongoPrepareKeyFactory(connection), close: () => connection.close() };
-});
+describePrepareKeyContract(
+  'MongoDB wire protocol (jongodb emulator unless MONGODB_URI is set)',
+  async () => {
+    const dbName = uniqueName('pk_contract');
+    const connection = await mongoose.createConnection(mongoUri(), { dbName }).asPromise();
+    const injector = await mongoFaultTarget(mongoUri(), dbName);
+    return {
+      factory: new MongoPrepareKeyFactory(connection),
+      faults: injector.faults,
+      close: async () => {
+        await injector.close();
+        await dropMongoDatabase(connection.db!);
+        await connection.close();
+      },
+    };
+  },
+  { faults: PREPARE_KEY_FAULTS },
+);
 
 describe('MongoPrepareKeyFactory', () => {
   let connection: Connection;
@@ -45,7 +60,7 @@ describe('MongoPrepareKeyFactory', () => {
   }
 
   describe('documents', () => {
-    it('stores { _id: key, value: canonical JSON string, ttlAt, expireAt: ttlAt + retention } in prepare_<name>', async () => {
+    it('stores { _id: key, value: canonical JSON string, ttlAt, op, expireAt: ttlAt + retention } in prepare_<name>', async () => {
       const pk = new MongoPrepareKeyFactory(connection, { retentionMs: 3_600_000 }).create(uniqueName('users'));
       const ttlAt = Date.now() + 60_000;
       await pk.prepare('alice', toTtlAt({ b: { d: 1, c: 2 }, a: 1 }, ttlAt));
@@ -53,6 +68,7 @@ describe('MongoPrepareKeyFactory', () => {
         _id: 'alice',
         value: '{"a":1,"b":{"c":2,"d":1}}',
         ttlAt,
+        op: expect.stringMatching(/^[A-Za-z0-9_-]+$/),
         expireAt: new Date(ttlAt + 3_600_000),
       });
     });
@@ -60,13 +76,42 @@ describe('MongoPrepareKeyFactory', () => {
     it('gives a forever record no expireAt, and moves expireAt with every reprepare', async () => {
       const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('users'));
       const records = raw(`prepare_${pk.name}`);
+      const op = expect.any(String);
       await pk.prepare('k', 'v');
-      expect(await records.findOne({ _id: 'k' })).toEqual({ _id: 'k', value: '"v"', ttlAt: TTL_FOREVER });
+      expect(await records.findOne({ _id: 'k' })).toEqual({ _id: 'k', value: '"v"', ttlAt: TTL_FOREVER, op });
       const ttlAt = Date.now() + 60_000;
       await pk.reprepare('k', toTtlAt('v', ttlAt));
       expect((await records.findOne({ _id: 'k' }))?.expireAt).toEqual(new Date(ttlAt + 24 * 3_600_000));
       await pk.reprepare('k', 'v', 'w');
-      expect(await records.findOne({ _id: 'k' })).toEqual({ _id: 'k', value: '"w"', ttlAt: TTL_FOREVER });
+      expect(await records.findOne({ _id: 'k' })).toEqual({ _id: 'k', value: '"w"', ttlAt: TTL_FOREVER, op });
+    });
+
+    it('treats a drop time past the largest date as never (an invalid date would be stored as 1970 and dropped at once)', async () => {
+      const pk = new MongoPrepareKeyFactory(connection, { retentionMs: 8_640_000_000_000_000 }).create(uniqueName('n'));
+      const ttlAt = Date.now() + 60_000;
+      await pk.prepare('k', toTtlAt('v', ttlAt));
+      const stored = await raw(`prepare_${pk.name}`).findOne({ _id: 'k' });
+      expect(stored?.expireAt).toBeUndefined();
+      expect(await pk.get('k')).toBe('v');
+    });
+
+    it('leaves a tombstone { _id, op, expireAt } on rollback, which every read and listing treats as no record', async () => {
+      const pk = new MongoPrepareKeyFactory(connection).create(uniqueName('n'));
+      await pk.prepare('k', 'v');
+      const before = Date.now();
+      expect(await pk.rollback('k', 'v')).toBe(true);
+      const stored = await raw(`prepare_${pk.name}`).findOne({ _id: 'k' });
+      expect(stored).toEqual({ _id: 'k', op: expect.any(String), expireAt: expect.any(Date) });
+      expect(stored!.expireAt!.getTime()).toBeGreaterThanOrEqual(before + 110_000);
+      expect(await pk.getValue('k')).toBeUndefined();
+      expect(await pk.rollback('k')).toBe(false);
+      expect(await pk.reprepare('k', 'v')).toBe(false);
+      expect(await pk.reprepare('k', 'v', 'w')).toBe(false);
+      const listed: string[] = [];
+      for await (const record of pk.records()) listed.push(record.key);
+      expect(listed).toEqual([]);
+      expect(await pk.prepare('k', 'again')).toBe(true);
+      expect(await pk.get('k')).toBe('again');
     });
 
     it('with retentionMs Infinity, never sets expireAt', async () => {
@@ -182,9 +227,9 @@ describe('MongoPrepareKeyFactory', () => {
           await expect(attempt()).rejects.toBeInstanceOf(PrepareKeyArgumentError);
         }
         // Below the validation too: a primitive never sends a non-string as a filter.
-        await expect(primitivesOf(pk).doRollback(operator)).rejects.toThrow(TypeError);
+        await expect(primitivesOf(pk).doRollback(operator, 'op')).rejects.toThrow(TypeError);
         await expect(primitivesOf(pk).doGetValue(operator)).rejects.toThrow(TypeError);
-        await expect(primitivesOf(pk).doPrepare(operator, '"v"', TTL_FOREVER)).rejects.toThrow(TypeError);
+        await expect(primitivesOf(pk).doPrepare(operator, '"v"', TTL_FOREVER, 'op')).rejects.toThrow(TypeError);
       }
       for (const attempt of [
         () => pk.prepare('k'.repeat(1025), 'v'),

@@ -1,17 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
+import { redisClusterFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
 import { redisClusterNodes, uniqueName } from '../../../../../test/support/servers.js';
-import { describePrepareKeyContract } from '../../testing/index.js';
+import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '../../testing/index.js';
 import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
-import { PREPARE, READ, REPREPARE, ROLLBACK_IF_VALUE } from './redis-prepare-key.scripts.js';
+import { PREPARE, READ, REPREPARE, ROLLBACK } from './redis-prepare-key.scripts.js';
 
-describePrepareKeyContract('Redis Cluster', () => {
-  const cluster = new Cluster(redisClusterNodes());
-  return {
-    factory: new RedisPrepareKeyFactory(cluster, { prefix: uniqueName('pk_contract') }),
-    close: async () => void (await cluster.quit()),
-  };
-});
+describePrepareKeyContract(
+  'Redis Cluster',
+  async () => {
+    const cluster = new Cluster(redisClusterNodes());
+    const prefix = uniqueName('pk_contract');
+    const injector = await redisClusterFaultTarget(redisClusterNodes(), prefix);
+    return {
+      factory: new RedisPrepareKeyFactory(cluster, { prefix }),
+      faults: injector.faults,
+      close: async () => {
+        await injector.close();
+        await cluster.quit();
+      },
+    };
+  },
+  { faults: PREPARE_KEY_FAULTS },
+);
 
 describePrepareKeyContract('Redis Cluster with auto-pipelining', () => {
   const cluster = new Cluster(redisClusterNodes(), { enableAutoPipelining: true });
@@ -85,7 +96,7 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
       expect(await Promise.all(keys.map((key) => pk.reprepare(key, key, `${key}!`)))).toEqual(keys.map(() => true));
       expect(await Promise.all(keys.map((key) => pk.rollback(key, `${key}!`)))).toEqual(keys.map(() => true));
       for (const node of masters) {
-        expect(await node.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK_IF_VALUE.sha)).toEqual([1, 1, 1, 1]);
+        expect(await node.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([1, 1, 1, 1]);
       }
     } finally {
       await client.quit();

@@ -7,7 +7,7 @@ import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_RETENTION_MS } from './redis-prepar
 import type { RedisPrepareKeyFactoryOptions } from './redis-prepare-key.interfaces.js';
 import { RedisKeyScanner } from './redis-key-scanner.js';
 import { RedisPrepareKey, type RedisPrepareKeyContext } from './redis-prepare-key.js';
-import { RedisServerClock } from './redis-server-clock.js';
+import { ServerClock } from '../../server-clock.js';
 
 /**
  * PrepareKeys on Redis (a single node or a Cluster) through an ioredis client, shared by every
@@ -39,7 +39,7 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
         `RedisPrepareKeyFactory: retentionMs must be a non-negative integer number of milliseconds (or Infinity), got ${String(retentionMs)}`,
       );
     }
-    this.context = { client, prefix, retentionMs, clock: new RedisServerClock(), scanner: new RedisKeyScanner(client) };
+    this.context = { client, prefix, retentionMs, clock: new ServerClock(), scanner: new RedisKeyScanner(client) };
   }
 
   create<V = unknown>(name: string): PrepareKey<V> {

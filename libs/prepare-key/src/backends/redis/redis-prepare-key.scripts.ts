@@ -12,20 +12,27 @@ function luaScript(body: string): LuaScript {
   return { lua, sha: createHash('sha1').update(lua).digest('hex') };
 }
 
-// A record is one string key holding "<ttlAt>|<canonical JSON>": one GET reads it whole and
-// the value compares as a plain string. Expiry is decided with the Redis server's own clock
-// (TIME), so every instance of an application agrees on it whatever its local clock says.
-// Writes take ARGV[1] = the record and ARGV[2] = when Redis drops it (epoch ms; "0": never).
+// A record is one string key holding "<ttlAt>|<op>|<canonical JSON>": one GET reads it whole,
+// the value compares as a plain string, and <op> names the operation that wrote it. A rollback
+// leaves a tombstone "-|<op>|" that Redis drops TOMBSTONE_MS later: readers see no record, and
+// a resent rollback finds its own op there. So every script answers a resend of its own command
+// (ioredis resends unanswered commands after a reconnect) as the first run did.
+// Expiry is decided with the Redis server's own clock (TIME), so every instance of an
+// application agrees on it whatever its local clock says.
+// Writes take ARGV[1] = the record, ARGV[2] = when Redis drops it (epoch ms; "0": never),
+// ARGV[3] = the op.
+export const TOMBSTONE_MS = 120_000;
+
 const PRELUDE = `
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function ttl_of(record)
-  return tonumber(string.sub(record, 1, string.find(record, '|', 1, true) - 1))
-end
-local function value_of(record)
-  return string.sub(record, string.find(record, '|', 1, true) + 1)
+-- ttlAt (nil for a tombstone), op, value
+local function parse(record)
+  local a = string.find(record, '|', 1, true)
+  local b = string.find(record, '|', a + 1, true)
+  return tonumber(string.sub(record, 1, a - 1)), string.sub(record, a + 1, b - 1), string.sub(record, b + 1)
 end
 local function write(now)
   local drop_at = ARGV[2]
@@ -41,35 +48,55 @@ local function write(now)
 end
 `;
 
-/** Writes the record when the key is absent or its record has expired. */
+/** Writes the record when the key is absent, a tombstone, or its record has expired. */
 export const PREPARE = luaScript(`
-local now = now_ms()
 local current = redis.call('GET', KEYS[1])
-if current and ttl_of(current) > now then return 0 end
+local now = now_ms()
+if current then
+  local ttl, op = parse(current)
+  if ttl then
+    if op == ARGV[3] then return 1 end
+    if ttl > now then return 0 end
+  end
+end
 return write(now)
 `);
 
 /**
- * Replaces the record: with ARGV[3], only while its value equals ARGV[3] (expired or not);
+ * Replaces the record: with ARGV[4], only while its value equals ARGV[4] (expired or not);
  * without, only while it has not expired.
  */
 export const REPREPARE = luaScript(`
 local current = redis.call('GET', KEYS[1])
 if not current then return 0 end
+local ttl, op, value = parse(current)
+if not ttl then return 0 end
+if op == ARGV[3] then return 1 end
 local now = now_ms()
-if ARGV[3] then
-  if value_of(current) ~= ARGV[3] then return 0 end
-elseif ttl_of(current) <= now then
+if ARGV[4] then
+  if value ~= ARGV[4] then return 0 end
+elseif ttl <= now then
   return 0
 end
 return write(now)
 `);
 
-/** Deletes the record while its value equals ARGV[1]. */
-export const ROLLBACK_IF_VALUE = luaScript(`
+/**
+ * Deletes the record, leaving a tombstone with ARGV[1] = the op. ARGV[2] = 'value' or 'op':
+ * only while the record's value (or op) equals ARGV[3]; absent: whatever it holds.
+ */
+export const ROLLBACK = luaScript(`
 local current = redis.call('GET', KEYS[1])
-if current and value_of(current) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+if not current then return 0 end
+local ttl, op, value = parse(current)
+if not ttl then
+  if op == ARGV[1] then return 1 end
+  return 0
+end
+if ARGV[2] == 'value' and value ~= ARGV[3] then return 0 end
+if ARGV[2] == 'op' and op ~= ARGV[3] then return 0 end
+redis.call('SET', KEYS[1], '-|' .. ARGV[1] .. '|', 'PX', ${TOMBSTONE_MS})
+return 1
 `);
 
 /** The server's time (epoch ms) and the record, or nil: `get` then filters expiry with that clock. */
@@ -83,9 +110,20 @@ return { now_ms(), redis.call('GET', KEYS[1]) }
  * also caches it there. On a Cluster, ioredis routes both to the node owning the key's slot.
  */
 export function runScript(client: Redis | Cluster, script: LuaScript, key: string, ...args: string[]): Promise<unknown> {
-  // A plain promise chain rather than an async function: this is the hot path of every operation.
-  return client.evalsha(script.sha, 1, key, ...args).catch((error: unknown) => {
+  return runScriptThen(client, script, key, args, identity);
+}
+
+/**
+ * `runScript(...).then(map)` in one promise hop rather than two: this is the hot path of every
+ * operation (a plain chain, no async frame).
+ */
+export function runScriptThen<T>(client: Redis | Cluster, script: LuaScript, key: string, args: string[], map: (reply: unknown) => T): Promise<T> {
+  return client.evalsha(script.sha, 1, key, ...args).then(map, (error: unknown) => {
     if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-    return client.eval(script.lua, 1, key, ...args);
+    return client.eval(script.lua, 1, key, ...args).then(map);
   });
+}
+
+function identity(reply: unknown): unknown {
+  return reply;
 }

@@ -1,22 +1,33 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Redis } from 'ioredis';
+import { redisFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
 import { redisUrl, uniqueName } from '../../../../../test/support/servers.js';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import { primitivesOf } from '../../prepare-key.primitives.js';
 import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
-import { describePrepareKeyContract } from '../../testing/index.js';
+import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '../../testing/index.js';
 import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
-import { PREPARE, READ, REPREPARE, ROLLBACK_IF_VALUE } from './redis-prepare-key.scripts.js';
+import { PREPARE, READ, REPREPARE, ROLLBACK } from './redis-prepare-key.scripts.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-describePrepareKeyContract('Redis', () => {
-  const redis = new Redis(redisUrl());
-  return {
-    factory: new RedisPrepareKeyFactory(redis, { prefix: uniqueName('pk_contract') }),
-    close: async () => void (await redis.quit()),
-  };
-});
+describePrepareKeyContract(
+  'Redis',
+  async () => {
+    const redis = new Redis(redisUrl());
+    const prefix = uniqueName('pk_contract');
+    const injector = await redisFaultTarget(redisUrl(), prefix);
+    return {
+      factory: new RedisPrepareKeyFactory(redis, { prefix }),
+      faults: injector.faults,
+      close: async () => {
+        await injector.close();
+        await redis.quit();
+      },
+    };
+  },
+  { faults: PREPARE_KEY_FAULTS },
+);
 
 describePrepareKeyContract('Redis with auto-pipelining and a client keyPrefix', () => {
   const redis = new Redis(redisUrl(), { enableAutoPipelining: true, keyPrefix: `${uniqueName('kp')}:` });
@@ -54,13 +65,30 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
   }
 
   describe('record layout', () => {
-    it('stores one string key `<prefix>:{<name>:<key>}` holding "<ttlAt>|<canonical JSON>"', async () => {
+    it('stores one string key `<prefix>:{<name>:<key>}` holding "<ttlAt>|<op>|<canonical JSON>"', async () => {
       const prefix = uniqueName('layout');
       const pk = new RedisPrepareKeyFactory(redis, { prefix }).create('username');
       const ttlAt = Date.now() + 60_000;
       await pk.prepare('alice', toTtlAt({ b: 2, a: 1 }, ttlAt));
       expect(await keysUnder(prefix)).toEqual([`${prefix}:{username:alice}`]);
-      expect(await redis.get(`${prefix}:{username:alice}`)).toBe(`${ttlAt}|{"a":1,"b":2}`);
+      expect(await redis.get(`${prefix}:{username:alice}`)).toMatch(new RegExp(`^${ttlAt}\\|[A-Za-z0-9_-]+\\|\\{"a":1,"b":2\\}$`));
+    });
+
+    it('leaves a tombstone "-|<op>|" on rollback that readers and listing ignore, and that Redis drops in two minutes', async () => {
+      const prefix = uniqueName('layout');
+      const pk = new RedisPrepareKeyFactory(redis, { prefix }).create('username');
+      await pk.prepare('alice', 'v');
+      expect(await pk.rollback('alice')).toBe(true);
+      const key = `${prefix}:{username:alice}`;
+      expect(await redis.get(key)).toMatch(/^-\|[A-Za-z0-9_-]+\|$/);
+      expect(await redis.pttl(key)).toBeGreaterThan(110_000);
+      expect(await pk.getValue('alice')).toBeUndefined();
+      const listed: string[] = [];
+      for await (const record of pk.records()) listed.push(record.key);
+      expect(listed).toEqual([]);
+      expect(await pk.rollback('alice')).toBe(false);
+      expect(await pk.reprepare('alice', 'v')).toBe(false);
+      expect(await pk.prepare('alice', 'w')).toBe(true);
     });
 
     it('percent-encodes names and keys, so separators, braces, % and unicode never collide', async () => {
@@ -109,7 +137,8 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
         for await (const record of pk.records()) listed.push([record.key, record.value.value]);
         expect(listed).toEqual([['k', 'v']]);
         expect(await pk.rollback('k', 'v')).toBe(true);
-        expect(await redis.exists(`${keyPrefix}${prefix}:{n:k}`)).toBe(0);
+        expect(await pk.getValue('k')).toBeUndefined();
+        expect(await redis.get(`${keyPrefix}${prefix}:{n:k}`)).toMatch(/^-\|/); // the tombstone
       } finally {
         await prefixed.quit();
       }
@@ -206,7 +235,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
         expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
         expect(await pk.reprepare('a', 'a', 'w')).toBe(true);
         expect(await pk.rollback('a', 'w')).toBe(true);
-        expect(await redis.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK_IF_VALUE.sha)).toEqual([1, 1, 1, 1]);
+        expect(await redis.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([1, 1, 1, 1]);
       } finally {
         await client.quit();
       }
@@ -239,8 +268,8 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
       ];
       for (const attempt of attempts) await expect(attempt()).rejects.toBeInstanceOf(PrepareKeyArgumentError);
       // Below the validation too: a primitive never turns a non-string into a command.
-      await expect(primitivesOf(pk).doPrepare(operator, '"v"', TTL_FOREVER)).rejects.toThrow(TypeError);
-      await expect(primitivesOf(pk).doRollback(operator)).rejects.toThrow(TypeError);
+      await expect(primitivesOf(pk).doPrepare(operator, '"v"', TTL_FOREVER, 'op')).rejects.toThrow(TypeError);
+      await expect(primitivesOf(pk).doRollback(operator, 'op')).rejects.toThrow(TypeError);
 
       expect(sent).not.toHaveBeenCalled();
       expect(await keysUnder(prefix)).toEqual(before);

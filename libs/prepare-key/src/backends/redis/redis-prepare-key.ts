@@ -1,27 +1,28 @@
 import type { Cluster, Redis } from 'ioredis';
 import { PrepareKey } from '../../prepare-key.js';
-import type { RecordPage, StoredRecord } from '../../prepare-key.interfaces.js';
+import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
-import { PREPARE, READ, REPREPARE, ROLLBACK_IF_VALUE, runScript } from './redis-prepare-key.scripts.js';
+import { PREPARE, READ, REPREPARE, ROLLBACK, runScript, runScriptThen } from './redis-prepare-key.scripts.js';
 import { decodeKeyPart, decodeRecord, encodeKeyPart, encodeRecord, recordKeyHead } from './redis-prepare-key.utils.js';
 import type { RedisKeyScanner } from './redis-key-scanner.js';
-import type { RedisServerClock } from './redis-server-clock.js';
+import type { ServerClock } from '../../server-clock.js';
 
 /** What every key of one RedisPrepareKeyFactory shares. */
 export interface RedisPrepareKeyContext {
   client: Redis | Cluster;
   prefix: string;
   retentionMs: number;
-  clock: RedisServerClock;
+  clock: ServerClock;
   scanner: RedisKeyScanner;
 }
 
 /**
- * A PrepareKey on Redis or Redis Cluster. Each primitive is one round trip: one Lua script
- * (or a plain DEL, where a single command is already atomic) on the record's key, so
- * concurrent callers in any number of processes see each operation as atomic. Expiry is
- * decided by the Redis server's clock (see redis-prepare-key.scripts.ts).
+ * A PrepareKey on Redis or Redis Cluster. Each primitive is one round trip: one Lua script on
+ * the record's key, so concurrent callers in any number of processes see each operation as
+ * atomic, and a command resent after a lost reply recognises its own effect by the operation
+ * id stored with the record. Expiry is decided by the Redis server's clock (see
+ * redis-prepare-key.scripts.ts).
  */
 export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   private readonly client: Redis | Cluster;
@@ -40,7 +41,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     return this.context.clock.now();
   }
 
-  protected doPrepare(key: string, value: string, ttlAt: number): Promise<boolean> {
+  protected doPrepare(key: string, value: string, ttlAt: number, op: string): Promise<boolean> {
     // The hot path: a plain promise chain, no async frame; a bad key still rejects.
     let recordKey: string;
     try {
@@ -48,7 +49,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     } catch (error) {
       return Promise.reject(error);
     }
-    return runScript(this.client, PREPARE, recordKey, encodeRecord(value, ttlAt), this.dropAt(ttlAt)).then(isOne);
+    return runScriptThen(this.client, PREPARE, recordKey, [encodeRecord(value, ttlAt, op), this.dropAt(ttlAt), op], isOne);
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
@@ -57,23 +58,25 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     return record === null ? undefined : decodeRecord(record);
   }
 
-  protected async doRollback(key: string, expected?: string): Promise<boolean> {
+  protected async doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean> {
     const recordKey = this.recordKey(key);
     const deleted =
-      expected === undefined
-        ? await this.client.del(recordKey)
-        : await runScript(this.client, ROLLBACK_IF_VALUE, recordKey, expected);
+      condition === undefined
+        ? await runScript(this.client, ROLLBACK, recordKey, op)
+        : condition.value !== undefined
+          ? await runScript(this.client, ROLLBACK, recordKey, op, 'value', condition.value)
+          : await runScript(this.client, ROLLBACK, recordKey, op, 'op', condition.op);
     return deleted === 1;
   }
 
-  protected async doReprepare(key: string, value: string, ttlAt: number, expected?: string): Promise<boolean> {
+  protected async doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean> {
     const recordKey = this.recordKey(key);
-    const record = encodeRecord(value, ttlAt);
+    const record = encodeRecord(value, ttlAt, op);
     const dropAt = this.dropAt(ttlAt);
     const replaced =
       expected === undefined
-        ? await runScript(this.client, REPREPARE, recordKey, record, dropAt)
-        : await runScript(this.client, REPREPARE, recordKey, record, dropAt, expected);
+        ? await runScript(this.client, REPREPARE, recordKey, record, dropAt, op)
+        : await runScript(this.client, REPREPARE, recordKey, record, dropAt, op, expected);
     return replaced === 1;
   }
 
@@ -82,9 +85,9 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     const records = await this.readAll(keys);
     const page: RecordPage = { records: [], next };
     for (let i = 0; i < keys.length; i++) {
-      const record = records[i];
-      // null: rolled back (or dropped) between SCAN and the read.
-      if (record !== null) page.records.push({ key: decodeKeyPart(keys[i].slice(this.head.length, -1)), ...decodeRecord(record) });
+      // null: dropped between SCAN and the read; undefined: a tombstone (rolled back).
+      const record = records[i] === null ? undefined : decodeRecord(records[i]!);
+      if (record !== undefined) page.records.push({ key: decodeKeyPart(keys[i].slice(this.head.length, -1)), ...record });
     }
     return page;
   }

@@ -34,11 +34,15 @@ export function escapeGlob(literal: string): string {
   return literal.replace(/[*?[\]\\]/g, '\\$&');
 }
 
-export function encodeRecord(value: string, ttlAt: number): string {
-  return `${ttlAt}|${value}`;
+/** A record as stored: `<ttlAt>|<op>|<canonical JSON>` (ops never hold '|'). */
+export function encodeRecord(value: string, ttlAt: number, op: string): string {
+  return `${ttlAt}|${op}|${value}`;
 }
 
-export function decodeRecord(record: string): StoredRecord {
-  const separator = record.indexOf('|');
-  return { ttlAt: Number(record.slice(0, separator)), value: record.slice(separator + 1) };
+/** The record, or undefined for a tombstone (`-|<op>|`, what a rollback leaves for a while). */
+export function decodeRecord(record: string): StoredRecord | undefined {
+  if (record.charCodeAt(0) === 45 /* - */) return undefined;
+  const first = record.indexOf('|');
+  const second = record.indexOf('|', first + 1);
+  return { ttlAt: Number(record.slice(0, first)), value: record.slice(second + 1) };
 }

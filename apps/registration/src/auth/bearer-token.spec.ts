@@ -1,0 +1,48 @@
+import { describe, expect, it } from '@jest/globals';
+import { UnauthorizedException } from '@nestjs/common';
+import { bearerSecret, MissingUserSecretError } from './bearer-token.js';
+import { issueUserSecret } from './user-secret.js';
+
+describe('bearerSecret', () => {
+  const { secret } = issueUserSecret();
+
+  it('takes the secret from "Bearer <secret>", the scheme in any case', () => {
+    expect(bearerSecret(`Bearer ${secret}`)).toBe(secret);
+    expect(bearerSecret(`bearer ${secret}`)).toBe(secret);
+    expect(bearerSecret(`BEARER  ${secret} `)).toBe(secret);
+  });
+
+  it.each([
+    ['no header', undefined, 'realm="registration"'],
+    ['an empty header', '  ', 'realm="registration"'],
+  ])('refuses %s with a 401 and a plain Bearer challenge', (_label, header, challenge) => {
+    const error = catchError(() => bearerSecret(header));
+    expect(error).toBeInstanceOf(UnauthorizedException);
+    expect((error as MissingUserSecretError).getStatus()).toBe(401);
+    expect((error as MissingUserSecretError).challenge).toBe(`Bearer ${challenge}`);
+  });
+
+  it.each([
+    ['another scheme', `Basic ${Buffer.from(`u:${secret}`).toString('base64')}`],
+    ['the scheme alone', 'Bearer'],
+    ['the secret without a scheme', secret],
+    ['a secret one character short', `Bearer ${secret.slice(1)}`],
+    ['a secret one character long', `Bearer ${secret}x`],
+    ['characters a secret never has', `Bearer ${secret.slice(1)}=`],
+    ['two tokens', `Bearer ${secret} ${secret}`],
+  ])('refuses %s with a 401 and error="invalid_request"', (_label, header) => {
+    const error = catchError(() => bearerSecret(header));
+    expect(error).toBeInstanceOf(MissingUserSecretError);
+    expect((error as MissingUserSecretError).getStatus()).toBe(401);
+    expect((error as MissingUserSecretError).challenge).toBe('Bearer realm="registration", error="invalid_request"');
+  });
+});
+
+function catchError(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected an error');
+}

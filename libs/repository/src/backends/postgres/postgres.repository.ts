@@ -1,0 +1,479 @@
+import type { Pool, PoolClient, QueryResult } from 'pg';
+import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
+import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryError } from '../../errors/repository.error.js';
+import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
+import type { LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
+import { ambientClientFor, ambientTransactionFor, type PgQueryable } from './pg-ambient-transaction.js';
+import { checkColumnType, isJsonType, quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
+
+export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
+  /** The pool whose database holds the table. RepositoryModule passes its own. */
+  pool?: Pool;
+  /** The table (`name` or `schema.name`), instead of the subclass's `table`. */
+  table?: string;
+  /**
+   * Create the table on first use when it is missing (`CREATE TABLE IF NOT EXISTS`, on a
+   * connection of its own, outside any transaction). Default true; false for teams that
+   * migrate by hand (`createTableStatement()` prints the DDL).
+   */
+  createTable?: boolean;
+}
+
+/** One SQL statement: text with `$n` placeholders, and the values bound to them. */
+export interface PostgresStatement {
+  readonly text: string;
+  readonly values?: readonly unknown[];
+}
+
+/** The write a statement belongs to. */
+export type PostgresWriteOperation = 'insert' | 'update' | 'remove';
+
+/** The subclass's columns (every key of its row) and their SQL types, as `CREATE TABLE` declares them. */
+export type PostgresColumns<Row> = { readonly [K in keyof Row]-?: string };
+
+/** A row as `toAggregate` receives it: the subclass's columns plus `id` and `version`. */
+export type StoredRow<ID extends AggregateId, Row> = Row & { id: ID; version: number };
+
+/** How ids are stored: `text` holds string ids, `bigint` holds safe-integer numeric ids. */
+export type PostgresIdType = 'text' | 'bigint';
+
+interface Statements {
+  table: string;
+  columns: string[];
+  jsonColumns: Set<string>;
+  createTable: string;
+  insert: string;
+  update: string;
+  remove: string;
+  find: string;
+  version: string;
+}
+
+const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
+const UNDEFINED_TABLE = '42P01';
+// CREATE TABLE IF NOT EXISTS racing another session's: both pass the check, the loser then
+// trips over the winner's catalog rows (23505), table (42P07) or row type (42710, "type …
+// already exists"). Either way the table exists.
+const CREATE_RACE = new Set(['23505', '42P07', '42710']);
+
+/**
+ * Aggregates as rows `(id, version, ...columns)` of one PostgreSQL table, through node-postgres.
+ * A subclass declares the table and its columns and maps the rest (`toRow`, `toAggregate`);
+ * the id column, the version column, the conditional writes, deletes and `currentVersion`
+ * belong to this class.
+ *
+ * Each operation is one statement, every value a parameter:
+ *   insert         INSERT INTO t (id, version, c…) VALUES ($1, $2, $3…) ON CONFLICT (id) DO NOTHING
+ *                                              no row inserted → DuplicateAggregateError
+ *   update         UPDATE t SET c… = $3…, version = $n WHERE id = $1 AND version = $2
+ *                                              no row updated → OptimisticLockError
+ *   remove         DELETE FROM t WHERE id = $1 AND version = $2
+ *                                              no row deleted → OptimisticLockError
+ *   findById       SELECT id, version, c… FROM t WHERE id = $1            no row → null
+ *   currentVersion SELECT version FROM t WHERE id = $1                     no row → -1
+ * `ON CONFLICT (id)` makes a taken id a zero-row insert rather than an error: it says exactly
+ * "this id", where a unique violation could come from any other unique index of the table,
+ * and it leaves an enclosing transaction usable.
+ *
+ * Transactions: every statement runs on the client of the ambient transaction started from
+ * this repository's pool (`@Transactional()` with `@ddd-kit/transactional-adapter-pg`, or its
+ * `runInTransaction`) when there is one, else on the pool, autocommitted. A write runs through
+ * `executeWrite`, with whatever `statementsToCommitWith` adds; only when there is more than the
+ * one statement and no ambient transaction does it open a short transaction of its own.
+ *
+ * Identifiers (table, schema, columns) are checked and quoted; ids are checked to be strings
+ * (`text` ids) or safe integers (`bigint` ids) before anything is sent.
+ */
+export abstract class PostgresRepository<
+  ID extends AggregateId,
+  T extends AggregateRoot<ID, any>,
+  Row extends object = Record<string, unknown>,
+> extends AbstractRepository<ID, T> {
+  /** The table: `name` or `schema.name` (quoted as written, so keep to lower case unless the table has capitals). */
+  protected abstract readonly table: string;
+  /** Every column of the row but id and version, with its SQL type: `{ label: 'text NOT NULL', tags: 'jsonb' }`. */
+  protected abstract readonly columns: PostgresColumns<Row>;
+
+  // Set through CONFIGURE_REPOSITORY (from the constructor or RepositoryModule), so these
+  // fields have no initialisers: with useDefineForClassFields off an initialiser would run
+  // after the base constructor and wipe what it configured.
+  private pool?: Pool;
+  private tableOverride?: string;
+  private createTableOnFirstUse?: boolean;
+  private statements?: Statements;
+  private tableReady?: Promise<void>;
+  /** The statements, once the table is known to exist (or is not this repository's to create): the hot path reads only this. */
+  private readyStatements?: Statements;
+
+  constructor(options: PostgresRepositoryOptions<T> = {}) {
+    super(options);
+  }
+
+  override [CONFIGURE_REPOSITORY](options: PostgresRepositoryOptions<T>): void {
+    super[CONFIGURE_REPOSITORY](options);
+    if (options.pool !== undefined && options.pool !== null && this.pool === undefined) {
+      if (typeof (options.pool as Partial<Pool>).query !== 'function' || typeof (options.pool as Partial<Pool>).connect !== 'function') {
+        throw new RepositoryConfigurationError(`${this.constructor.name}: pool must be a pg.Pool`);
+      }
+      this.pool = options.pool;
+    }
+    if (options.table !== undefined && this.tableOverride === undefined) {
+      quoteTableName(options.table, `${this.constructor.name}: table`);
+      this.tableOverride = options.table;
+    }
+    if (options.createTable !== undefined && this.createTableOnFirstUse === undefined) {
+      if (typeof options.createTable !== 'boolean') throw new RepositoryConfigurationError(`${this.constructor.name}: createTable must be a boolean`);
+      this.createTableOnFirstUse = options.createTable;
+    }
+  }
+
+  /** True once a pool is configured (RepositoryModule checks it at bootstrap). */
+  get hasPool(): boolean {
+    return this.pool !== undefined;
+  }
+
+  /** The column holding the id. Override (as a getter) to use another. */
+  protected get idColumn(): string {
+    return 'id';
+  }
+
+  /** The column holding the version. Override (as a getter) to use another. */
+  protected get versionColumn(): string {
+    return 'version';
+  }
+
+  /** How ids are stored: `text` (string ids, the default) or `bigint` (numeric ids). Override as a getter. */
+  protected get idType(): PostgresIdType {
+    return 'text';
+  }
+
+  /** The columns to store, every declared column and nothing else (id and version are this class's). */
+  protected abstract toRow(aggregate: T): Row;
+
+  /** The aggregate rebuilt from a stored row (`id` and `version` included). */
+  protected abstract toAggregate(row: StoredRow<ID, Row>): T;
+
+  /**
+   * Statements that must commit together with the aggregate's write (an outbox row per event,
+   * a unique key's reservation). They run after the write, on the same transaction, and only
+   * when the write matched; none by default. `events` are the data-sync events of this write.
+   */
+  protected statementsToCommitWith(_aggregate: T, _operation: PostgresWriteOperation, _events: readonly DataSyncEvent[]): readonly PostgresStatement[] {
+    return NO_STATEMENTS;
+  }
+
+  /**
+   * The table's DDL, for teams that migrate by hand (and what first use runs when it may create
+   * the table). Also checks the subclass's declaration, so calling it fails fast on a bad one.
+   */
+  createTableStatement(): string {
+    return this.prepared().createTable;
+  }
+
+  /** Creates the table now when it is missing (what first use does); a no-op once done. */
+  async ensureTable(): Promise<void> {
+    await (this.tableReady ?? this.makeTableReady());
+  }
+
+  // ---------------------------------------------------------------- AbstractRepository steps
+
+  protected async doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    const id = this.checkedId(aggregate.id);
+    const s = this.readyStatements ?? (await this.ready());
+    const values: unknown[] = [id, aggregate.newVersion];
+    this.pushColumnValues(values, s, aggregate);
+    const inserted = await this.executeWrite({ text: s.insert, values }, this.statementsToCommitWith(aggregate, 'insert', events));
+    if (!inserted) throw this.duplicate(aggregate);
+  }
+
+  protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    const id = this.checkedId(aggregate.id);
+    const s = this.readyStatements ?? (await this.ready());
+    const values: unknown[] = [id, aggregate.oldVersion];
+    this.pushColumnValues(values, s, aggregate);
+    values.push(aggregate.newVersion);
+    const updated = await this.executeWrite({ text: s.update, values }, this.statementsToCommitWith(aggregate, 'update', events));
+    if (!updated) throw this.conflict(aggregate);
+  }
+
+  protected async doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    const id = this.checkedId(aggregate.id);
+    const s = this.readyStatements ?? (await this.ready());
+    const values = [id, aggregate.oldVersion];
+    const deleted = await this.executeWrite({ text: s.remove, values }, this.statementsToCommitWith(aggregate, 'remove', events));
+    if (!deleted) throw this.conflict(aggregate);
+  }
+
+  protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
+    this.checkedId(id);
+    const s = this.readyStatements ?? (await this.ready());
+    const result = await this.run<Record<string, unknown>>(this.queryable(), { text: s.find, values: [id] });
+    if (result.rows.length === 0) return null;
+    const row = result.rows[0];
+    const version = this.versionOf(row.version, id);
+    row.id = this.idType === 'bigint' ? Number(row.id) : row.id;
+    row.version = version;
+    return { aggregate: this.toAggregate(row as StoredRow<ID, Row>), version };
+  }
+
+  protected override async doCurrentVersion(id: ID): Promise<number> {
+    this.checkedId(id);
+    const s = this.readyStatements ?? (await this.ready());
+    const result = await this.run<{ version: unknown }>(this.queryable(), { text: s.version, values: [id] });
+    return result.rows.length === 0 ? -1 : this.versionOf(result.rows[0].version, id);
+  }
+
+  /**
+   * In an ambient transaction the write is not durable until it commits: the events wait for
+   * the commit (and are dropped by a rollback) when the transaction offers `afterCommit`, as
+   * @ddd-kit/transactional-adapter-pg's do.
+   */
+  protected override whenWriteCommits(publish: () => Promise<void>): Promise<void> {
+    const transaction = this.pool === undefined ? undefined : ambientTransactionFor(this.pool);
+    if (transaction?.afterCommit === undefined || transaction.client === this.pool) return publish();
+    transaction.afterCommit(publish);
+    return Promise.resolve();
+  }
+
+  // ---------------------------------------------------------------- for subclasses
+
+  /** The table as this repository's statements name it (checked, quoted, schema-qualified if so configured), for the subclass's own queries. */
+  protected get qualifiedTable(): string {
+    return this.prepared().table;
+  }
+
+  /**
+   * Runs one statement where this repository's statements run: on the ambient transaction's
+   * client when there is one started from this pool, else on the pool (autocommit). For the
+   * subclass's own queries (a lookup by another column, say); values are always parameters.
+   */
+  protected async query<R extends Record<string, any> = Record<string, unknown>>(statement: PostgresStatement): Promise<QueryResult<R>> {
+    return (await this.queryable().query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
+  }
+
+  /**
+   * Runs the aggregate's conditional statement and, only when it matched a row, the statements
+   * that must commit with it; returns whether it matched. In an ambient transaction all of them
+   * run on its client and commit (or roll back) with it. Without one, a lone statement is
+   * autocommitted, and several run in a transaction opened here: BEGIN, the write, the others,
+   * COMMIT — or ROLLBACK when the write matched nothing or anything failed, so the others never
+   * outlive a write that did not happen.
+   *
+   * An error means the outcome is unknown only when the connection failed at COMMIT (or, for a
+   * lone autocommitted statement, while the statement was in flight): the write may have
+   * committed. Any other error means nothing was written.
+   */
+  protected async executeWrite(write: PostgresStatement, alongside: readonly PostgresStatement[] = NO_STATEMENTS): Promise<boolean> {
+    const pool = this.requirePool();
+    const ambient = ambientClientFor(pool);
+    if (ambient !== undefined) return this.runWrite(ambient, write, alongside);
+    if (alongside.length === 0) {
+      try {
+        return (await pool.query(write.text, write.values as unknown[] | undefined)).rowCount !== 0;
+      } catch (error) {
+        throw this.explain(error);
+      }
+    }
+
+    const client: PoolClient = await pool.connect();
+    // A checked-out client that loses its connection emits 'error'; unheard, that would end the
+    // process. The failure reaches the statement in flight (or the next one) anyway.
+    const onError = (): void => undefined;
+    client.on('error', onError);
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const matched = await this.runWrite(client, write, alongside);
+      await client.query(matched ? 'COMMIT' : 'ROLLBACK');
+      return matched;
+    } catch (error) {
+      // A failed ROLLBACK leaves the connection in an unknown state: it is destroyed, not reused.
+      await client.query('ROLLBACK').catch((rollbackError: Error) => void (broken = rollbackError));
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      client.release(broken);
+    }
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private async runWrite(queryable: PgQueryable, write: PostgresStatement, alongside: readonly PostgresStatement[]): Promise<boolean> {
+    const result = await this.run(queryable, write);
+    if (result.rowCount === 0) return false;
+    for (const statement of alongside) await queryable.query(statement.text, statement.values as unknown[] | undefined);
+    return true;
+  }
+
+  /** One of this repository's own statements (a missing table is explained, see `explain`). */
+  private async run<R extends Record<string, any>>(queryable: PgQueryable, statement: PostgresStatement): Promise<QueryResult<R>> {
+    try {
+      return (await queryable.query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
+    } catch (error) {
+      throw this.explain(error);
+    }
+  }
+
+  /** Where statements run now: the ambient transaction's client, else the pool. */
+  private queryable(): PgQueryable {
+    const pool = this.requirePool();
+    return ambientClientFor(pool) ?? pool;
+  }
+
+  /** The statements, after the table exists (created on first use unless told not to). */
+  private async ready(): Promise<Statements> {
+    const s = this.prepared();
+    if (this.createTableOnFirstUse !== false) await (this.tableReady ?? this.makeTableReady());
+    this.readyStatements = s;
+    return s;
+  }
+
+  private makeTableReady(): Promise<void> {
+    const pool = this.requirePool();
+    const s = this.prepared();
+    const ready = (async () => {
+      // Looked up where the statements will run (an ambient transaction included), so an
+      // existing table costs no second connection; a missing one is created on a connection of
+      // its own, outside any transaction: a rollback must not take the table away.
+      const queryable = ambientClientFor(pool) ?? pool;
+      const found: QueryResult<{ present: boolean }> = await queryable.query('SELECT to_regclass($1) IS NOT NULL AS present', [s.table]);
+      if (!found.rows[0]?.present) {
+        try {
+          await pool.query(s.createTable);
+        } catch (error) {
+          if (!CREATE_RACE.has((error as { code?: string }).code ?? '')) throw error;
+        }
+      }
+    })();
+    this.tableReady = ready;
+    // A failed attempt (server down) is retried by the next call rather than remembered.
+    ready.catch(() => {
+      if (this.tableReady === ready) this.tableReady = undefined;
+    });
+    return ready;
+  }
+
+  /** Builds and caches every statement from the declaration, checking each identifier. */
+  private prepared(): Statements {
+    if (this.statements !== undefined) return this.statements;
+    const where = this.constructor.name;
+    const table = quoteTableName(this.tableOverride ?? this.table, `${where}: table`);
+    const id = quoteIdentifier(this.idColumn, `${where}: idColumn`);
+    const version = quoteIdentifier(this.versionColumn, `${where}: versionColumn`);
+    if (this.idColumn === this.versionColumn) throw new RepositoryConfigurationError(`${where}: idColumn and versionColumn must differ`);
+    const idType = this.idType;
+    if (idType !== 'text' && idType !== 'bigint') throw new RepositoryConfigurationError(`${where}: idType must be 'text' or 'bigint', got ${JSON.stringify(idType)}`);
+
+    const declared = this.columns as Record<string, unknown> | undefined;
+    if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
+      throw new RepositoryConfigurationError(`${where}: columns must be an object of column name → SQL type, such as { label: 'text NOT NULL' }`);
+    }
+    const columns = Object.keys(declared);
+    const jsonColumns = new Set<string>();
+    const definitions: string[] = [];
+    for (const column of columns) {
+      const quoted = quoteIdentifier(column, `${where}: column`);
+      if ([this.idColumn, this.versionColumn, 'id', 'version'].includes(column)) {
+        throw new RepositoryConfigurationError(`${where}: column ${quoted} is reserved: the repository writes the id and version columns itself`);
+      }
+      const type = checkColumnType(declared[column], `${where}: the type of column ${quoted}`);
+      if (isJsonType(type)) jsonColumns.add(column);
+      definitions.push(`${quoted} ${type}`);
+    }
+
+    const all = [id, version, ...columns.map((c) => `"${c}"`)];
+    const assignments = columns.map((c, i) => `"${c}" = $${i + 3}`);
+    assignments.push(`${version} = $${columns.length + 3}`);
+    const selected = [`${id} AS "id"`, `${version} AS "version"`, ...columns.map((c) => `"${c}"`)];
+    this.statements = {
+      table,
+      columns,
+      jsonColumns,
+      createTable:
+        `CREATE TABLE IF NOT EXISTS ${table} (\n` +
+        [`  ${id} ${idType} PRIMARY KEY`, `  ${version} bigint NOT NULL CHECK (${version} >= 1)`, ...definitions.map((d) => `  ${d}`)].join(',\n') +
+        '\n)',
+      insert: `INSERT INTO ${table} (${all.join(', ')}) VALUES (${all.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (${id}) DO NOTHING`,
+      update: `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${id} = $1 AND ${version} = $2`,
+      remove: `DELETE FROM ${table} WHERE ${id} = $1 AND ${version} = $2`,
+      find: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} = $1`,
+      version: `SELECT ${version} AS "version" FROM ${table} WHERE ${id} = $1`,
+    };
+    return this.statements;
+  }
+
+  /** Appends the row's values in column order; json/jsonb values are serialised here. */
+  private pushColumnValues(values: unknown[], s: Statements, aggregate: T): void {
+    const row = this.toRow(aggregate) as Record<string, unknown>;
+    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
+      throw new RepositoryConfigurationError(`${this.constructor.name}.toRow must return an object with one entry per declared column`);
+    }
+    let present = 0;
+    for (const column of s.columns) {
+      if (!(column in row)) this.rowMismatch(row, s);
+      const value = row[column];
+      values.push(s.jsonColumns.has(column) && value !== undefined && value !== null ? JSON.stringify(value) : value);
+      present++;
+    }
+    if (Object.keys(row).length !== present) this.rowMismatch(row, s);
+  }
+
+  private rowMismatch(row: Record<string, unknown>, s: Statements): never {
+    const keys = Object.keys(row);
+    const missing = s.columns.filter((c) => !keys.includes(c));
+    const extra = keys.filter((k) => !s.columns.includes(k));
+    throw new RepositoryConfigurationError(
+      `${this.constructor.name}.toRow must return exactly the declared columns (id and version are the repository's)` +
+        (missing.length ? `; missing: ${missing.join(', ')}` : '') +
+        (extra.length ? `; not declared in columns: ${extra.join(', ')}` : ''),
+    );
+  }
+
+  /** The id as it is bound: refused (nothing sent) when the id column cannot hold it as it is. */
+  private checkedId(id: ID): ID {
+    if (this.idType === 'bigint' ? Number.isSafeInteger(id) : typeof id === 'string') return id;
+    throw new InvalidAggregateIdError(
+      this.aggregateName(),
+      id,
+      this.idType === 'bigint'
+        ? 'this repository stores bigint ids: an id must be a safe integer'
+        : "this repository stores text ids: an id must be a string (a number would come back as a string; use idType 'bigint' for numeric ids)",
+    );
+  }
+
+  private versionOf(value: unknown, id: ID): number {
+    const version = typeof value === 'string' || typeof value === 'bigint' ? Number(value) : value;
+    if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
+      throw new RepositoryError(
+        `${this.aggregateName()} ${JSON.stringify(id)}: the stored row has no valid ${quoteIdentifier(this.versionColumn, 'versionColumn')} ` +
+          '(a positive integer); it was not written by this repository.',
+      );
+    }
+    return version;
+  }
+
+  private requirePool(): Pool {
+    if (this.pool === undefined) {
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name} has no PostgreSQL pool: register it with RepositoryModule.forFeature after ` +
+          'RepositoryModule.forRoot({ postgres: { url } or { pool } }), or pass { pool } to its constructor.',
+      );
+    }
+    return this.pool;
+  }
+
+  /** A missing table is a setup mistake: say what to do. Everything else passes through as the driver raised it. */
+  private explain(error: unknown): unknown {
+    if ((error as { code?: string } | null)?.code !== UNDEFINED_TABLE) return error;
+    const table = this.statements?.table ?? String(this.tableOverride ?? this.table);
+    return new RepositoryConfigurationError(
+      `${this.constructor.name}: table ${table} does not exist. Create it (createTableStatement() gives the DDL) ` +
+        'or let the repository create it on first use (createTable: true, the default).',
+      { cause: error },
+    );
+  }
+}
