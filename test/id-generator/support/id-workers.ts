@@ -1,10 +1,11 @@
 // OS processes that each run IdGeneratorModule (test/id-generator/workers/global-id.worker.mjs)
 // against the BUILT library, and the checks every multi-process test runs on the IDs they wrote.
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CosIdGenerator, Radix62 } from '@ddd-kit/id-generator';
+import { assertBuilt } from '../../support/built.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, '..', '..', '..');
@@ -58,27 +59,9 @@ export interface Worker {
   onProgress?: (progress: Progress) => void;
 }
 
-/** The workers import the built library: build it when dist/ is older than src/. */
+/** The workers import the built library: it must be built from the current sources. */
 export function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    readdirSync(dir, { withFileTypes: true }).reduce((max, entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return Math.max(max, newest(path));
-      return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? Math.max(max, statSync(path).mtimeMs) : max;
-    }, 0);
-  const dist = join(root, 'libs', 'id-generator', 'dist', 'index.js');
-  let built = 0;
-  try {
-    built = statSync(dist).mtimeMs;
-  } catch {
-    built = 0;
-  }
-  if (built < newest(join(root, 'libs', 'id-generator', 'src'))) {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'libs', 'id-generator', 'tsconfig.build.json')], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-  }
+  assertBuilt('libs/id-generator');
 }
 
 export function spawnWorker(name: string, config: WorkerConfig, children: ChildProcess[]): Worker {
