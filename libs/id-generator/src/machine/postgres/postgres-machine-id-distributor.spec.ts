@@ -1,10 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { proxyUrl } from '../../../../../test/support/fault-proxy/index.js';
 import { postgresSchema } from '../../../../../test/support/servers.js';
 import { describeMachineIdDistributorContract, type FaultKind, type Operation } from '../../__tests__/machine-id-distributor.contract.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { PostgresSegmentSource } from '../../generators/segment/postgres-segment-source.js';
 import { PostgresMachineIdDistributor } from './postgres-machine-id-distributor.js';
 
 /**
@@ -135,6 +139,13 @@ describe('PostgresMachineIdDistributor', () => {
     expect(() => new PostgresMachineIdDistributor(pool, { tablePrefix: 'a-b' })).toThrow(IdGeneratorOptionsError);
     expect(() => new PostgresMachineIdDistributor(pool, { tablePrefix: 'x'.repeat(60) })).toThrow(IdGeneratorOptionsError);
     expect(() => new PostgresMachineIdDistributor({ query: async () => ({ rows: [], rowCount: 0 }) } as never)).toThrow(/pg.Pool/);
+  });
+
+  it('the DDL in the README is the DDL the distributor and the segment source run', () => {
+    const readme = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'README.md'), 'utf8');
+    const block = /<!-- ddl:machine-ids -->\n```sql\n([\s\S]*?)```/.exec(readme)?.[1];
+    const ddl = [...new PostgresMachineIdDistributor(pool).ddl(), ...new PostgresSegmentSource(pool).ddl()];
+    expect(block?.trim()).toBe(`${ddl.join(';\n\n')};`);
   });
 
   it('a pg.Pool type-checks as its pool', () => {
