@@ -11,7 +11,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, '..', '..', '..');
 const WORKER = join(here, '..', 'workers', 'global-id.worker.mjs');
 
-export type WorkerBackend = { kind: 'redis'; url: string } | { kind: 'postgres'; url: string; schema: string };
+export type WorkerBackend =
+  | { kind: 'redis'; url: string }
+  | { kind: 'redis-cluster'; nodes: Array<{ host: string; port: number }> }
+  | { kind: 'postgres'; url: string; schema: string };
 
 export interface WorkerConfig {
   backend: WorkerBackend;

@@ -26,6 +26,11 @@ if (config.backend.kind === 'redis') {
   const redis = new Redis(config.backend.url);
   distributor = new RedisMachineIdDistributor(redis, leaseOptions);
   close = async () => redis.disconnect();
+} else if (config.backend.kind === 'redis-cluster') {
+  const { Cluster } = await import('ioredis');
+  const cluster = new Cluster(config.backend.nodes);
+  distributor = new RedisMachineIdDistributor(cluster, leaseOptions);
+  close = async () => cluster.disconnect();
 } else {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: config.backend.url, max: 2 });

@@ -385,7 +385,7 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
     describe('faults between the client and the store: every answer is right, or an error', () => {
       const kinds: FaultKind[] = ['lost-then-resent', 'lost', 'timeout'];
 
-      it.each(kinds)('distribute, reply %s: the instance holds at most the one ID the answer names, and asking again gives that one', async (kind) => {
+      it.each(kinds)('distribute, reply %s: the answer, or an error; the instance holds at most the one ID the answer names, and asking again gives that one', async (kind) => {
         const namespace = ns();
         const store = await faultyStore(kind);
         try {
@@ -395,13 +395,11 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
           const outcome = await settle(distributor.distribute(request(namespace, 3, 'faulted')));
           await applied(fired);
           const held = await target.heldBy(namespace, 'faulted');
-          if (kind === 'lost-then-resent') {
-            expect(outcome.error).toBeUndefined();
-            expect(held).toEqual([outcome.value!.machineId]);
-          } else {
-            expect(outcome.error).toBeDefined();
-            expect(held.length).toBeLessThanOrEqual(1);
-          }
+          // A resent request must get the answer; otherwise an error is right too (a client that
+          // retries on its own, as ioredis's Cluster does on a closed connection, may answer).
+          if (kind === 'lost-then-resent') expect(outcome.error).toBeUndefined();
+          if (outcome.error === undefined) expect(held).toEqual([outcome.value!.machineId]);
+          else expect(held.length).toBeLessThanOrEqual(1);
           const again = await target.create().distribute(request(namespace, 3, 'faulted'));
           expect(await target.heldBy(namespace, 'faulted')).toEqual([again.machineId]);
           if (held.length === 1) expect(again.machineId).toBe(held[0]);
@@ -433,7 +431,7 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
         }
       });
 
-      it.each(kinds)('guard, reply %s: resolves only when the deadline moved on; a failure is an error, never a false loss', async (kind) => {
+      it.each(kinds)('guard, reply %s: resolves (the deadline moved on) or an error, never a false loss', async (kind) => {
         const namespace = ns();
         const store = await faultyStore(kind);
         try {
@@ -446,7 +444,6 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
           await applied(fired);
           expect(outcome.error).not.toBeInstanceOf(MachineIdLostError);
           if (kind === 'lost-then-resent') expect(outcome.error).toBeUndefined();
-          else expect(outcome.error).toBeDefined();
           // The store acted in every case: the deadline moved on, the ID is still the holder's.
           expect((await target.deadline(namespace, held.machineId))!).toBeGreaterThan(before);
           expect(await target.owner(namespace, held.machineId)).toBe('a');
@@ -455,7 +452,7 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
         }
       });
 
-      it.each(kinds)('revert, reply %s: true when this call released the ID (a resend included), an error otherwise; never a false "not held"', async (kind) => {
+      it.each(kinds)('revert, reply %s: true when this call released the ID (a resend included), or an error; never a false "not held"', async (kind) => {
         const namespace = ns();
         const store = await faultyStore(kind);
         try {
@@ -464,8 +461,8 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
           const fired = store.inject('revert');
           const outcome = await settle(distributor.revert(state(namespace, 3, 'a', held.machineId)));
           await applied(fired);
-          if (kind === 'lost-then-resent') expect(outcome).toEqual({ value: true });
-          else expect(outcome.error).toBeDefined();
+          // Never a false "not held": true, or (not resent) an error.
+          if (kind === 'lost-then-resent' || outcome.error === undefined) expect(outcome).toEqual({ value: true });
           expect(await target.owner(namespace, held.machineId)).toBeNull();
           expect(await target.released(namespace)).toEqual([held.machineId]);
         } finally {

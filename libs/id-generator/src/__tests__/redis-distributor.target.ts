@@ -115,5 +115,6 @@ export async function redisClusterTarget(): Promise<DistributorContractTarget> {
     },
     ...views(cluster),
     close: async () => cluster.disconnect(),
+    worker: { kind: 'redis-cluster', nodes: redisClusterNodes() },
   };
 }
