@@ -33,9 +33,10 @@ const PADDED: string[] = Array.from({ length: CHUNK }, (_, i) => String(i).padSt
  * Sequential numbers in blocks ("segments") reserved from a SegmentSource: Redis
  * `INCRBY key segmentSize`, or a PostgreSQL row (PostgresSegmentSource); the reply `n` reserves
  * `(n - segmentSize, n]` to this process alone. Segments are fetched ahead of demand
- * (`prefetchSegments` beyond the current one, one request at a time so that they arrive in
- * order, refilled as each is entered), so a warm `generate()` is a counter increment with no
- * I/O. Numbers left unused when the process stops are skipped (gaps), never reissued.
+ * (`prefetchSegments` beyond the current one, refilled as each is entered; requested one at a
+ * time from a source whose replies may arrive out of order), so a warm `generate()` is a
+ * counter increment with no I/O. Numbers left unused when the process stops are skipped
+ * (gaps), never reissued.
  *
  * `generate()` is synchronous and throws SegmentExhaustedError when prefetching fell behind;
  * `generateAsync()` waits for the next segment instead. Call `ready()` before the first
@@ -138,18 +139,21 @@ export class SegmentId implements AsyncIdGenerator {
   }
 
   /**
-   * Keeps `prefetchSegments` segments reserved or on their way, one request at a time: replies
-   * of concurrent requests (several pooled connections) could arrive out of order.
+   * Keeps `prefetchSegments` segments reserved or on their way: all requested at once from a
+   * source whose replies arrive in order (Redis), one at a time from one whose replies may not
+   * (several pooled connections), so that segments always queue in ascending order.
    */
   private refill(): void {
-    if (this.closed || this.inFlight > 0 || this.queue.length >= this.prefetchSegments) return;
-    this.inFlight++;
-    this.source.reserve(this.key, this.segmentSize).then(
-      (to) => {
-        if (this.onSegment(Number(to))) this.refill();
-      },
-      (error: unknown) => this.onFailure(error),
-    );
+    const concurrency = this.source.ordered === true ? this.prefetchSegments : 1;
+    while (!this.closed && this.inFlight < concurrency && this.queue.length + this.inFlight < this.prefetchSegments) {
+      this.inFlight++;
+      this.source.reserve(this.key, this.segmentSize).then(
+        (to) => {
+          if (this.onSegment(Number(to))) this.refill();
+        },
+        (error: unknown) => this.onFailure(error),
+      );
+    }
   }
 
   /** False when the reply cannot be used (then nothing more is fetched until asked). */
@@ -160,7 +164,7 @@ export class SegmentId implements AsyncIdGenerator {
       return false;
     }
     this.lastError = undefined;
-    // One request at a time: segments queue in ascending order.
+    // Replies arrive in the order of their marks (see refill): segments queue in ascending order.
     this.queue.push({ from: to - this.segmentSize, to });
     for (const waiter of this.waiters.splice(0)) waiter.resolve();
     return true;
