@@ -8,6 +8,8 @@ import { proxyUrl } from '../../../../../test/support/fault-proxy/index.js';
 import { postgresSchema } from '../../../../../test/support/servers.js';
 import { describeMachineIdDistributorContract, type FaultKind, type Operation } from '../../__tests__/machine-id-distributor.contract.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
+import * as sql from './postgres-machine-id.sql.js';
 import { PostgresSegmentSource } from '../../generators/segment/postgres-segment-source.js';
 import { PostgresMachineIdDistributor } from './postgres-machine-id-distributor.js';
 
@@ -132,6 +134,34 @@ describe('PostgresMachineIdDistributor', () => {
     // after the fast holder's bound: 60 s ahead of its own clock, more than it may wait.
     await new Promise((r) => setTimeout(r, 350));
     await expect(other.distribute({ namespace: 'n', machineBits: 1, instanceId: 'newcomer' })).rejects.toThrow(/ahead of this clock/);
+  });
+
+  it('a heartbeat that commits while a newcomer is taking the ID wins: the newcomer chooses again and does not take a renewed lease', async () => {
+    const distributor = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'race_', safeGuardMs: 300, guardIntervalMs: 100 });
+    const long = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'race_', safeGuardMs: 60_000 });
+    await long.distribute({ namespace: 'n', machineBits: 1, instanceId: 'busy' });
+    const held = await distributor.distribute({ namespace: 'n', machineBits: 1, instanceId: 'holder' });
+    await new Promise((r) => setTimeout(r, 400)); // the holder's deadline passed; nobody took the ID yet
+    // The holder's heartbeat runs, holding the row, before the newcomer looks: the newcomer still
+    // sees the old (passed) deadline, picks the ID, and waits for the row.
+    const heartbeat = await pool.connect();
+    try {
+      await heartbeat.query('BEGIN');
+      const renewed = await heartbeat.query(sql.guard(distributor.tables), ['n', held.machineId, 'holder', 300, Date.now() + 300, Date.now()]);
+      expect(renewed.rowCount).toBe(1);
+      const newcomer = long.distribute({ namespace: 'n', machineBits: 1, instanceId: 'newcomer' }).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      await heartbeat.query('COMMIT');
+      const outcome = (await newcomer) as { value?: unknown; error?: unknown };
+      expect(outcome.error).toBeInstanceOf(MachineIdOverflowError);
+    } finally {
+      heartbeat.release();
+    }
+    const owner = (await pool.query(`SELECT instance_id FROM ${distributor.tables.ids} WHERE namespace = 'n' AND machine_id = $1`, [held.machineId])).rows[0];
+    expect(owner.instance_id).toBe('holder');
   });
 
   it('refuses schema and table prefixes that are not plain identifiers, and a client that is not a pool', () => {

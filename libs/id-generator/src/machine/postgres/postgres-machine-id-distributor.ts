@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
-import { assertPool, inOwnTransaction, onceCreated, tableName, type PgPool } from '../../pg/pg.utils.js';
+import { IdGeneratorError } from '../../errors/id-generator.error.js';
+import { assertPool, inOwnTransaction, onceCreated, tableName, type PgPool, type PgPoolClient } from '../../pg/pg.utils.js';
 import { LeasedMachineIdDistributor, type LeasedMachineIdDistributorOptions, type StoreDistribution } from '../leased-machine-id-distributor.js';
 import type { MachineIdRequest, MachineIdState } from '../machine-id-distributor.js';
 import * as sql from './postgres-machine-id.sql.js';
@@ -79,33 +80,41 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
     return inOwnTransaction(this.pool, async (client) => {
       const ns = (await client.query(s.lockNamespace, [namespace, machineBits])).rows[0];
       if (Number(ns.machine_bits) !== machineBits) return { storedBits: Number(ns.machine_bits) };
-      const now = Number(ns.now_ms);
-      const found = (await client.query(s.candidate, [namespace, instanceId])).rows[0] as
-        | { kind: number; machine_id: number; last_timestamp: string; bound_ms: string | null }
-        | undefined;
-      const next = Number(ns.next_machine_id);
-      let machineId: number;
-      let floor: number;
-      if (found && found.kind !== 3) {
-        machineId = Number(found.machine_id);
-        const last = Number(found.last_timestamp);
-        // Held already: a restart under a stable instance ID (the earlier incarnation stopped
-        // before now, and issued nothing at or past its bound). Released: its recorded floor.
-        floor = found.kind === 0 ? Math.max(last, Math.min(Number(found.bound_ms ?? 0), now)) : last;
-      } else if (next < 2 ** machineBits) {
-        machineId = next;
-        floor = 0;
-        await client.query(s.advanceNext, [namespace, next + 1]);
-      } else if (found) {
-        // Past its holder's own deadline: that holder issued nothing at or after its bound.
-        machineId = Number(found.machine_id);
-        floor = Math.max(Number(found.last_timestamp), Number(found.bound_ms ?? 0));
-      } else {
-        return { overflow: true };
+      // The namespace row is locked: no other distribute runs. A guard may still move a
+      // candidate's deadline on between choosing and taking it; the take then writes nothing
+      // and the choice is made again.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const choice = await this.choose(client, request, Number(ns.next_machine_id));
+        if (choice === undefined) return { overflow: true };
+        const { machineId, floor, fresh } = choice;
+        if (fresh) await client.query(s.advanceNext, [namespace, machineId + 1]);
+        const taken = await client.query(s.take, [namespace, machineId, instanceId, this.safeGuardMs, until, floor]);
+        if (taken.rowCount === 1) return { machineId, lastTimestamp: floor };
       }
-      await client.query(s.take, [namespace, machineId, instanceId, this.safeGuardMs, until, floor]);
-      return { machineId, lastTimestamp: floor };
+      throw new IdGeneratorError(`PostgresMachineIdDistributor: every machine ID chosen in namespace "${namespace}" was renewed by its holder meanwhile; try again`);
     });
+  }
+
+  /** The ID to take, in the order of the table above, and the floor its IDs must follow. */
+  private async choose(
+    client: PgPoolClient,
+    request: MachineIdRequest,
+    next: number,
+  ): Promise<{ machineId: number; floor: number; fresh: boolean } | undefined> {
+    const found = (await client.query(this.statements.candidate, [request.namespace, request.instanceId])).rows[0] as
+      | { kind: number; machine_id: number; last_timestamp: string; bound_ms: string | null; now_ms: string }
+      | undefined;
+    if (found && found.kind !== 3) {
+      const last = Number(found.last_timestamp);
+      // Held already: a restart under a stable instance ID (the earlier incarnation stopped
+      // before now, and issued nothing at or past its bound). Released: its recorded floor.
+      const floor = found.kind === 0 ? Math.max(last, Math.min(Number(found.bound_ms ?? 0), Number(found.now_ms))) : last;
+      return { machineId: Number(found.machine_id), floor, fresh: false };
+    }
+    if (next < 2 ** request.machineBits) return { machineId: next, floor: 0, fresh: true };
+    // Past its holder's own deadline: that holder issued nothing at or after its bound.
+    if (found) return { machineId: Number(found.machine_id), floor: Math.max(Number(found.last_timestamp), Number(found.bound_ms ?? 0)), fresh: false };
+    return undefined;
   }
 
   protected async storeGuard(state: MachineIdState, until: number): Promise<boolean> {

@@ -42,14 +42,14 @@ export function machineIdDdl(t: MachineIdTables, index: string): string[] {
 export const lockNamespace = (t: MachineIdTables) => `
 INSERT INTO ${t.namespaces} AS n (namespace, machine_bits) VALUES ($1, $2)
 ON CONFLICT (namespace) DO UPDATE SET namespace = n.namespace
-RETURNING machine_bits, next_machine_id, ${DB_NOW_MS} AS now_ms`;
+RETURNING machine_bits, next_machine_id`;
 
 /**
  * $1 namespace, $2 instanceId. The best candidate: kind 0 = held by this instance, 1 = the lowest
  * released, 3 = the one whose holder's deadline passed longest ago (database clock).
  */
 export const candidate = (t: MachineIdTables) => `
-SELECT kind, machine_id, last_timestamp, bound_ms FROM (
+SELECT kind, machine_id, last_timestamp, bound_ms, ${DB_NOW_MS} AS now_ms FROM (
   (SELECT 0 AS kind, machine_id, last_timestamp, bound_ms, 0::bigint AS rank FROM ${t.ids}
     WHERE namespace = $1 AND instance_id = $2 LIMIT 1)
   UNION ALL
@@ -62,7 +62,10 @@ SELECT kind, machine_id, last_timestamp, bound_ms FROM (
 
 /**
  * $1 namespace, $2 machineId, $3 instanceId, $4 safeGuardMs, $5 until (holder clock), $6 floor.
- * Takes the row (the same values again if the statement runs twice).
+ * Takes the row (the same values again if the statement runs twice) only if, at the moment of
+ * the write, it is this instance's, released, or past its holder's deadline: a guard that
+ * committed after the candidate was chosen (its holder still issuing) makes this a no-op (no
+ * row), and the choice is made again.
  */
 export const take = (t: MachineIdTables) => `
 INSERT INTO ${t.ids} AS m (namespace, machine_id, instance_id, deadline_ms, bound_ms, last_timestamp)
@@ -71,7 +74,8 @@ ON CONFLICT (namespace, machine_id) DO UPDATE SET
   instance_id = EXCLUDED.instance_id,
   deadline_ms = EXCLUDED.deadline_ms,
   bound_ms = EXCLUDED.bound_ms,
-  last_timestamp = GREATEST(m.last_timestamp, EXCLUDED.last_timestamp)`;
+  last_timestamp = GREATEST(m.last_timestamp, EXCLUDED.last_timestamp)
+WHERE m.instance_id = $3 OR m.instance_id IS NULL OR m.deadline_ms < ${DB_NOW_MS}`;
 
 /** $1 namespace, $2 the new first never-used ID (absolute: running twice changes nothing). */
 export const advanceNext = (t: MachineIdTables) => `
