@@ -80,8 +80,8 @@ describe.each([
         child.kill('SIGKILL');
       }
     }
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
+    await store?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it(
