@@ -3,63 +3,19 @@
 // issue distinct IDs, including when one is killed (SIGKILL) mid-run and replaced by a new
 // instance that must first wait for the dead one's ID to be reclaimed (safeGuardMs).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { MachineIdOverflowError, Radix62, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
+import { MachineIdOverflowError, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
 import { redisUrl, uniqueName } from '../support/servers.js';
+import { checkIds, ensureBuilt, spawnWorker, type Worker } from './support/id-workers.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
-const WORKER = join(here, 'workers', 'global-id.worker.mjs');
 const IDS_PER_PROCESS = 1_000_000;
 const MACHINE_BITS = 2; // exactly 4 machine IDs: a fifth instance must wait for a reclaim
 const SAFE_GUARD_MS = 2_500;
 const GUARD_INTERVAL_MS = 250;
-
-interface Started {
-  machineId: number;
-  instanceId: string;
-  acquiredAt: number;
-  overflowAttempts: number;
-}
-
-interface Worker {
-  child: ChildProcess;
-  file: string;
-  started: Promise<Started>;
-  generated: Promise<void>;
-  closed: Promise<void>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  progress: number;
-  onProgress?: (written: number) => void;
-}
-
-/** The workers import the built library: build it when dist/ is older than src/. */
-function ensureBuilt(): void {
-  const newest = (dir: string): number =>
-    readdirSync(dir, { withFileTypes: true }).reduce((max, entry) => {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) return Math.max(max, newest(path));
-      return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? Math.max(max, statSync(path).mtimeMs) : max;
-    }, 0);
-  const dist = join(root, 'libs', 'id-generator', 'dist', 'index.js');
-  let built = 0;
-  try {
-    built = statSync(dist).mtimeMs;
-  } catch {
-    built = 0;
-  }
-  if (built < newest(join(root, 'libs', 'id-generator', 'src'))) {
-    execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'libs', 'id-generator', 'tsconfig.build.json')], {
-      cwd: root,
-      stdio: 'inherit',
-    });
-  }
-}
 
 describe('global IDs across OS processes on real Redis', () => {
   let redis: Redis;
@@ -81,60 +37,23 @@ describe('global IDs across OS processes on real Redis', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function spawnWorker(namespace: string, name: string, pauseMs: number): Worker {
-    const file = join(dir, `${name}.ids`);
-    const config = { namespace, file, count: IDS_PER_PROCESS, chunk: 25_000, pauseMs, machineBits: MACHINE_BITS, safeGuardMs: SAFE_GUARD_MS, guardIntervalMs: GUARD_INTERVAL_MS };
-    const child = fork(WORKER, [JSON.stringify(config)], { cwd: root, execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    children.push(child);
-    const waitFor = <T>(type: string, map: (m: any) => T): Promise<T> =>
-      new Promise((resolve, reject) => {
-        child.on('message', (m: any) => m?.type === type && resolve(map(m)));
-        child.once('exit', (code, signal) => reject(new Error(`worker ${name} exited (${code ?? signal}) before "${type}"`)));
-      });
-    const worker: Worker = {
-      child,
-      file,
-      progress: 0,
-      started: waitFor('started', (m) => m as Started),
-      generated: waitFor('generated', () => undefined),
-      closed: waitFor('closed', () => undefined),
-      exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
-    };
-    child.on('message', (m: any) => {
-      if (m?.type === 'progress') {
-        worker.progress = m.written;
-        worker.onProgress?.(m.written);
-      }
-    });
-    // Rejections of promises nobody awaits (a killed worker's) must not fail the run.
-    for (const p of [worker.started, worker.generated, worker.closed]) p.catch(() => undefined);
-    return worker;
-  }
-
-  /**
-   * Reads every ID file; checks within each that IDs strictly increase and carry the worker's
-   * machine ID, and across all that no ID repeats. Returns the total count.
-   */
-  function checkIds(files: Array<{ file: string; machineIds: number[] }>): { total: number; distinct: number; problems: string[] } {
-    const all = new Set<string>();
-    const problems: string[] = [];
-    let total = 0;
-    for (const { file, machineIds } of files) {
-      const machines = new Set(machineIds.map((m) => Radix62.encode(m, 4)));
-      const lines = readFileSync(file, 'latin1').split('\n');
-      lines.pop(); // after the last newline
-      let previous = '';
-      for (const id of lines) {
-        if (id.length !== 15) problems.push(`${file}: malformed ${id}`);
-        if (!machines.has(id.slice(8, 12))) problems.push(`${file}: ${id} has machine ${id.slice(8, 12)}`);
-        if (!(id > previous)) problems.push(`${file}: ${id} after ${previous}`);
-        previous = id;
-        all.add(id);
-        total++;
-        if (problems.length > 10) return { total, distinct: all.size, problems };
-      }
-    }
-    return { total, distinct: all.size, problems };
+  function start(namespace: string, name: string, pauseMs: number): Worker {
+    return spawnWorker(
+      name,
+      {
+        backend: { kind: 'redis', url: redisUrl() },
+        namespace,
+        file: join(dir, `${name}.ids`),
+        mode: 'count',
+        count: IDS_PER_PROCESS,
+        chunk: 25_000,
+        pauseMs,
+        machineBits: MACHINE_BITS,
+        safeGuardMs: SAFE_GUARD_MS,
+        guardIntervalMs: GUARD_INTERVAL_MS,
+      },
+      children,
+    );
   }
 
   it(
@@ -142,7 +61,7 @@ describe('global IDs across OS processes on real Redis', () => {
     async () => {
       const namespace = uniqueName('mp');
       namespaces.push(namespace);
-      const workers = [0, 1, 2, 3].map((i) => spawnWorker(namespace, `plain-${i}`, 0));
+      const workers = [0, 1, 2, 3].map((i) => start(namespace, `plain-${i}`, 0));
       const started = await Promise.all(workers.map((w) => w.started));
       expect(new Set(started.map((s) => s.machineId)).size).toBe(4);
       expect(new Set(started.map((s) => s.instanceId)).size).toBe(4);
@@ -170,20 +89,20 @@ describe('global IDs across OS processes on real Redis', () => {
       namespaces.push(namespace);
       const keys = new RedisMachineIdDistributor(redis).keys(namespace);
       // Paced, so that the run lasts long enough to be interrupted.
-      const workers = [0, 1, 2, 3].map((i) => spawnWorker(namespace, `kill-${i}`, 30));
+      const workers = [0, 1, 2, 3].map((i) => start(namespace, `kill-${i}`, 30));
       const started = await Promise.all(workers.map((w) => w.started));
       expect(new Set(started.map((s) => s.machineId)).size).toBe(4);
 
       const victim = workers[1];
       await new Promise<void>((resolve) => {
-        victim.onProgress = (written) => written >= IDS_PER_PROCESS * 0.3 && resolve();
+        victim.onProgress = (progress) => progress.written >= IDS_PER_PROCESS * 0.3 && resolve();
       });
       victim.child.kill('SIGKILL');
       const { signal } = await victim.exited;
       expect(signal).toBe('SIGKILL');
-      // Its last heartbeat (server time), which can no longer change.
-      const lastBeat = Number(await redis.zscore(keys.heartbeats, String(started[1].machineId)));
-      const killedProgress = victim.progress;
+      // Its last heartbeat (server time), which can no longer change: its deadline less its safeGuardMs.
+      const lastBeat = Number(await redis.zscore(keys.deadlines, String(started[1].machineId))) - SAFE_GUARD_MS;
+      const killedProgress = victim.progress.written;
       expect(killedProgress).toBeLessThan(IDS_PER_PROCESS);
 
       // Within safeGuardMs of its last heartbeat, the dead instance's ID is not handed out.
@@ -192,7 +111,7 @@ describe('global IDs across OS processes on real Redis', () => {
       await expect(probe.distribute({ namespace, machineBits: MACHINE_BITS, instanceId: 'probe' })).rejects.toThrow(MachineIdOverflowError);
       expect(probedAt - lastBeat).toBeLessThan(SAFE_GUARD_MS);
 
-      const replacement = spawnWorker(namespace, 'replacement', 0);
+      const replacement = start(namespace, 'replacement', 0);
       const restarted = await replacement.started;
       expect(restarted.instanceId).not.toBe(started[1].instanceId);
       expect(restarted.machineId).toBe(started[1].machineId); // the only ID that could be reclaimed

@@ -3,6 +3,21 @@ export interface IdGenerator {
   generate(): string;
 }
 
+/**
+ * A generator that can wait instead of failing. Every generator of this library, and whatever
+ * `GlobalIdGenerator`, `AggregateIdGeneratorRegistrar.get()` and `generateIdAsync()` hand out,
+ * offers it (a plain IdGenerator is wrapped: its `generateAsync()` resolves `generate()`).
+ */
+export interface AsyncIdGenerator extends IdGenerator {
+  /**
+   * An ID, waiting without blocking the event loop where `generate()` would throw for a passing
+   * reason: a clock that moved back by up to ClockSync's `brokenThresholdMs`, a SegmentId block
+   * on its way, a machine-ID lease being renewed or a lost machine ID being replaced (the
+   * module's generators). Rejects with the error otherwise.
+   */
+  generateAsync(): Promise<string>;
+}
+
 /** What a time-based ID holds. */
 export interface IdState {
   /** Unix epoch milliseconds. */

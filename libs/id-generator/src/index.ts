@@ -1,5 +1,14 @@
 // The public surface of @ddd-kit/id-generator.
-export type { Clock, ClockLike, IdGenerator, IdState, MachineIdLeaseLike, TimeBasedGeneratorOptions, TimeBasedIdGenerator } from './id-generator.interfaces.js';
+export type {
+  AsyncIdGenerator,
+  Clock,
+  ClockLike,
+  IdGenerator,
+  IdState,
+  MachineIdLeaseLike,
+  TimeBasedGeneratorOptions,
+  TimeBasedIdGenerator,
+} from './id-generator.interfaces.js';
 
 // Generators
 export { SnowflakeId } from './generators/snowflake-id.js';
@@ -7,7 +16,10 @@ export { SafeJsSnowflakeId } from './generators/safe-js-snowflake-id.js';
 export { SNOWFLAKE_DEFAULT_EPOCH, type SnowflakeFormat, type SnowflakeIdOptions } from './generators/snowflake.options.js';
 export { CosIdGenerator } from './generators/cosid-generator.js';
 export { NanoIdGenerator, type NanoIdGeneratorOptions } from './generators/nanoid-generator.js';
+export { AsyncIdGeneratorAdapter, toAsyncIdGenerator } from './generators/async-id-generator.js';
 export { SegmentId, type SegmentIdOptions } from './generators/segment-id.js';
+export { RedisSegmentSource, type SegmentSource } from './generators/segment/segment-source.js';
+export { PostgresSegmentSource, type PostgresSegmentSourceOptions } from './generators/segment/postgres-segment-source.js';
 export { ClockSync, type ClockSyncOptions } from './clock/clock-sync.js';
 export { Radix62, RADIX62_ALPHABET } from './radix62/radix62.js';
 
@@ -25,8 +37,14 @@ export {
   type MachineIdKeys,
   type RedisMachineIdDistributorOptions,
 } from './machine/redis/redis-machine-id-distributor.js';
-export { MachineIdHolder, type MachineIdHolderOptions } from './machine/machine-id-holder.js';
-export { MachineIdLease } from './machine/machine-id-lease.js';
+export {
+  PostgresMachineIdDistributor,
+  type PostgresMachineIdDistributorOptions,
+} from './machine/postgres/postgres-machine-id-distributor.js';
+export type { LeasedMachineIdDistributorOptions } from './machine/leased-machine-id-distributor.js';
+export type { PgPool, PgPoolClient, PgResult } from './pg/pg.utils.js';
+export { MachineIdHolder, type HeldMachineId, type MachineIdHolderOptions } from './machine/machine-id-holder.js';
+export { MachineIdLease, type LeaseInstant, type MachineIdLeaseClocks } from './machine/machine-id-lease.js';
 
 // Nest module
 export { IdGeneratorModule } from './module/id-generator.module.js';
@@ -45,7 +63,7 @@ export { InjectIdGenerator } from './module/inject-id-generator.decorator.js';
 
 // Global IDs
 export { GlobalIdGenerator } from './global/global-id-generator.js';
-export { generateGlobalId, generateId } from './global/id-generator.registry.js';
+export { generateGlobalId, generateGlobalIdAsync, generateId, generateIdAsync } from './global/id-generator.registry.js';
 
 // Aggregate IDs
 export { Aggregate, getAggregateMetadata, getNamedAggregate, type AggregateMetadata, type AggregateOptions } from './aggregate/aggregate.decorator.js';
@@ -60,6 +78,7 @@ export { IdGeneratorError } from './errors/id-generator.error.js';
 export { IdGeneratorOptionsError } from './errors/id-generator-options.error.js';
 export { ClockBackwardsError } from './errors/clock-backwards.error.js';
 export { ClockStalledError } from './errors/clock-stalled.error.js';
+export { InvalidClockReadingError } from './errors/invalid-clock-reading.error.js';
 export { TimestampOverflowError } from './errors/timestamp-overflow.error.js';
 export { InvalidIdError } from './errors/invalid-id.error.js';
 export { MachineIdOverflowError } from './errors/machine-id-overflow.error.js';

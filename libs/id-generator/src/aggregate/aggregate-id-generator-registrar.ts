@@ -1,5 +1,6 @@
 import { IdGeneratorError } from '../errors/id-generator.error.js';
-import type { IdGenerator } from '../id-generator.interfaces.js';
+import { toAsyncIdGenerator } from '../generators/async-id-generator.js';
+import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
 import { getNamedAggregate } from './aggregate.decorator.js';
 import type { AggregateIdGeneratorFactory } from './aggregate-id-generator-factory.js';
 import { formatNamedAggregate, namedAggregateKey, type NamedAggregate } from './named-aggregate.js';
@@ -13,7 +14,7 @@ import { getOrder } from './order.decorator.js';
 export class AggregateIdGeneratorRegistrar {
   /** The chain, in the order it is asked. */
   readonly factories: readonly AggregateIdGeneratorFactory[];
-  private readonly cache = new Map<string, IdGenerator>();
+  private readonly cache = new Map<string, AsyncIdGenerator>();
 
   constructor(factories: readonly AggregateIdGeneratorFactory[], builtIn?: AggregateIdGeneratorFactory) {
     const ordered = factories.map((factory, index) => ({ factory, index, order: getOrder(factory) }));
@@ -21,8 +22,12 @@ export class AggregateIdGeneratorRegistrar {
     this.factories = Object.freeze([...ordered.map((o) => o.factory), ...(builtIn ? [builtIn] : [])]);
   }
 
-  /** The generator for an `@Aggregate` class, an instance of one, or a NamedAggregate. */
-  get(aggregate: Function | object | NamedAggregate): IdGenerator {
+  /**
+   * The generator for an `@Aggregate` class, an instance of one, or a NamedAggregate. It offers
+   * `generateAsync()`: a factory's generator that lacks it comes wrapped in an adapter whose
+   * `generateAsync()` resolves `generate()` (and whose `generator` is the factory's).
+   */
+  get(aggregate: Function | object | NamedAggregate): AsyncIdGenerator {
     const named = getNamedAggregate(aggregate);
     const key = namedAggregateKey(named);
     const cached = this.cache.get(key);
@@ -33,8 +38,9 @@ export class AggregateIdGeneratorRegistrar {
       if (typeof generator.generate !== 'function') {
         throw new IdGeneratorError(`${factory.constructor.name}.create(${formatNamedAggregate(named)}) returned something that is not an IdGenerator`);
       }
-      this.cache.set(key, generator);
-      return generator;
+      const usable = toAsyncIdGenerator(generator);
+      this.cache.set(key, usable);
+      return usable;
     }
     throw new IdGeneratorError(`No AggregateIdGeneratorFactory made a generator for ${formatNamedAggregate(named)}`);
   }
@@ -42,5 +48,10 @@ export class AggregateIdGeneratorRegistrar {
   /** A new ID for the aggregate. */
   generateId(aggregate: Function | object | NamedAggregate): string {
     return this.get(aggregate).generate();
+  }
+
+  /** A new ID for the aggregate, waiting (without blocking) where `generateId` would throw for a passing reason. */
+  generateIdAsync(aggregate: Function | object | NamedAggregate): Promise<string> {
+    return this.get(aggregate).generateAsync();
   }
 }

@@ -1,7 +1,7 @@
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import type { Clock, IdState, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
-import { monotonicNow, sleep } from './clock.utils.js';
+import type { AsyncIdGenerator, Clock, IdState, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
+import { checkReading, monotonicNow, sleep } from './clock.utils.js';
 
 export interface ClockSyncOptions {
   /**
@@ -29,14 +29,13 @@ const MAX_SPIN_THRESHOLD_MS = 50;
  * The wrapped generator never issues an ID at or before its last one, so waiting preserves order
  * and uniqueness; it never "borrows" future time.
  */
-export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> implements TimeBasedIdGenerator {
+export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> implements TimeBasedIdGenerator, AsyncIdGenerator {
   readonly spinThresholdMs: number;
   readonly brokenThresholdMs: number;
+  /** The wrapped generator (a subclass may move to another one, e.g. on a new machine ID). */
+  protected inner: G;
 
-  constructor(
-    readonly generator: G,
-    options: ClockSyncOptions = {},
-  ) {
+  constructor(generator: G, options: ClockSyncOptions = {}) {
     if (!generator || typeof generator.generate !== 'function' || typeof generator.clock !== 'function') {
       throw new IdGeneratorOptionsError('ClockSync wraps a time-based generator (SnowflakeId, SafeJsSnowflakeId, CosIdGenerator)');
     }
@@ -50,24 +49,30 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
     }
     this.spinThresholdMs = spin;
     this.brokenThresholdMs = broken;
+    this.inner = generator;
+  }
+
+  /** The wrapped generator. */
+  get generator(): G {
+    return this.inner;
   }
 
   get machineId(): number {
-    return this.generator.machineId;
+    return this.inner.machineId;
   }
 
   get clock(): Clock {
-    return this.generator.clock;
+    return this.inner.clock;
   }
 
   get lastTimestamp(): number {
-    return this.generator.lastTimestamp;
+    return this.inner.lastTimestamp;
   }
 
   generate(): string {
     // The common case calls straight through: no closure, no extra frame.
     try {
-      return this.generator.generate();
+      return this.inner.generate();
     } catch (error) {
       return this.recover(error, this.generateOnce);
     }
@@ -78,7 +83,7 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
   }
 
   parse(id: string): IdState {
-    return this.generator.parse(id);
+    return this.inner.parse(id);
   }
 
   /** Runs any generating call of the wrapped generator (e.g. `generateBigInt`) under the synchronous rules. */
@@ -90,7 +95,7 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
     }
   }
 
-  private readonly generateOnce = (): string => this.generator.generate();
+  private readonly generateOnce = (): string => this.inner.generate();
 
   private recover<T>(error: unknown, generate: () => T): T {
     if (!(error instanceof ClockBackwardsError)) throw error;
@@ -124,13 +129,13 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
 
   /** Busy-waits until the clock reaches `timestamp`; bounded by real time so an injected clock cannot hang it. */
   private spinUntil(timestamp: number): void {
-    const clock = this.generator.clock;
+    const clock = this.inner.clock;
     const deadline = monotonicNow() + this.spinThresholdMs + 1;
     for (;;) {
-      if (clock() >= timestamp) return;
+      if (checkReading(clock()) >= timestamp) return;
       if (monotonicNow() > deadline) {
         // Read once more: the process may have been paused (GC) since the last reading.
-        const now = clock();
+        const now = checkReading(clock());
         if (now >= timestamp) return;
         throw new ClockBackwardsError(
           timestamp,

@@ -1,4 +1,5 @@
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { InvalidClockReadingError } from '../errors/invalid-clock-reading.error.js';
 import type { Clock, ClockLike } from '../id-generator.interfaces.js';
 
 /** Real time for spin limits: monotonic, unaffected by the (possibly injected) ID clock. */
@@ -40,4 +41,10 @@ export function toClock(clock: ClockLike | undefined): Clock {
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.ceil(ms))));
+}
+
+/** A clock reading as integer epoch milliseconds, or InvalidClockReadingError: never encode anything else. */
+export function checkReading(now: number): number {
+  if (Number.isSafeInteger(now) && now >= 0) return now;
+  throw new InvalidClockReadingError(now);
 }

@@ -1,9 +1,10 @@
 import { IdGeneratorError } from './id-generator.error.js';
 
 /**
- * This instance no longer holds its machine ID: it was silent for longer than the safe-guard
- * period and another instance took the ID over. Generating more IDs with it could duplicate
- * theirs, so generation stops; restart the instance to obtain a new machine ID.
+ * This instance no longer holds its machine ID: it was silent for longer than its own
+ * safe-guard period and another instance took the ID over. Generating more IDs with it could
+ * duplicate theirs, so generation under that ID stops for good; MachineIdHolder acquires a new
+ * machine ID and the module's generators switch to it.
  */
 export class MachineIdLostError extends IdGeneratorError {
   constructor(
@@ -13,7 +14,7 @@ export class MachineIdLostError extends IdGeneratorError {
   ) {
     super(
       `Machine ID ${machineId} of namespace "${namespace}" is no longer held by instance "${instanceId}" ` +
-        '(it was reclaimed after a silence longer than safeGuardMs); restart the instance to obtain a new machine ID',
+        '(it was reclaimed after a silence longer than its safeGuardMs); no more IDs are issued under it',
     );
   }
 }

@@ -1,5 +1,3 @@
-import { CATCH_UP_LIMIT_MS } from '../clock/clock.utils.js';
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { InvalidIdError } from '../errors/invalid-id.error.js';
 import { encodeRadix62Fixed, Radix62, RADIX62_PAIRS } from '../radix62/radix62.js';
 import type { IdState, TimeBasedGeneratorOptions } from '../id-generator.interfaces.js';
@@ -50,19 +48,16 @@ export class CosIdGenerator extends TimeBasedIdGeneratorBase {
       this.cachedReadings--;
       if (this.seq !== MAX_SEQUENCE) return this.prefix + this.suffixes[++this.seq];
     }
-    let now = this.clock();
-    if (now === this.lastTs || (this.behind && now > this.lastTs && now - this.lastTs <= CATCH_UP_LIMIT_MS)) {
-      if (this.seq !== MAX_SEQUENCE) {
-        this.keepReading();
-        return this.prefix + this.suffixes[++this.seq];
-      }
-      now = this.afterExhaustion();
-    } else if (now > this.lastTs) {
-      now = this.nextTick(now);
-    } else {
-      throw new ClockBackwardsError(this.lastTs, now);
+    const now = this.clock();
+    if (now !== this.lastTs && this.enterReading(now)) {
+      this.keepReading();
+      return this.prefix + this.suffixes[0];
     }
-    this.startTick(now);
+    if (this.seq !== MAX_SEQUENCE) {
+      this.keepReading();
+      return this.prefix + this.suffixes[++this.seq];
+    }
+    this.startTick(this.afterExhaustion());
     this.keepReading();
     return this.prefix + this.suffixes[0];
   }

@@ -1,6 +1,6 @@
 import { customAlphabet, nanoid } from 'nanoid';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import type { IdGenerator } from '../id-generator.interfaces.js';
+import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
 
 export interface NanoIdGeneratorOptions {
   /** Characters per ID; default 21 (about 126 random bits with the default alphabet). */
@@ -13,7 +13,7 @@ export interface NanoIdGeneratorOptions {
  * Random IDs from the `nanoid` package (crypto-strength randomness). No machine ID and no
  * coordination; uniqueness is probabilistic and IDs carry no order.
  */
-export class NanoIdGenerator implements IdGenerator {
+export class NanoIdGenerator implements AsyncIdGenerator {
   readonly size: number;
   private readonly next: () => string;
 
@@ -34,5 +34,9 @@ export class NanoIdGenerator implements IdGenerator {
 
   generate(): string {
     return this.next();
+  }
+
+  generateAsync(): Promise<string> {
+    return new Promise((resolve) => resolve(this.next()));
   }
 }

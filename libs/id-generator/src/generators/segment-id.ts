@@ -2,14 +2,17 @@ import type { Cluster, Redis } from 'ioredis';
 import { IdGeneratorError } from '../errors/id-generator.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { SegmentExhaustedError } from '../errors/segment-exhausted.error.js';
-import type { IdGenerator } from '../id-generator.interfaces.js';
+import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
+import { RedisSegmentSource, type SegmentSource } from './segment/segment-source.js';
 
 export interface SegmentIdOptions {
-  /** ioredis client (single node or Cluster); owned by the caller. */
-  redis: Redis | Cluster;
-  /** The Redis key holding the high-water mark; one key per ID sequence. */
+  /** ioredis client (single node or Cluster), owned by the caller: blocks from `INCRBY key`. Give this or `source`. */
+  redis?: Redis | Cluster;
+  /** Where blocks come from, e.g. `new PostgresSegmentSource(pool)`. Give this or `redis`. */
+  source?: SegmentSource;
+  /** The name of the sequence (the Redis key, the PostgreSQL row); one per ID sequence. */
   key: string;
-  /** Numbers reserved per `INCRBY`; default 1,000. */
+  /** Numbers reserved per block; default 1,000. */
   segmentSize?: number;
   /** Segments kept reserved ahead of the one in use; default 2. */
   prefetchSegments?: number;
@@ -27,22 +30,24 @@ const SMALL: string[] = Array.from({ length: CHUNK }, (_, i) => String(i));
 const PADDED: string[] = Array.from({ length: CHUNK }, (_, i) => String(i).padStart(4, '0'));
 
 /**
- * Sequential numbers in blocks ("segments") reserved with Redis `INCRBY key segmentSize`: the
- * reply `n` reserves `(n - segmentSize, n]` to this process alone. Segments are fetched ahead of
- * demand (`prefetchSegments` beyond the current one, refilled as each is entered), so a warm
- * `generate()` is a counter increment with no I/O. Numbers left unused when the process stops
- * are skipped (gaps), never reissued.
+ * Sequential numbers in blocks ("segments") reserved from a SegmentSource: Redis
+ * `INCRBY key segmentSize`, or a PostgreSQL row (PostgresSegmentSource); the reply `n` reserves
+ * `(n - segmentSize, n]` to this process alone. Segments are fetched ahead of demand
+ * (`prefetchSegments` beyond the current one, refilled as each is entered; requested one at a
+ * time from a source whose replies may arrive out of order), so a warm `generate()` is a
+ * counter increment with no I/O. Numbers left unused when the process stops are skipped
+ * (gaps), never reissued.
  *
  * `generate()` is synchronous and throws SegmentExhaustedError when prefetching fell behind;
  * `generateAsync()` waits for the next segment instead. Call `ready()` before the first
- * synchronous use. Uniqueness rests on the key never going backwards: Redis must persist it
+ * synchronous use. Uniqueness rests on the mark never going backwards: Redis must persist it
  * (AOF with fsync) and must never lose acknowledged writes on failover.
  */
-export class SegmentId implements IdGenerator {
+export class SegmentId implements AsyncIdGenerator {
   readonly key: string;
   readonly segmentSize: number;
   readonly prefetchSegments: number;
-  private readonly redis: Redis | Cluster;
+  private readonly source: SegmentSource;
   private readonly queue: Segment[] = [];
   private inFlight = 0;
   private closed = false;
@@ -56,7 +61,12 @@ export class SegmentId implements IdGenerator {
   private highText = '';
 
   constructor(options: SegmentIdOptions) {
-    if (!options || !options.redis) throw new IdGeneratorOptionsError('SegmentId needs an ioredis client (redis)');
+    if (!options || (options.redis === undefined) === (options.source === undefined)) {
+      throw new IdGeneratorOptionsError('SegmentId needs one source of blocks: redis (an ioredis client) or source (e.g. new PostgresSegmentSource(pool))');
+    }
+    if (options.source !== undefined && typeof options.source.reserve !== 'function') {
+      throw new IdGeneratorOptionsError('SegmentId: source must have reserve(key, size)');
+    }
     if (typeof options.key !== 'string' || options.key.length === 0 || options.key.length > 1024) {
       throw new IdGeneratorOptionsError('SegmentId needs a key: a non-empty string of at most 1,024 characters');
     }
@@ -66,7 +76,7 @@ export class SegmentId implements IdGenerator {
     if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > 1_000) {
       throw new IdGeneratorOptionsError(`prefetchSegments must be an integer in [1, 1000], got ${String(prefetch)}`);
     }
-    this.redis = options.redis;
+    this.source = options.source ?? new RedisSegmentSource(options.redis!);
     this.key = options.key;
     this.segmentSize = size;
     this.prefetchSegments = prefetch;
@@ -128,28 +138,36 @@ export class SegmentId implements IdGenerator {
     });
   }
 
-  /** Keeps `prefetchSegments` segments reserved or on their way. */
+  /**
+   * Keeps `prefetchSegments` segments reserved or on their way: all requested at once from a
+   * source whose replies arrive in order (Redis), one at a time from one whose replies may not
+   * (several pooled connections), so that segments always queue in ascending order.
+   */
   private refill(): void {
-    if (this.closed) return;
-    while (this.queue.length + this.inFlight < this.prefetchSegments) {
+    const concurrency = this.source.ordered === true ? this.prefetchSegments : 1;
+    while (!this.closed && this.inFlight < concurrency && this.queue.length + this.inFlight < this.prefetchSegments) {
       this.inFlight++;
-      this.redis.incrby(this.key, this.segmentSize).then(
-        (to) => this.onSegment(Number(to)),
+      this.source.reserve(this.key, this.segmentSize).then(
+        (to) => {
+          if (this.onSegment(Number(to))) this.refill();
+        },
         (error: unknown) => this.onFailure(error),
       );
     }
   }
 
-  private onSegment(to: number): void {
+  /** False when the reply cannot be used (then nothing more is fetched until asked). */
+  private onSegment(to: number): boolean {
     this.inFlight--;
-    if (!Number.isSafeInteger(to) || to > Number.MAX_SAFE_INTEGER) {
-      this.onFailure(new IdGeneratorError(`SegmentId "${this.key}" passed Number.MAX_SAFE_INTEGER; use a new key`), false);
-      return;
+    if (!Number.isSafeInteger(to) || to > Number.MAX_SAFE_INTEGER || to < this.segmentSize) {
+      this.onFailure(new IdGeneratorError(`SegmentId "${this.key}": the source answered ${String(to)}, not a mark past ${this.segmentSize} below Number.MAX_SAFE_INTEGER; use a new key`), false);
+      return false;
     }
     this.lastError = undefined;
-    // Replies on one connection arrive in order, so segments queue in ascending order.
+    // Replies arrive in the order of their marks (see refill): segments queue in ascending order.
     this.queue.push({ from: to - this.segmentSize, to });
     for (const waiter of this.waiters.splice(0)) waiter.resolve();
+    return true;
   }
 
   private onFailure(error: unknown, countFlight = true): void {

@@ -3,7 +3,7 @@ import { ClockStalledError } from '../errors/clock-stalled.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { InvalidIdError } from '../errors/invalid-id.error.js';
 import { TimestampOverflowError } from '../errors/timestamp-overflow.error.js';
-import { CATCH_UP_LIMIT_MS, CLOCK_READING_REUSE, monotonicNow, NEXT_TICK_SPIN_LIMIT_MS, toClock } from '../clock/clock.utils.js';
+import { CATCH_UP_LIMIT_MS, CLOCK_READING_REUSE, checkReading, monotonicNow, NEXT_TICK_SPIN_LIMIT_MS, toClock } from '../clock/clock.utils.js';
 import type { Clock, IdState, MachineIdLeaseLike, TimeBasedGeneratorOptions, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
 
 /** Readings of an unchanged clock before a stall can be declared. */
@@ -35,7 +35,10 @@ export function assertBits(name: string, value: unknown, min: number, max: numbe
  *    more than CATCH_UP_LIMIT_MS behind;
  *  - a clock earlier than the last issued millisecond throws ClockBackwardsError (ClockSync
  *    decides whether to wait);
- *  - every new millisecond checks the machine-ID lease, when there is one;
+ *  - every new millisecond checks the machine-ID lease, when there is one, after the clock
+ *    reading that started it;
+ *  - a reading that is not a non-negative safe integer throws InvalidClockReadingError and is
+ *    never encoded (a reading equal to the current millisecond needs no check);
  *  - with the default clock, one reading serves up to CLOCK_READING_REUSE further IDs within
  *    one synchronous run (an injected clock is read for every ID unless told otherwise).
  * Subclasses encode the state; `onTick` lets them precompute what a millisecond shares.
@@ -94,6 +97,11 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
   abstract generate(): string;
   abstract parse(id: string): IdState;
 
+  /** `generate()` as a promise (a bare generator has nothing to wait for; ClockSync waits out a clock moved back). */
+  generateAsync(): Promise<string> {
+    return new Promise((resolve) => resolve(this.generate()));
+  }
+
   /** Called once per new millisecond, after the state moved to it. */
   protected onTick(_timestamp: number): void {}
 
@@ -107,19 +115,30 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
       }
     }
     const now = this.clock();
-    if (now === this.lastTs || (this.behind && now > this.lastTs && now - this.lastTs <= CATCH_UP_LIMIT_MS)) {
-      if (this.seq < this.maxSequence) {
-        this.seq++;
-        this.keepReading();
-        return;
-      }
-      this.startTick(this.afterExhaustion());
-    } else if (now > this.lastTs) {
-      this.startTick(this.nextTick(now));
+    // A reading equal to the current millisecond is a valid one; any other is checked before use.
+    if (now !== this.lastTs && this.enterReading(now)) {
+      this.keepReading();
+      return;
+    }
+    if (this.seq < this.maxSequence) {
+      this.seq++;
     } else {
-      throw new ClockBackwardsError(this.lastTs, now);
+      this.startTick(this.afterExhaustion());
     }
     this.keepReading();
+  }
+
+  /**
+   * A reading other than the current millisecond: refuses an invalid one, throws
+   * ClockBackwardsError for an earlier one, and starts a new millisecond for a later one
+   * (returning true); returns false while a burst fills a millisecond the clock has passed.
+   */
+  protected enterReading(now: number): boolean {
+    checkReading(now);
+    if (now < this.lastTs) throw new ClockBackwardsError(this.lastTs, now);
+    if (this.behind && now - this.lastTs <= CATCH_UP_LIMIT_MS) return false;
+    this.startTick(this.nextTick(now));
+    return true;
   }
 
   /** Lets the next few IDs of this synchronous run reuse the clock reading just made. */
@@ -152,7 +171,7 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
   /** The millisecond to enter once the current one's sequence is used up (a burst). */
   protected afterExhaustion(): number {
     const next = this.lastTs + 1;
-    let now = this.clock();
+    let now = checkReading(this.clock());
     if (now < next) now = this.waitNextTick();
     if (now - next > CATCH_UP_LIMIT_MS) {
       this.catchingUp = false;
@@ -164,6 +183,12 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
     return next;
   }
 
+  /**
+   * Enters millisecond `now`. Always called after the clock reading that led here, so the lease
+   * check below sees at least as much elapsed time as that reading: a process paused between
+   * the reading and this point (SIGSTOP, a suspended VM) finds its lease expired on resuming
+   * instead of issuing one more ID under a machine ID that may have moved meanwhile.
+   */
   protected startTick(now: number): void {
     if (!(now >= this.layout.minTimestamp && now <= this.layout.maxTimestamp)) {
       throw new TimestampOverflowError(now, this.layout.minTimestamp, this.layout.maxTimestamp);
@@ -184,7 +209,7 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
     const last = this.lastTs;
     let deadline = 0;
     for (let reads = 1; ; reads++) {
-      const now = this.clock();
+      const now = checkReading(this.clock());
       if (now > last) return now;
       if (now < last) throw new ClockBackwardsError(last, now);
       if (deadline === 0) deadline = monotonicNow() + NEXT_TICK_SPIN_LIMIT_MS;

@@ -29,6 +29,13 @@ export function generateGlobalId(): string {
   return current.global.generate();
 }
 
+/** `generateGlobalId()` that waits (without blocking) out a clock step back or a lease renewal. */
+export function generateGlobalIdAsync(): Promise<string> {
+  const current = registrations[registrations.length - 1];
+  if (!current) return Promise.reject(new NotInitializedGlobalIdGeneratorError());
+  return current.global.generateAsync();
+}
+
 /**
  * A new ID for an `@Aggregate` class, an instance of one, or a NamedAggregate, from its
  * generator in the AggregateIdGeneratorRegistrar; NotInitializedAggregateIdGeneratorError before
@@ -38,4 +45,15 @@ export function generateId(aggregate: Function | object | NamedAggregate): strin
   const current = registrations[registrations.length - 1];
   if (!current) throw new NotInitializedAggregateIdGeneratorError();
   return current.registrar.get(aggregate).generate();
+}
+
+/** `generateId(aggregate)` that waits (without blocking) out a clock step back or a lease renewal. */
+export function generateIdAsync(aggregate: Function | object | NamedAggregate): Promise<string> {
+  const current = registrations[registrations.length - 1];
+  if (!current) return Promise.reject(new NotInitializedAggregateIdGeneratorError());
+  try {
+    return current.registrar.get(aggregate).generateAsync();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

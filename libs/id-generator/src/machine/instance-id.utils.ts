@@ -1,13 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 
-let issued = 0;
-
 /**
- * Host name and PID: distinct for every process, cluster workers included. A second module
- * in the same process (tests, several applications) gets a suffix, so no two holders in one
- * process ever share an instance ID (and so a machine ID).
+ * Host name, PID and 48 random bits: readable in logs, and distinct for every holder even where
+ * host name and PID repeat (replicas in containers are all PID 1 on hosts that may share a name;
+ * several modules in one process).
  */
 export function nextDefaultInstanceId(): string {
-  const base = `${hostname()}:${process.pid}`;
-  return issued++ === 0 ? base : `${base}#${issued - 1}`;
+  return `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
 }

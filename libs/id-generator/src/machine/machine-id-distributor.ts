@@ -25,7 +25,10 @@ export interface MachineIdState extends MachineIdRequest {
  * Hands out machine IDs. An abstract class so it can serve as a Nest token; implement all three
  * steps. `safeGuardMs`/`guardIntervalMs` are set by distributors whose IDs expire without a
  * heartbeat: the holder must `guard` at that interval and stop issuing IDs before `safeGuardMs`
- * of silence (MachineIdHolder does both).
+ * of silence (MachineIdHolder does both). Such a distributor must let the holder own its lease:
+ * record at every distribute and guard the deadline this instance's own `safeGuardMs` gives,
+ * reclaim an ID only past the deadline its holder recorded (never by the newcomer's setting),
+ * and answer right or fail under a lost reply or a resend (see the Redis and PostgreSQL ones).
  */
 export abstract class MachineIdDistributor {
   /** How long a distribution stays the holder's without a successful guard; undefined: for ever. */

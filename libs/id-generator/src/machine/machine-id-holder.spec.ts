@@ -1,27 +1,41 @@
+// What the holder does beyond the distributor contract (which runs it on every store): it logs
+// the release, gives back a replacement it no longer needs, and default instance IDs never repeat.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
+import { proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
 import { redisUrl, uniqueName } from '../../../../test/support/servers.js';
-import { MachineIdLeaseExpiredError } from '../errors/machine-id-lease-expired.error.js';
 import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
-import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
-import { CosIdGenerator } from '../generators/cosid-generator.js';
+import { nextDefaultInstanceId } from './instance-id.utils.js';
 import { MachineIdHolder } from './machine-id-holder.js';
 import { RedisMachineIdDistributor } from './redis/redis-machine-id-distributor.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-describe('MachineIdHolder on Redis', () => {
+function recorder() {
+  const lines: string[] = [];
+  return { lines, logger: { log: (m: string) => void lines.push(`log ${m}`), warn: (m: string) => void lines.push(`warn ${m}`), error: (m: string) => void lines.push(`error ${m}`) } };
+}
+
+describe('MachineIdHolder', () => {
   let redis: Redis;
+  let proxy: FaultProxy;
+  let proxied: Redis;
   const namespaces: string[] = [];
 
-  beforeAll(() => {
+  beforeAll(async () => {
     redis = new Redis(redisUrl());
+    const through = await proxyUrl('redis', redisUrl());
+    proxy = through.proxy;
+    proxied = new Redis(through.url, { retryStrategy: () => 20 });
+    proxied.on('error', () => undefined);
   });
 
   afterAll(async () => {
     const d = new RedisMachineIdDistributor(redis);
     for (const ns of namespaces) await Promise.all(Object.values(d.keys(ns)).map((k) => redis.del(k)));
+    proxied.disconnect();
+    await proxy.close();
     redis.disconnect();
   });
 
@@ -31,60 +45,48 @@ describe('MachineIdHolder on Redis', () => {
     return ns;
   }
 
-  it('heartbeats keep the lease alive past safeGuardMs; release stops generation, then reverts with the latest timestamp', async () => {
+  it('logs the release: which machine ID, namespace and instance, and up to when IDs were issued', async () => {
     const ns = namespace();
-    const distributor = new RedisMachineIdDistributor(redis, { safeGuardMs: 300, guardIntervalMs: 50 });
-    const holder = await MachineIdHolder.acquire({ distributor, namespace: ns, machineBits: 4, instanceId: 'a', logger: quiet });
-    const generator = new CosIdGenerator({ machineId: holder.machineId, lastTimestamp: holder.lastTimestamp, lease: holder.lease });
-    holder.track(generator);
-    await sleep(600);
-    expect(holder.lease.valid).toBe(true);
-    const last = generator.generate();
+    const { lines, logger } = recorder();
+    const holder = await MachineIdHolder.acquire({ distributor: new RedisMachineIdDistributor(redis), namespace: ns, machineBits: 4, instanceId: 'web-1', logger });
     expect(await holder.release()).toBe(true);
-    await sleep(2);
-    await Promise.resolve();
-    expect(() => generator.generate()).toThrow(MachineIdReleasedError);
-    const keys = distributor.keys(ns);
-    expect(await redis.hget(keys.owners, String(holder.machineId))).toBeNull();
-    expect(Number(await redis.hget(keys.timestamps, String(holder.machineId)))).toBeGreaterThanOrEqual(generator.parse(last).timestamp);
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^log Machine ID ${holder.machineId} of namespace "${ns}" released by instance "web-1" \\(IDs issued up to \\d+\\)$`))]);
+    expect(await holder.release()).toBe(false); // once
   });
 
-  it('stops generation when heartbeats fail for the lease period (distributor unreachable), and resumes when one succeeds', async () => {
+  it('released while it keeps failing to replace a lost ID: stops trying, and holds nothing afterwards', async () => {
     const ns = namespace();
-    const real = new RedisMachineIdDistributor(redis, { safeGuardMs: 300, guardIntervalMs: 50 });
-    let reachable = true;
-    const flaky = Object.assign(Object.create(real) as RedisMachineIdDistributor, {
-      guard: (state: Parameters<RedisMachineIdDistributor['guard']>[0]) => (reachable ? real.guard(state) : Promise.reject(new Error('connection refused'))),
+    const { lines, logger } = recorder();
+    const direct = new RedisMachineIdDistributor(redis, { safeGuardMs: 60_000 });
+    const holder = await MachineIdHolder.acquire({
+      distributor: new RedisMachineIdDistributor(proxied, { safeGuardMs: 300, guardIntervalMs: 100 }),
+      namespace: ns,
+      machineBits: 1,
+      instanceId: 'paused',
+      logger,
     });
-    const holder = await MachineIdHolder.acquire({ distributor: flaky, namespace: ns, machineBits: 4, instanceId: 'a', logger: quiet });
-    const generator = new CosIdGenerator({ machineId: holder.machineId, lease: holder.lease });
-    generator.generate();
-    reachable = false;
-    await sleep(350);
-    expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
-    reachable = true;
-    await holder.heartbeat();
-    expect(() => generator.generate()).not.toThrow();
-    await holder.release();
+    const other = await direct.distribute({ namespace: ns, machineBits: 1, instanceId: 'other' });
+    proxy.blackhole();
+    await sleep(400);
+    const taken = await direct.distribute({ namespace: ns, machineBits: 1, instanceId: 'newcomer' });
+    expect(taken.machineId).toBe(holder.machineId);
+    proxy.heal({ reset: true });
+    // The loss is found, and every ID is held: the replacement keeps failing.
+    for (let i = 0; i < 100 && !lines.some((l) => l.includes('Acquiring a machine ID in place of lost')); i++) await sleep(20);
+    expect(holder.replacing).toBe(true);
+    expect(holder.lease.endedBy).toBeInstanceOf(MachineIdLostError);
+    expect(await holder.release()).toBe(false); // nothing of its own to give back
+    expect(holder.replacing).toBe(false);
+    await direct.revert({ namespace: ns, machineBits: 1, instanceId: 'other', machineId: other.machineId, lastTimestamp: Date.now() });
+    await sleep(300);
+    const owners = await redis.hgetall(direct.keys(ns).owners);
+    expect(Object.values(owners)).toEqual(['newcomer']);
   });
 
-  it('a heartbeat after the ID was reclaimed ends the lease for good (MachineIdLostError)', async () => {
-    const ns = namespace();
-    const distributor = new RedisMachineIdDistributor(redis, { safeGuardMs: 150, guardIntervalMs: 50 });
-    const holder = await MachineIdHolder.acquire({ distributor, namespace: ns, machineBits: 1, instanceId: 'a', logger: quiet });
-    const generator = new CosIdGenerator({ machineId: holder.machineId, lease: holder.lease });
-    generator.generate();
-    // Simulate a long partition: the heartbeat stops while another instance reclaims the ID.
-    (holder as unknown as { stopHeartbeat(): void }).stopHeartbeat();
-    await distributor.distribute({ namespace: ns, machineBits: 1, instanceId: 'b' });
-    await sleep(200);
-    const taken = await distributor.distribute({ namespace: ns, machineBits: 1, instanceId: 'c' });
-    expect(taken.machineId).toBe(holder.machineId);
-    await holder.heartbeat();
-    await sleep(2);
-    await Promise.resolve();
-    expect(() => generator.generate()).toThrow(MachineIdLostError);
-    expect(await holder.release()).toBe(false); // nothing to give back: it is c's now
-    expect(await redis.hget(distributor.keys(ns).owners, String(holder.machineId))).toBe('c');
+  it('default instance IDs: host name and PID for the logs, and a random part, so replicas sharing both never collide', () => {
+    const many = Array.from({ length: 1_000 }, () => nextDefaultInstanceId());
+    expect(new Set(many).size).toBe(many.length);
+    expect(many[0].startsWith(`${hostname()}:${process.pid}:`)).toBe(true);
+    expect(many[0]).toMatch(/:[0-9a-f]{12}$/);
   });
 });

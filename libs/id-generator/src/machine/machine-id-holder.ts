@@ -1,16 +1,28 @@
 import { Logger } from '@nestjs/common';
-import { monotonicNow } from '../clock/clock.utils.js';
+import { checkReading } from '../clock/clock.utils.js';
+import { IdGeneratorError } from '../errors/id-generator.error.js';
 import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
 import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import type { Clock } from '../id-generator.interfaces.js';
 import type { MachineIdDistributor, MachineIdRequest, MachineIdState } from './machine-id-distributor.js';
-import { MachineIdLease } from './machine-id-lease.js';
+import { leaseInstant, MachineIdLease, type LeaseInstant, type MachineIdLeaseClocks } from './machine-id-lease.js';
 
 export interface MachineIdHolderOptions extends MachineIdRequest {
   distributor: MachineIdDistributor;
-  /** Wall clock for the timestamps reported to the distributor; default Date.now. */
+  /** Wall clock: the timestamps reported to the distributor, and the lease's second clock; default Date.now. */
   clock?: Clock;
+  /** Monotonic clock of the lease; default `performance.now()` (injectable for tests). */
+  monotonic?: () => number;
   logger?: Pick<Logger, 'log' | 'warn' | 'error'>;
+}
+
+/** One machine ID as held: what generators on it are built from. */
+export interface HeldMachineId {
+  readonly machineId: number;
+  /** IDs under this machine ID must be later than this millisecond. */
+  readonly lastTimestamp: number;
+  /** Checked by generators; ends when the ID is lost or released. */
+  readonly lease: MachineIdLease;
 }
 
 /** The part of a generator the holder reads to report how far its IDs have gone. */
@@ -18,44 +30,76 @@ interface Tracked {
   readonly lastTimestamp: number;
 }
 
+interface Held extends HeldMachineId {
+  readonly tracked: Set<Tracked>;
+}
+
 /**
- * One instance's machine ID for its lifetime: distributes it, keeps it with heartbeats
- * (`guard` every `guardIntervalMs`), ends the lease when the distributor reports it lost, and
- * on `release()` stops generation first and then gives the ID back with the latest timestamp
- * used, so the next holder starts after it. The lease stops generation if heartbeats fail for
- * almost `safeGuardMs` (a margin of a tenth, at most 1 s, covers the last millisecond in use).
+ * One instance's machine ID for its lifetime: distributes it, keeps it with heartbeats (`guard`
+ * every `guardIntervalMs`), and on `release()` stops generation first and then gives the ID back
+ * with the latest timestamp used, so the next holder starts after it.
+ *
+ * The lease stops generation a little before the deadline the distributor recorded for this
+ * instance (`safeGuardMs` after the last successful request, less a tenth, at most 1 s), counted
+ * on the monotonic and the wall clock. When a heartbeat finds the ID taken (MachineIdLostError:
+ * this process was paused, suspended or cut off for longer than its lease), the old lease ends
+ * for good, a new machine ID is acquired (retrying while none is free or the store is down), and
+ * `onMachineId` listeners — the module's generators — move to it. Nothing is ever issued under
+ * the old ID again.
  */
 export class MachineIdHolder {
-  readonly lease: MachineIdLease;
-  private readonly tracked = new Set<Tracked>();
+  private held: Held;
   private readonly clock: Clock;
+  private readonly clocks: MachineIdLeaseClocks;
   private readonly logger: Pick<Logger, 'log' | 'warn' | 'error'>;
+  private readonly listeners = new Set<(held: HeldMachineId) => void | Promise<void>>();
+  private readonly waiters = new Set<() => void>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private inFlight: Promise<void> | undefined;
+  private reacquiring: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
   private released = false;
 
   private constructor(
     private readonly options: MachineIdHolderOptions,
-    readonly machineId: number,
-    /** The floor the distributor gave: IDs only after this millisecond. */
-    readonly lastTimestamp: number,
-    leaseStartedAt: number,
+    machineId: number,
+    lastTimestamp: number,
+    leaseStartedAt: LeaseInstant,
   ) {
     this.clock = options.clock ?? Date.now;
+    this.clocks = { clock: this.clock, monotonic: options.monotonic };
     this.logger = options.logger ?? new Logger('IdGeneratorModule');
-    const safeGuardMs = options.distributor.safeGuardMs;
-    const leaseMs = safeGuardMs === undefined ? Infinity : safeGuardMs - Math.min(1_000, safeGuardMs / 10);
-    this.lease = new MachineIdLease(machineId, leaseMs, leaseStartedAt);
+    this.held = this.hold(machineId, lastTimestamp, leaseStartedAt);
   }
 
   /** Distributes a machine ID and starts its heartbeat. */
   static async acquire(options: MachineIdHolderOptions): Promise<MachineIdHolder> {
     const { distributor, namespace, machineBits, instanceId } = options;
-    const sentAt = monotonicNow();
+    const sentAt = leaseInstant({ clock: options.clock, monotonic: options.monotonic });
     const { machineId, lastTimestamp } = await distributor.distribute({ namespace, machineBits, instanceId });
     const holder = new MachineIdHolder(options, machineId, lastTimestamp, sentAt);
     holder.startHeartbeat();
     return holder;
+  }
+
+  /** The machine ID held now (it changes only when a lost one is replaced). */
+  get machineId(): number {
+    return this.held.machineId;
+  }
+
+  /** The floor the distributor gave with the current machine ID: IDs only after this millisecond. */
+  get lastTimestamp(): number {
+    return this.held.lastTimestamp;
+  }
+
+  /** The lease of the current machine ID. */
+  get lease(): MachineIdLease {
+    return this.held.lease;
+  }
+
+  /** The current machine ID, its floor and its lease together. */
+  get current(): HeldMachineId {
+    return this.held;
   }
 
   get namespace(): string {
@@ -70,59 +114,181 @@ export class MachineIdHolder {
     return this.options.machineBits;
   }
 
-  /** Generators on this machine ID whose last timestamp must be reported. */
+  /** True while a lost machine ID is being replaced. */
+  get replacing(): boolean {
+    return this.reacquiring !== undefined;
+  }
+
+  /** Generators on the current machine ID whose last timestamp must be reported. */
   track(generator: Tracked): void {
-    this.tracked.add(generator);
+    this.held.tracked.add(generator);
   }
 
-  /** The latest millisecond any ID under this machine ID may carry so far. */
+  /**
+   * Called with each machine ID acquired in place of a lost one, before IDs may be issued under
+   * it (an async listener is awaited). Returns the unsubscribe function.
+   */
+  onMachineId(listener: (held: HeldMachineId) => void | Promise<void>): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The latest millisecond any ID under the current machine ID may carry so far. */
   reportedTimestamp(): number {
-    let latest = Math.max(this.clock(), this.lastTimestamp);
-    for (const generator of this.tracked) if (generator.lastTimestamp > latest) latest = generator.lastTimestamp;
-    return latest;
+    return this.latestOf(this.held);
   }
 
-  /** One heartbeat (also run by the timer). Resolves either way; a lost ID ends the lease. */
+  /**
+   * Resolves true as soon as IDs may be issued (the lease renewed, or a lost ID replaced and the
+   * generators moved), false after `timeoutMs` or once released.
+   */
+  async whenUsable(timeoutMs: number): Promise<boolean> {
+    const deadline = this.clocksNow().monotonic + timeoutMs;
+    for (;;) {
+      if (this.released) return false;
+      if (this.reacquiring === undefined && this.held.lease.valid) return true;
+      const left = deadline - this.clocksNow().monotonic;
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, left);
+        this.waiters.add(done);
+      });
+    }
+  }
+
+  /** One heartbeat (also run by the timer). Resolves either way; a lost ID is replaced. */
   heartbeat(): Promise<void> {
     if (this.released) return Promise.resolve();
+    if (this.reacquiring) return this.reacquiring;
     this.inFlight ??= this.guardOnce().finally(() => {
       this.inFlight = undefined;
     });
     return this.inFlight;
   }
 
-  /** Stops the heartbeat, ends generation, and gives the ID back. */
+  /** Stops the heartbeat, ends generation, and gives the ID back (false: it was no longer held). */
   async release(): Promise<boolean> {
     if (this.released) return false;
     this.released = true;
     this.stopHeartbeat();
-    this.lease.revoke(new MachineIdReleasedError(this.machineId));
+    this.wake?.();
+    this.notify();
+    this.held.lease.revoke(new MachineIdReleasedError(this.held.machineId));
     await this.inFlight?.catch(() => undefined);
-    return this.options.distributor.revert(this.state());
+    await this.reacquiring?.catch(() => undefined);
+    // A replacement may have been installed meanwhile (one acquired after this point was given
+    // back by the loop itself); a lost ID without a replacement has nothing to give back.
+    const held = this.held;
+    held.lease.revoke(new MachineIdReleasedError(held.machineId));
+    if (held.lease.endedBy instanceof MachineIdLostError) return false;
+    const state = this.state(held);
+    const released = await this.options.distributor.revert(state);
+    if (released) {
+      this.logger.log(
+        `Machine ID ${held.machineId} of namespace "${this.namespace}" released by instance "${this.instanceId}" (IDs issued up to ${state.lastTimestamp})`,
+      );
+    } else {
+      this.logger.warn(`Machine ID ${held.machineId} of namespace "${this.namespace}" was no longer held by instance "${this.instanceId}" when released`);
+    }
+    return released;
   }
 
-  private state(): MachineIdState {
+  private hold(machineId: number, lastTimestamp: number, startedAt: LeaseInstant): Held {
+    const safeGuardMs = this.options.distributor.safeGuardMs;
+    const leaseMs = safeGuardMs === undefined ? Infinity : safeGuardMs - Math.min(1_000, safeGuardMs / 10);
+    return { machineId, lastTimestamp, lease: new MachineIdLease(machineId, leaseMs, startedAt, this.clocks), tracked: new Set() };
+  }
+
+  private clocksNow(): LeaseInstant {
+    return leaseInstant(this.clocks);
+  }
+
+  private latestOf(held: Held): number {
+    let latest = Math.max(checkReading(this.clock()), held.lastTimestamp);
+    for (const generator of held.tracked) if (generator.lastTimestamp > latest) latest = generator.lastTimestamp;
+    return latest;
+  }
+
+  private state(held: Held): MachineIdState {
     const { namespace, machineBits, instanceId } = this.options;
-    return { namespace, machineBits, instanceId, machineId: this.machineId, lastTimestamp: this.reportedTimestamp() };
+    return { namespace, machineBits, instanceId, machineId: held.machineId, lastTimestamp: this.latestOf(held) };
+  }
+
+  private notify(): void {
+    for (const waiter of [...this.waiters]) waiter();
   }
 
   private async guardOnce(): Promise<void> {
-    const sentAt = monotonicNow();
+    const held = this.held;
+    const sentAt = this.clocksNow();
     try {
-      await this.options.distributor.guard(this.state());
-      this.lease.renew(sentAt);
+      await this.options.distributor.guard(this.state(held));
+      held.lease.renew(sentAt);
+      this.notify();
     } catch (error) {
       if (error instanceof MachineIdLostError) {
-        this.lease.revoke(error);
-        this.stopHeartbeat();
-        this.logger.error(error.message);
+        held.lease.revoke(error);
+        this.logger.error(`${error.message}; acquiring a new machine ID`);
+        this.reacquiring = this.reacquire(held).finally(() => {
+          this.reacquiring = undefined;
+          this.notify();
+        });
       } else {
         this.logger.warn(
-          `Heartbeat for machine ID ${this.machineId} failed (${error instanceof Error ? error.message : String(error)}); ` +
-            `ID generation stops in ${Math.round(this.lease.remainingMs)} ms unless a heartbeat succeeds`,
+          `Heartbeat for machine ID ${held.machineId} failed (${error instanceof Error ? error.message : String(error)}); ` +
+            `ID generation stops in ${Math.round(held.lease.remainingMs)} ms unless a heartbeat succeeds`,
         );
       }
     }
+  }
+
+  /** Replaces a lost machine ID; retries (backing off up to safeGuardMs) until it succeeds or the holder is released. */
+  private async reacquire(lost: Held): Promise<void> {
+    const { distributor, namespace, machineBits, instanceId } = this.options;
+    const interval = distributor.guardIntervalMs ?? 1_000;
+    let delay = interval;
+    while (!this.released) {
+      const sentAt = this.clocksNow();
+      try {
+        const { machineId, lastTimestamp } = await distributor.distribute({ namespace, machineBits, instanceId });
+        // The replacement's IDs follow the lost one's: per-generator order survives the move.
+        const held = this.hold(machineId, Math.max(lastTimestamp, lost.lastTimestamp, this.latestTracked(lost)), sentAt);
+        if (this.released) {
+          await distributor.revert(this.state(held)).catch(() => undefined);
+          return;
+        }
+        this.held = held;
+        const moved = await Promise.allSettled([...this.listeners].map(async (listener) => listener(held)));
+        for (const result of moved) {
+          if (result.status === 'rejected') this.logger.error(`A generator could not move to machine ID ${machineId}: ${describe(result.reason)}`);
+        }
+        this.logger.log(`Machine ID ${machineId} of namespace "${namespace}" acquired by instance "${instanceId}" in place of lost machine ID ${lost.machineId}`);
+        return;
+      } catch (error) {
+        this.logger.warn(`Acquiring a machine ID in place of lost machine ID ${lost.machineId} failed (${describe(error)}); retrying in ${delay} ms`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        timer.unref?.();
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+      delay = Math.min(delay * 2, distributor.safeGuardMs ?? 60_000);
+    }
+  }
+
+  private latestTracked(held: Held): number {
+    let latest = -1;
+    for (const generator of held.tracked) if (generator.lastTimestamp > latest) latest = generator.lastTimestamp;
+    return latest;
   }
 
   private startHeartbeat(): void {
@@ -137,4 +303,8 @@ export class MachineIdHolder {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+function describe(error: unknown): string {
+  return error instanceof IdGeneratorError || error instanceof Error ? error.message : String(error);
 }

@@ -64,8 +64,8 @@ export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
     this.unregister?.();
     this.unregister = undefined;
     try {
-      const released = await this.holder.release();
-      if (!released) logger.warn(`Machine ID ${this.holder.machineId} was no longer held by "${this.holder.instanceId}" at shutdown`);
+      // The holder logs the release (or that the ID was no longer held).
+      await this.holder.release();
     } catch (error) {
       // The ID stays held until the distributor reclaims it after its safe-guard period.
       logger.error(`Releasing machine ID ${this.holder.machineId} failed: ${error instanceof Error ? error.message : String(error)}`);

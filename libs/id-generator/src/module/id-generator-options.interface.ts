@@ -5,7 +5,11 @@ import type { ClockLike, IdGenerator } from '../id-generator.interfaces.js';
 import type { MachineIdDistributor } from '../machine/machine-id-distributor.js';
 import type { MachineIdLease } from '../machine/machine-id-lease.js';
 
-/** What a generator factory receives: the machine ID this instance holds. */
+/**
+ * What a generator factory receives: the machine ID this instance holds. A function definition is
+ * called again with a new context when a lost machine ID is replaced; the injected
+ * ID_GENERATOR_CONTEXT is a live view of the current one.
+ */
 export interface IdGeneratorContext {
   readonly machineId: number;
   /** IDs under this machine ID must be later than this millisecond (pass it to generators). */
@@ -17,7 +21,10 @@ export interface IdGeneratorContext {
   readonly lease: MachineIdLease;
 }
 
-/** A generator, or a function of the context that makes one (may be async, e.g. `SegmentId.ready()`). */
+/**
+ * A generator, or a function of the context that makes one (may be async, e.g. `SegmentId.ready()`).
+ * Give time-based generators as functions: only those can move to a replacement machine ID.
+ */
 export type IdGeneratorDefinition = IdGenerator | ((context: IdGeneratorContext) => IdGenerator | Promise<IdGenerator>);
 
 export interface IdGeneratorModuleOptions {
@@ -25,7 +32,7 @@ export interface IdGeneratorModuleOptions {
   machine?: number | MachineIdDistributor;
   /** Machine IDs are unique within a namespace; default 'default'. */
   namespace?: string;
-  /** This process for the distributor; default host name and PID. */
+  /** This process for the distributor, unique among live instances; default host name, PID and a random part. */
   instanceId?: string;
   /** Bits of the distributed machine ID, 1 to 20; default 20 (CosIdGenerator's). */
   machineBits?: number;
@@ -37,7 +44,7 @@ export interface IdGeneratorModuleOptions {
   aggregateFactories?: Array<Type<AggregateIdGeneratorFactory> | AggregateIdGeneratorFactory>;
   /** Thresholds of the ClockSync around the built-in CosIdGenerators. */
   clockSync?: ClockSyncOptions;
-  /** Clock of the built-in generators; default Date.now (inject one in tests). */
+  /** Clock of the built-in generators and the lease's wall clock; default Date.now (inject one in tests). */
   clock?: ClockLike;
 }
 

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Global, Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
+import { proxyUrl } from '../../../../test/support/fault-proxy/index.js';
 import { redisUrl, uniqueName } from '../../../../test/support/servers.js';
+import { Radix62 } from '../radix62/radix62.js';
 import { Aggregate } from '../aggregate/aggregate.decorator.js';
 import { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
@@ -15,6 +17,7 @@ import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
 import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
 import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
+import { AsyncIdGeneratorAdapter } from '../generators/async-id-generator.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { SnowflakeId } from '../generators/snowflake-id.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
@@ -176,7 +179,11 @@ describe('IdGeneratorModule', () => {
     expect(asked).toEqual(['early:late-one']);
 
     asked.length = 0;
-    expect(registrar.get({ contextName: 'x', aggregateName: 'mid-one' })).toBe(app.get(LabelService).generator);
+    // A plain IdGenerator comes wrapped, so that generateAsync() is always there.
+    const mid = registrar.get({ contextName: 'x', aggregateName: 'mid-one' });
+    expect(mid).toBeInstanceOf(AsyncIdGeneratorAdapter);
+    expect((mid as AsyncIdGeneratorAdapter).generator).toBe(app.get(LabelService).generator);
+    expect(await mid.generateAsync()).toBe('injected-1');
     expect(asked).toEqual(['early:mid-one', 'unordered:mid-one']);
 
     asked.length = 0;
@@ -306,12 +313,71 @@ describe('IdGeneratorModule', () => {
       expect(Object.values(await redis.hgetall(keys.owners))).not.toContain('broken');
     });
 
-    it('defaults the instance ID to host and PID, distinct per module in one process', async () => {
+    it('a machine ID lost while the application was cut off: the global, aggregate and named generators move to a new one; generateAsync() waits for it', async () => {
+      const ns = uniqueName('module-lost');
+      const { proxy, url } = await proxyUrl('redis', redisUrl());
+      const proxied = new Redis(url, { retryStrategy: () => 20 });
+      proxied.on('error', () => undefined);
+      const direct = new RedisMachineIdDistributor(redis, { safeGuardMs: 60_000 });
+      const keys = direct.keys(ns);
+      try {
+        const app = await start(
+          {
+            machine: new RedisMachineIdDistributor(proxied, { safeGuardMs: 300, guardIntervalMs: 100 }),
+            namespace: ns,
+            machineBits: 2,
+            instanceId: 'app',
+            generators: {
+              snow: (ctx) => new SnowflakeId({ machineId: ctx.machineId, machineBits: ctx.machineBits, lastTimestamp: ctx.lastTimestamp, lease: ctx.lease }),
+            },
+          },
+          { providers: [Consumer] },
+        );
+        const { global, registrar, snow } = app.get(Consumer);
+        const holder = app.get(MachineIdHolder);
+        const lost = holder.machineId;
+        const fillers = await Promise.all([1, 2, 3].map((i) => direct.distribute({ namespace: ns, machineBits: 2, instanceId: `filler-${i}` })));
+        const before = { global: global.generate(), order: registrar.get(OrderAggregate).generate(), snow: snow.generate() };
+
+        proxy.blackhole();
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        expect((await direct.distribute({ namespace: ns, machineBits: 2, instanceId: 'newcomer' })).machineId).toBe(lost);
+        const free = fillers[2];
+        await direct.revert({ namespace: ns, machineBits: 2, instanceId: 'filler-3', machineId: free.machineId, lastTimestamp: Date.now() });
+        expect(() => global.generate()).toThrow(); // the lease expired: nothing is issued meanwhile
+        proxy.heal({ reset: true });
+
+        const after = {
+          global: await global.generateAsync(),
+          order: await registrar.get(OrderAggregate).generateAsync(),
+          snow: await (snow as SnowflakeId & { generateAsync(): Promise<string> }).generateAsync(),
+        };
+        expect(holder.machineId).toBe(free.machineId);
+        expect(app.get<IdGeneratorContext>(ID_GENERATOR_CONTEXT).machineId).toBe(free.machineId);
+        expect(CosIdGenerator.parse(after.global).machineId).toBe(free.machineId);
+        expect(CosIdGenerator.parse(after.order).machineId).toBe(free.machineId);
+        expect((snow as SnowflakeId).parse(after.snow).machineId).toBe(free.machineId);
+        expect(snow).toBeInstanceOf(SnowflakeId);
+        // Each generator's IDs keep increasing across the move.
+        expect(after.global > before.global && after.order > before.order).toBe(true);
+        expect(BigInt(Radix62.decode(after.snow)) > BigInt(Radix62.decode(before.snow))).toBe(true);
+        expect(CosIdGenerator.parse(global.generate()).machineId).toBe(free.machineId);
+        expect(await redis.hget(keys.owners, String(lost))).toBe('newcomer');
+        await app.close();
+        expect(await redis.hget(keys.owners, String(free.machineId))).toBeNull();
+      } finally {
+        proxied.disconnect();
+        await proxy.close();
+        await Promise.all(Object.values(keys).map((k) => redis.del(k)));
+      }
+    });
+
+    it('defaults the instance ID to host, PID and a random part, distinct per module in one process', async () => {
       const a = await start({ machine: distributor, namespace });
       const b = await start({ machine: distributor, namespace });
       const ia = a.get(MachineIdHolder).instanceId;
       const ib = b.get(MachineIdHolder).instanceId;
-      expect(ia).toContain(`:${process.pid}`);
+      expect(ia).toContain(`:${process.pid}:`);
       expect(ia).not.toBe(ib);
       expect(a.get(MachineIdHolder).machineId).not.toBe(b.get(MachineIdHolder).machineId);
       await Promise.all([a.close(), b.close()]);

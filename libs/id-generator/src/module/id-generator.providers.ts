@@ -3,14 +3,14 @@ import { ModuleRef } from '@nestjs/core';
 import { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
 import { CosIdAggregateIdGeneratorFactory } from '../aggregate/cosid-aggregate-id-generator-factory.js';
-import { ClockSync } from '../clock/clock-sync.js';
 import { toClock } from '../clock/clock.utils.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { UnknownIdGeneratorError } from '../errors/unknown-id-generator.error.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
 import type { IdGenerator } from '../id-generator.interfaces.js';
-import { MachineIdHolder } from '../machine/machine-id-holder.js';
+import { MachineIdHolder, type HeldMachineId } from '../machine/machine-id-holder.js';
+import { followHolder, HeldClockSync, isOnMachineId } from './held-generators.js';
 import { ID_GENERATOR_CONTEXT, ID_GENERATOR_MODULE_OPTIONS, ID_GENERATORS } from './id-generator.constants.js';
 import type { IdGeneratorContext, IdGeneratorDefinition, IdGeneratorModuleOptions } from './id-generator-options.interface.js';
 import { resolveIdGeneratorOptions, type ResolvedIdGeneratorOptions } from './id-generator-options.validation.js';
@@ -21,34 +21,64 @@ export const RESOLVED_OPTIONS = 'DDD_KIT_ID_GENERATOR_RESOLVED_OPTIONS';
 
 const logger = new Logger('IdGeneratorModule');
 
+/** A live view of the holder: the current machine ID, its floor and lease (they change when a lost ID is replaced). */
 function contextOf(holder: MachineIdHolder): IdGeneratorContext {
   return Object.freeze({
-    machineId: holder.machineId,
-    lastTimestamp: holder.lastTimestamp,
+    get machineId() {
+      return holder.machineId;
+    },
+    get lastTimestamp() {
+      return holder.lastTimestamp;
+    },
+    get lease() {
+      return holder.lease;
+    },
     machineBits: holder.machineBits,
     namespace: holder.namespace,
     instanceId: holder.instanceId,
-    lease: holder.lease,
   });
 }
 
-/** A clock-synced CosIdGenerator on the held machine ID, reported by the heartbeat. */
-function builtInCosId(options: ResolvedIdGeneratorOptions, holder: MachineIdHolder): ClockSync<CosIdGenerator> {
-  const generator = new ClockSync(
-    new CosIdGenerator({ machineId: holder.machineId, lastTimestamp: holder.lastTimestamp, lease: holder.lease, clock: options.clock }),
-    options.clockSync,
-  );
-  holder.track(generator);
-  return generator;
+/** What a definition function receives for one machine ID (a snapshot: rebuilt for a replacement). */
+function contextFor(holder: MachineIdHolder, held: HeldMachineId): IdGeneratorContext {
+  return Object.freeze({
+    machineId: held.machineId,
+    lastTimestamp: held.lastTimestamp,
+    lease: held.lease,
+    machineBits: holder.machineBits,
+    namespace: holder.namespace,
+    instanceId: holder.instanceId,
+  });
 }
 
-async function build(where: string, definition: IdGeneratorDefinition, context: IdGeneratorContext, holder: MachineIdHolder): Promise<IdGenerator> {
-  const generator = typeof definition === 'function' ? await definition(context) : definition;
-  if (!generator || typeof generator.generate !== 'function') throw new IdGeneratorOptionsError(`IdGeneratorModule: ${where} did not produce an IdGenerator`);
-  // Generators on the held machine ID report how far their timestamps went.
-  const timed = generator as IdGenerator & Partial<{ machineId: number; lastTimestamp: number }>;
-  if (timed.machineId === context.machineId && typeof timed.lastTimestamp === 'number') holder.track(timed as { lastTimestamp: number });
-  return generator;
+/** A clock-synced CosIdGenerator on the held machine ID, reported by the heartbeat, moving to a replacement ID. */
+function builtInCosId(options: ResolvedIdGeneratorOptions, holder: MachineIdHolder): HeldClockSync<CosIdGenerator> {
+  return new HeldClockSync(
+    holder,
+    (held) => new CosIdGenerator({ machineId: held.machineId, lastTimestamp: held.lastTimestamp, lease: held.lease, clock: options.clock }),
+    options.clockSync,
+  );
+}
+
+async function build(where: string, definition: IdGeneratorDefinition, holder: MachineIdHolder): Promise<IdGenerator> {
+  const make = async (held: HeldMachineId): Promise<IdGenerator> => {
+    const generator = typeof definition === 'function' ? await definition(contextFor(holder, held)) : definition;
+    if (!generator || typeof generator.generate !== 'function') throw new IdGeneratorOptionsError(`IdGeneratorModule: ${where} did not produce an IdGenerator`);
+    return generator;
+  };
+  const generator = await make(holder.current);
+  if (!isOnMachineId(generator, holder.machineId)) return generator;
+  // A time-based generator on the held machine ID: its timestamps are reported by the heartbeat,
+  // and one made by a function is remade on a machine ID acquired in place of a lost one.
+  if (typeof definition !== 'function') {
+    holder.track(generator);
+    return generator;
+  }
+  return followHolder(generator, holder, async (held) => {
+    const next = await make(held);
+    if (!isOnMachineId(next, held.machineId)) throw new IdGeneratorOptionsError(`IdGeneratorModule: ${where} did not use machine ID ${held.machineId} of its context`);
+    return next;
+  });
 }
 
 /**
@@ -81,6 +111,7 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
           machineBits: options.machineBits,
           instanceId: options.instanceId,
           clock: options.clock === undefined ? undefined : toClock(options.clock),
+          logger,
         });
         logger.log(`Machine ID ${holder.machineId} of namespace "${holder.namespace}" held by instance "${holder.instanceId}"`);
         return holder;
@@ -90,29 +121,29 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
     { provide: ID_GENERATOR_CONTEXT, useFactory: contextOf, inject: [MachineIdHolder] },
     {
       provide: ID_GENERATORS,
-      useFactory: (options: ResolvedIdGeneratorOptions, context: IdGeneratorContext, holder: MachineIdHolder) =>
+      useFactory: (options: ResolvedIdGeneratorOptions, holder: MachineIdHolder) =>
         orRelease(holder, async () => {
           const generators = new Map<string, IdGenerator>();
           for (const [name, definition] of Object.entries(options.generators)) {
-            generators.set(name, await build(`generators[${JSON.stringify(name)}]`, definition, context, holder));
+            generators.set(name, await build(`generators[${JSON.stringify(name)}]`, definition, holder));
           }
           for (const name of generatorNames) {
             if (!generators.has(name)) throw new UnknownIdGeneratorError(name, [...generators.keys()], 'IdGeneratorModule.forRootAsync({ generatorNames })');
           }
           return generators;
         }),
-      inject: [RESOLVED_OPTIONS, ID_GENERATOR_CONTEXT, MachineIdHolder],
+      inject: [RESOLVED_OPTIONS, MachineIdHolder],
     },
     {
       provide: GlobalIdGenerator,
-      useFactory: (options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, context: IdGeneratorContext, holder: MachineIdHolder) =>
+      useFactory: (options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, holder: MachineIdHolder) =>
         orRelease(holder, async () => {
           const chosen = options.globalGenerator;
           if (chosen === undefined) return new GlobalIdGenerator(builtInCosId(options, holder));
           if (typeof chosen === 'string') return new GlobalIdGenerator(generators.get(chosen)!);
-          return new GlobalIdGenerator(await build('globalGenerator', chosen, context, holder));
+          return new GlobalIdGenerator(await build('globalGenerator', chosen, holder));
         }),
-      inject: [RESOLVED_OPTIONS, ID_GENERATORS, ID_GENERATOR_CONTEXT, MachineIdHolder],
+      inject: [RESOLVED_OPTIONS, ID_GENERATORS, MachineIdHolder],
     },
     {
       provide: AggregateIdGeneratorRegistrar,

@@ -1,5 +1,4 @@
-import { Cluster } from 'ioredis';
-import { redisClusterNodes } from '../../../../../test/support/servers.js';
-import { describeRedisMachineIdDistributor } from '../../__tests__/redis-distributor.cases.js';
+import { describeMachineIdDistributorContract } from '../../__tests__/machine-id-distributor.contract.js';
+import { redisClusterTarget } from '../../__tests__/redis-distributor.target.js';
 
-describeRedisMachineIdDistributor('Redis Cluster', () => new Cluster(redisClusterNodes()));
+describeMachineIdDistributorContract('Redis Cluster', redisClusterTarget);

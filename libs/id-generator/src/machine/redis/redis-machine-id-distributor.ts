@@ -1,28 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
-import { monotonicNow, sleep, toClock } from '../../clock/clock.utils.js';
-import { ClockBackwardsError } from '../../errors/clock-backwards.error.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
-import { MachineIdLostError } from '../../errors/machine-id-lost.error.js';
-import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
-import type { Clock, ClockLike } from '../../id-generator.interfaces.js';
-import { MachineIdDistributor, type MachineIdDistribution, type MachineIdRequest, type MachineIdState } from '../machine-id-distributor.js';
-import { assertMachineIdRequest } from '../machine-id.validation.js';
+import { LeasedMachineIdDistributor, type LeasedMachineIdDistributorOptions, type StoreDistribution } from '../leased-machine-id-distributor.js';
+import type { MachineIdRequest, MachineIdState } from '../machine-id-distributor.js';
 import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, MACHINE_ID_KEY_COUNT, REVERT_SCRIPT } from './machine-id.scripts.js';
 
-export interface RedisMachineIdDistributorOptions {
-  /** Silence after which another instance may take an ID over; default 60,000 ms. */
-  safeGuardMs?: number;
-  /** Heartbeat interval; default 5,000 ms, and at most a third of safeGuardMs. */
-  guardIntervalMs?: number;
-  /** Prefix of every key; default `ddd-kit:machine-id:`. */
-  keyPrefix?: string;
+export interface RedisMachineIdDistributorOptions extends LeasedMachineIdDistributorOptions {
   /**
-   * Longest wait for the local clock to pass a reused ID's last timestamp before giving the ID
-   * back and failing; default min(5,000, safeGuardMs / 2).
+   * Prefix of every key, used as given (include a separator); default `ddd-kit:machine-id:`.
+   * The keys of a namespace are `<keyPrefix>{<namespace, URI-encoded>}:<name>` (see `keys()`).
+   * Distinct prefixes keep deployments that share one Redis apart.
    */
-  maxClockWaitMs?: number;
-  /** The local clock compared with last timestamps; default Date.now. */
-  clock?: ClockLike;
+  keyPrefix?: string;
 }
 
 /** The three commands this distributor defines on the client (EVALSHA, reloaded on NOSCRIPT). */
@@ -32,145 +21,128 @@ interface MachineIdCommands {
   dddKitMachineIdRevert(...args: Array<string | number>): Promise<number>;
 }
 
-const COMMANDS: Array<[keyof MachineIdCommands, string]> = [
-  ['dddKitMachineIdDistribute', DISTRIBUTE_SCRIPT],
-  ['dddKitMachineIdGuard', GUARD_SCRIPT],
-  ['dddKitMachineIdRevert', REVERT_SCRIPT],
+// Distribute and revert also take the key of their call (a resend of the same call finds its reply).
+const COMMANDS: Array<[keyof MachineIdCommands, string, number]> = [
+  ['dddKitMachineIdDistribute', DISTRIBUTE_SCRIPT, MACHINE_ID_KEY_COUNT + 1],
+  ['dddKitMachineIdGuard', GUARD_SCRIPT, MACHINE_ID_KEY_COUNT],
+  ['dddKitMachineIdRevert', REVERT_SCRIPT, MACHINE_ID_KEY_COUNT + 1],
 ];
 
-/** The keys of one namespace, for inspection and clean-up. */
+/**
+ * The keys of one namespace (`RedisMachineIdDistributor.keys(namespace)`), for inspection and
+ * clean-up. Besides these, each distribute and revert call leaves `<base>op:<uuid>` for ten
+ * minutes (the reply a resend of that call gets).
+ */
 export interface MachineIdKeys {
+  /** hash machineId → instanceId: the IDs held now. */
   owners: string;
+  /** hash instanceId → machineId. */
   instances: string;
+  /** hash machineId → the timestamp its next holder must start after (kept after release). */
   timestamps: string;
-  heartbeats: string;
+  /** sorted set machineId → its holder's deadline (server clock, epoch ms). */
+  deadlines: string;
+  /** sorted set of released machine IDs, lowest first. */
   released: string;
+  /** hash: `machineBits` of the namespace and `next`, the first never-used ID. */
   meta: string;
+  /** hash machineId → its holder's deadline by the holder's own clock (epoch ms). */
+  bounds: string;
 }
 
 /**
  * Machine IDs shared by a fleet through Redis (single node or Cluster; ioredis). Every step is
  * one Lua script run by SHA (`defineCommand`: EVALSHA, falling back to EVAL on NOSCRIPT):
- *  - `distribute`: the lowest released ID (with the last timestamp its holder reported), else
- *    a never-used one, else one whose holder has been silent for more than `safeGuardMs`;
- *    MachineIdOverflowError when every ID is held. Resolves only once the local clock is past
- *    the ID's last timestamp (waiting with a timer).
- *  - `guard`: the heartbeat; MachineIdLostError once the ID was taken over.
+ *  - `distribute`: the ID this instance already holds, else the lowest released ID (with the
+ *    last timestamp its holder reported), else a never-used one, else one whose holder's own
+ *    deadline has passed (server clock); MachineIdOverflowError when every ID is held. Writes
+ *    this instance's deadline. Resolves only once the local clock is past the ID's last
+ *    timestamp (waiting with a timer).
+ *  - `guard`: the heartbeat; moves this instance's deadline on; MachineIdLostError once the ID
+ *    was taken over.
  *  - `revert`: releases the ID and records its last timestamp.
- * A namespace's keys share the hash tag `{<namespace>}`, so they live in one Cluster slot.
+ * A resend of a distribute or revert whose reply was lost gets the reply of the first run; a
+ * guard only moves values forward. A namespace's keys share the hash tag `{<namespace>}`, so
+ * they live in one Cluster slot.
  */
-export class RedisMachineIdDistributor extends MachineIdDistributor {
-  override readonly safeGuardMs: number;
-  override readonly guardIntervalMs: number;
+export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   readonly keyPrefix: string;
-  readonly maxClockWaitMs: number;
-  private readonly clock: Clock;
   private readonly commands: MachineIdCommands;
 
   constructor(redis: Redis | Cluster, options: RedisMachineIdDistributorOptions = {}) {
-    super();
+    super(options);
     if (!redis || typeof (redis as Redis).defineCommand !== 'function') {
       throw new IdGeneratorOptionsError('RedisMachineIdDistributor needs an ioredis client (Redis or Cluster)');
-    }
-    const safeGuardMs = options.safeGuardMs ?? 60_000;
-    if (!Number.isSafeInteger(safeGuardMs) || safeGuardMs < 100) {
-      throw new IdGeneratorOptionsError(`safeGuardMs must be an integer of at least 100 ms, got ${String(safeGuardMs)}`);
-    }
-    const guardIntervalMs = options.guardIntervalMs ?? Math.min(5_000, Math.floor(safeGuardMs / 3));
-    if (!Number.isSafeInteger(guardIntervalMs) || guardIntervalMs < 10 || guardIntervalMs * 3 > safeGuardMs) {
-      throw new IdGeneratorOptionsError(
-        `guardIntervalMs must be an integer of at least 10 ms and at most a third of safeGuardMs (${safeGuardMs}), so that two missed heartbeats do not lose the ID; got ${String(guardIntervalMs)}`,
-      );
     }
     const keyPrefix = options.keyPrefix ?? 'ddd-kit:machine-id:';
     if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix)) {
       throw new IdGeneratorOptionsError('keyPrefix must be a string without "{" or "}" (the namespace is the hash tag)');
     }
-    const maxClockWaitMs = options.maxClockWaitMs ?? Math.min(5_000, Math.floor(safeGuardMs / 2));
-    if (!Number.isSafeInteger(maxClockWaitMs) || maxClockWaitMs < 0) {
-      throw new IdGeneratorOptionsError(`maxClockWaitMs must be a non-negative integer, got ${String(maxClockWaitMs)}`);
-    }
-    this.safeGuardMs = safeGuardMs;
-    this.guardIntervalMs = guardIntervalMs;
     this.keyPrefix = keyPrefix;
-    this.maxClockWaitMs = maxClockWaitMs;
-    this.clock = toClock(options.clock);
     const client = redis as Redis & Partial<MachineIdCommands>;
-    for (const [name, lua] of COMMANDS) {
-      if (typeof client[name] !== 'function') client.defineCommand(name, { numberOfKeys: MACHINE_ID_KEY_COUNT, lua });
+    for (const [name, lua, numberOfKeys] of COMMANDS) {
+      if (typeof client[name] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
     }
     this.commands = client as unknown as MachineIdCommands;
   }
 
+  /** The Redis keys of a namespace: `<keyPrefix>{<namespace, URI-encoded>}:<name>`. */
   keys(namespace: string): MachineIdKeys {
-    // Encoding keeps "{", "}" and ":" of a namespace out of the key syntax: one tag per namespace.
-    const base = `${this.keyPrefix}{${encodeURIComponent(namespace)}}:`;
+    const base = this.base(namespace);
     return {
       owners: `${base}owners`,
       instances: `${base}instances`,
       timestamps: `${base}timestamps`,
-      heartbeats: `${base}heartbeats`,
+      deadlines: `${base}deadlines`,
       released: `${base}released`,
       meta: `${base}meta`,
+      bounds: `${base}bounds`,
     };
   }
 
-  async distribute(request: MachineIdRequest): Promise<MachineIdDistribution> {
-    assertMachineIdRequest(request);
+  protected async storeDistribute(request: MachineIdRequest, until: number): Promise<StoreDistribution> {
     const { namespace, machineBits, instanceId } = request;
-    const reply = await this.commands.dddKitMachineIdDistribute(...this.keyList(namespace), instanceId, machineBits, this.safeGuardMs);
-    if (reply[0] === -1) throw new MachineIdOverflowError(namespace, machineBits);
-    if (reply[0] === -2) {
-      throw new IdGeneratorOptionsError(
-        `namespace "${namespace}" hands out machine IDs of ${reply[1]} bits, not ${machineBits}: use the same machineBits everywhere in a namespace, or another namespace`,
-      );
-    }
-    const machineId = Number(reply[0]);
-    const lastTimestamp = Number(reply[1]);
-    await this.waitForClock({ namespace, machineBits, instanceId, machineId, lastTimestamp });
-    return { machineId, lastTimestamp };
+    const reply = await this.commands.dddKitMachineIdDistribute(...this.keyList(namespace), this.opKey(namespace), instanceId, machineBits, this.safeGuardMs, until);
+    if (reply[0] === -1) return { overflow: true };
+    if (reply[0] === -2) return { storedBits: Number(reply[1]) };
+    return { machineId: Number(reply[0]), lastTimestamp: Number(reply[1]) };
   }
 
-  async guard(state: MachineIdState): Promise<void> {
-    const held = await this.commands.dddKitMachineIdGuard(...this.keyList(state.namespace), state.instanceId, String(state.machineId), assertTimestamp(state.lastTimestamp));
-    if (Number(held) !== 1) throw new MachineIdLostError(state.namespace, state.machineId, state.instanceId);
+  protected async storeGuard(state: MachineIdState, until: number): Promise<boolean> {
+    const held = await this.commands.dddKitMachineIdGuard(
+      ...this.keyList(state.namespace),
+      state.instanceId,
+      String(state.machineId),
+      state.lastTimestamp,
+      this.safeGuardMs,
+      until,
+    );
+    return Number(held) === 1;
   }
 
-  async revert(state: MachineIdState): Promise<boolean> {
-    const released = await this.commands.dddKitMachineIdRevert(...this.keyList(state.namespace), state.instanceId, String(state.machineId), assertTimestamp(state.lastTimestamp));
+  protected async storeRevert(state: MachineIdState): Promise<boolean> {
+    const released = await this.commands.dddKitMachineIdRevert(
+      ...this.keyList(state.namespace),
+      this.opKey(state.namespace),
+      state.instanceId,
+      String(state.machineId),
+      state.lastTimestamp,
+    );
     return Number(released) === 1;
+  }
+
+  private base(namespace: string): string {
+    // Encoding keeps "{", "}" and ":" of a namespace out of the key syntax: one tag per namespace.
+    return `${this.keyPrefix}{${encodeURIComponent(namespace)}}:`;
   }
 
   private keyList(namespace: string): string[] {
     const k = this.keys(namespace);
-    return [k.owners, k.instances, k.timestamps, k.heartbeats, k.released, k.meta];
+    return [k.owners, k.instances, k.timestamps, k.deadlines, k.released, k.meta, k.bounds];
   }
 
-  /** No ID may be older than one the previous holder issued: wait (timer) until the clock is past it. */
-  private async waitForClock(state: MachineIdState): Promise<void> {
-    let now = this.clock();
-    if (now > state.lastTimestamp) return;
-    if (state.lastTimestamp - now > this.maxClockWaitMs) {
-      await this.revert(state).catch(() => undefined);
-      throw new ClockBackwardsError(
-        state.lastTimestamp,
-        now,
-        `machine ID ${state.machineId} was last used at ${state.lastTimestamp}, more than maxClockWaitMs (${this.maxClockWaitMs}) ahead of this clock; synchronise the clocks (NTP) of the fleet`,
-      );
-    }
-    const deadline = monotonicNow() + this.maxClockWaitMs + 1_000;
-    while (now <= state.lastTimestamp) {
-      if (monotonicNow() > deadline) {
-        await this.revert(state).catch(() => undefined);
-        throw new ClockBackwardsError(state.lastTimestamp, now, `the clock did not pass the last timestamp of machine ID ${state.machineId} in time`);
-      }
-      await sleep(state.lastTimestamp - now + 1);
-      now = this.clock();
-    }
+  /** A key of this call alone (its arguments, and so this key, are what a resend repeats). */
+  private opKey(namespace: string): string {
+    return `${this.base(namespace)}op:${randomUUID()}`;
   }
-}
-
-function assertTimestamp(value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new IdGeneratorOptionsError(`lastTimestamp must be a non-negative integer, got ${String(value)}`);
-  return value;
 }

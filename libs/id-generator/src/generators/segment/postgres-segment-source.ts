@@ -1,0 +1,48 @@
+import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { assertPool, onceCreated, tableName, type PgPool } from '../../pg/pg.utils.js';
+import type { SegmentSource } from './segment-source.js';
+
+export interface PostgresSegmentSourceOptions {
+  /** Schema of the table; default none (the connection's search_path). */
+  schema?: string;
+  /** Prefix of the table name; default `ddd_kit_` (table `ddd_kit_segments`). */
+  tablePrefix?: string;
+  /** Create the table (IF NOT EXISTS) on first use; default true. */
+  createTable?: boolean;
+}
+
+/**
+ * SegmentId blocks from PostgreSQL: one row per segment name, moved up by one atomic statement
+ * (`INSERT … ON CONFLICT (name) DO UPDATE SET max = max + $size RETURNING max`: the row lock
+ * makes concurrent reservations queue, each getting its own block). It runs on a connection of
+ * the pool's own and commits at once, never inside a transaction the caller has open: a block
+ * handed out must stay taken even if that transaction rolls back, or two instances would issue
+ * the same numbers.
+ */
+export class PostgresSegmentSource implements SegmentSource {
+  readonly table: string;
+  private readonly pool: PgPool;
+  private readonly statement: string;
+  private readonly ensureTable: () => Promise<void>;
+
+  constructor(pool: PgPool, options: PostgresSegmentSourceOptions = {}) {
+    this.pool = assertPool(pool, 'PostgresSegmentSource');
+    this.table = tableName(options.schema, options.tablePrefix ?? 'ddd_kit_', 'segments', 'PostgresSegmentSource');
+    const createTable = options.createTable ?? true;
+    if (typeof createTable !== 'boolean') throw new IdGeneratorOptionsError('PostgresSegmentSource: createTable must be a boolean');
+    const create = onceCreated(this.pool, this.ddl());
+    this.ensureTable = createTable ? create : () => Promise.resolve();
+    this.statement = `INSERT INTO ${this.table} AS s (name, max) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET max = s.max + EXCLUDED.max RETURNING max`;
+  }
+
+  /** The DDL run on first use (for a migration when `createTable: false`). */
+  ddl(): string[] {
+    return [`CREATE TABLE IF NOT EXISTS ${this.table} (\n  name text PRIMARY KEY,\n  max bigint NOT NULL CHECK (max >= 0)\n)`];
+  }
+
+  async reserve(key: string, size: number): Promise<number> {
+    await this.ensureTable();
+    const result = await this.pool.query(this.statement, [key, size]);
+    return Number(result.rows[0].max);
+  }
+}
