@@ -12,7 +12,8 @@ describe('registration start-up and shutdown', () => {
   it.each([
     [{ PREPARE_BACKEND: 'etcd' }, 'PREPARE_BACKEND'],
     [{ PREPARE_BACKEND: 'redis', REDIS_URL: '' }, 'REDIS_URL'],
-    [{ REPOSITORY_BACKEND: 'mongo', MONGODB_URI: '' }, 'MONGODB_URI'],
+    [{ REPOSITORY_BACKEND: 'mongo', MONGODB_URI: '', MACHINE_ID: '1' }, 'MONGODB_URI'],
+    [{ REPOSITORY_BACKEND: 'mongo', MONGODB_URI: 'mongodb://127.0.0.1:1/x' }, 'MACHINE_ID'],
     [{ MACHINE_ID: 'many' }, 'MACHINE_ID'],
   ])('refuses to start with %j, naming %s', async (env, variable) => {
     const app = new AppProcess({ PORT: '0', REDIS_URL: '', MONGODB_URI: '', ...env });

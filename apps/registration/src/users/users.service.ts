@@ -1,5 +1,6 @@
 import {
   ConflictException,
+  HttpException,
   Injectable,
   Logger,
   NotFoundException,
@@ -44,8 +45,13 @@ export class UsersService {
 
   /** `secretHash`: the hash of the secret the caller hands to the new user (auth/user-secret.ts). */
   async register(username: string, secretHash: string): Promise<UserView> {
-    const user = User.register(this.ids.get(User).generate(), username, secretHash);
-    await this.write(user.id, () => this.transaction.run(() => this.users.insert(user)));
+    // Waits out a clock step back (within the generator's brokenThresholdMs) instead of failing.
+    const id = await this.ids
+      .get(User)
+      .generateAsync()
+      .catch((err: unknown) => Promise.reject(this.unavailable(err, 'issuing a user ID')));
+    const user = User.register(id, username, secretHash);
+    await this.inTransaction(`registering '${username}'`, () => this.write(user.id, () => this.users.insert(user)));
     return user.toView();
   }
 
@@ -55,7 +61,7 @@ export class UsersService {
 
   /** Writes the user where its version is still `expectedVersion`. */
   async rename(id: string, username: string, expectedVersion: number): Promise<UserView> {
-    return this.transaction.run(async () => {
+    return this.inTransaction(`renaming user '${id}'`, async () => {
       const user = await this.load(id);
       if (user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
       if (user.username === username) return user.toView();
@@ -66,7 +72,7 @@ export class UsersService {
   }
 
   async remove(id: string, expectedVersion?: number): Promise<void> {
-    await this.transaction.run(async () => {
+    await this.inTransaction(`deleting user '${id}'`, async () => {
       const user = await this.load(id);
       if (expectedVersion !== undefined && user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
       await this.write(id, () => this.users.remove(user), user.oldVersion);
@@ -81,14 +87,30 @@ export class UsersService {
     return this.readModel.findByUsername(username);
   }
 
+  /** One request's writes in one transaction where the store has them (a failure to open or commit it is a 503). */
+  private async inTransaction<R>(what: string, work: () => Promise<R>): Promise<R> {
+    try {
+      return await this.transaction.run(work);
+    } catch (err) {
+      throw this.unavailable(err, what);
+    }
+  }
+
   private async load(id: string): Promise<User> {
     try {
       const user = await this.users.findById(id);
       if (user) return user;
     } catch (err) {
-      if (!(err instanceof InvalidAggregateIdError)) throw err;
+      if (!(err instanceof InvalidAggregateIdError)) throw this.unavailable(err, `reading user '${id}'`);
     }
     throw missing(id);
+  }
+
+  /** A store that fails to answer is a 503 (retry later), not a bug of the service (500). */
+  private unavailable(err: unknown, what: string): HttpException {
+    if (err instanceof HttpException) return err;
+    this.logger.error(`${what} failed`, err instanceof Error ? err.stack : String(err));
+    return new ServiceUnavailableException(`the store did not answer while ${what}; retry later`);
   }
 
   /**
