@@ -234,23 +234,10 @@ export abstract class PostgresRepository<
   protected override async inUnitOfWork<R>(work: () => Promise<R>): Promise<R> {
     const pool = this.requirePool();
     if (ambientTransactionFor(pool) !== undefined) return work();
-    const client: PoolClient = await pool.connect();
-    const onError = (): void => undefined;
-    client.on('error', onError);
     const committed: Array<() => unknown> = [];
-    let broken: Error | undefined;
-    let result: R;
-    try {
-      await client.query('BEGIN');
-      result = await runInAmbientTransaction({ pool, client, afterCommit: (callback) => void committed.push(callback) }, work);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => void (broken = rollbackError));
-      throw error;
-    } finally {
-      client.removeListener('error', onError);
-      client.release(broken);
-    }
+    const result = await this.inOwnTransaction(pool, (client) =>
+      runInAmbientTransaction({ pool, client, afterCommit: (callback) => void committed.push(callback) }, work),
+    );
     for (const callback of committed) await callback();
     return result;
   }
@@ -326,6 +313,17 @@ export abstract class PostgresRepository<
       }
     }
 
+    return this.inOwnTransaction(pool, (client) => this.runWrite(client, write, alongside), (matched) => matched);
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  /**
+   * BEGIN on a client of the pool, `body`, then COMMIT when `commit(result)` says so, else
+   * ROLLBACK (and ROLLBACK when anything throws). A failed ROLLBACK leaves the connection in an
+   * unknown state: it is destroyed, not reused.
+   */
+  private async inOwnTransaction<R>(pool: Pool, body: (client: PoolClient) => Promise<R>, commit: (result: R) => boolean = () => true): Promise<R> {
     const client: PoolClient = await pool.connect();
     // A checked-out client that loses its connection emits 'error'; unheard, that would end the
     // process. The failure reaches the statement in flight (or the next one) anyway.
@@ -334,11 +332,10 @@ export abstract class PostgresRepository<
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      const matched = await this.runWrite(client, write, alongside);
-      await client.query(matched ? 'COMMIT' : 'ROLLBACK');
-      return matched;
+      const result = await body(client);
+      await client.query(commit(result) ? 'COMMIT' : 'ROLLBACK');
+      return result;
     } catch (error) {
-      // A failed ROLLBACK leaves the connection in an unknown state: it is destroyed, not reused.
       await client.query('ROLLBACK').catch((rollbackError: Error) => void (broken = rollbackError));
       throw error;
     } finally {
@@ -346,8 +343,6 @@ export abstract class PostgresRepository<
       client.release(broken);
     }
   }
-
-  // ---------------------------------------------------------------- internals
 
   private async runWrite(queryable: PgQueryable, write: PostgresStatement, alongside: readonly PostgresStatement[]): Promise<boolean> {
     const result = await this.run(queryable, write);
