@@ -251,9 +251,10 @@ function unwrap<V>(value: V | PreparedValue<V>): V {
 }
 
 function encodePrepared<V>(value: V | PreparedValue<V>): { json: string; ttlAt: number } {
-  const prepared = value instanceof PreparedValue ? value : new PreparedValue(value, TTL_FOREVER);
-  assertTtlAt(prepared.ttlAt);
-  return { json: canonicalJson(prepared.value), ttlAt: prepared.ttlAt };
+  // A plain value is forever; no PreparedValue is built for it (this runs on every prepare).
+  if (!(value instanceof PreparedValue)) return { json: canonicalJson(value), ttlAt: TTL_FOREVER };
+  assertTtlAt(value.ttlAt);
+  return { json: canonicalJson(value.value), ttlAt: value.ttlAt };
 }
 
 function decodeRecord<V>(record: StoredRecord): PreparedValue<V> {
