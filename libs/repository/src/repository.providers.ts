@@ -138,17 +138,28 @@ export function normalizeFeatures(entries: ReadonlyArray<Function | RepositoryFe
 export function createRepositoryProviders(feature: RepositoryFeature): Provider[] {
   const token = getRepositoryToken(feature.aggregate);
   const repositoryClass = feature.repository;
+  // Optional, so that a missing forRoot is our error naming the step, not Nest's about an internal class.
+  const binder = { token: RepositoryBinder, optional: true };
   if (repositoryClass === undefined) {
-    return [{ provide: token, inject: [RepositoryBinder], useFactory: (binder: RepositoryBinder) => binder.inMemory(feature) }];
+    return [{ provide: token, inject: [binder], useFactory: (found?: RepositoryBinder) => binderOrFail(found, feature).inMemory(feature) }];
   }
   return [
     {
       provide: repositoryClass,
-      inject: [RepositoryBinder, ModuleRef],
+      inject: [binder, ModuleRef],
       // ModuleRef.create builds the class with Nest's injection (its own dependencies work),
       // and the binder configures it before any other provider can receive it.
-      useFactory: (binder: RepositoryBinder, moduleRef: ModuleRef) => binder.provide(feature, () => moduleRef.create(repositoryClass)),
+      useFactory: (found: RepositoryBinder | undefined, moduleRef: ModuleRef) =>
+        binderOrFail(found, feature).provide(feature, () => moduleRef.create(repositoryClass)),
     },
     { provide: token, useExisting: repositoryClass },
   ];
+}
+
+function binderOrFail(binder: RepositoryBinder | undefined, feature: RepositoryFeature): RepositoryBinder {
+  if (binder !== undefined) return binder;
+  throw new RepositoryConfigurationError(
+    `RepositoryModule.forFeature([${feature.aggregate.name}]) needs RepositoryModule.forRoot() (or forRootAsync) imported once, ` +
+      `in the root module: forRoot() for in-memory repositories, forRoot({ uri }) for MongoDB, forRoot({ postgres: { url } }) for PostgreSQL.`,
+  );
 }
