@@ -40,7 +40,7 @@ export class RegistrationModule {
           useFactory: (redis: Redis | null, mongo: Connection | null, postgres: Pool | null) => ({
             factory:
               config.prepareBackend === 'redis'
-                ? new RedisPrepareKeyFactory(redis!, { prefix: config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX })
+                ? new RedisPrepareKeyFactory(redis!, { keyPrefix: `${config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX}:` })
                 : config.prepareBackend === 'mongo'
                   ? new MongoPrepareKeyFactory(mongo!)
                   : config.prepareBackend === 'postgres'

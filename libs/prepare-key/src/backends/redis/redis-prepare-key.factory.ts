@@ -3,7 +3,7 @@ import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error
 import type { PrepareKey } from '../../prepare-key.js';
 import { PrepareKeyFactory } from '../../prepare-key.factory.js';
 import { assertName } from '../../prepare-key.validation.js';
-import { DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_RETENTION_MS } from './redis-prepare-key.constants.js';
+import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_RETENTION_MS } from './redis-prepare-key.constants.js';
 import type { RedisPrepareKeyFactoryOptions } from './redis-prepare-key.interfaces.js';
 import { RedisKeyScanner } from './redis-key-scanner.js';
 import { RedisPrepareKey, type RedisPrepareKeyContext } from './redis-prepare-key.js';
@@ -12,7 +12,7 @@ import { ServerClock } from '../../server-clock.js';
 /**
  * PrepareKeys on Redis (a single node or a Cluster) through an ioredis client, shared by every
  * instance of an application. Each operation is one atomic Lua script on one record key
- * `<prefix>:{<name>:<key>}`; expiry is decided by the Redis server's clock; an expired record
+ * `<keyPrefix>{<name>:<key>}`; expiry is decided by the Redis server's clock; an expired record
  * stays readable by `getValue` for `retentionMs`, then Redis drops it by itself.
  *
  * The client stays the caller's: the factory neither connects nor closes it. Set
@@ -28,22 +28,52 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
         'RedisPrepareKeyFactory: pass an ioredis client, `new Redis(url)` or `new Cluster(nodes)`',
       );
     }
-    const { prefix = DEFAULT_REDIS_PREFIX, retentionMs = DEFAULT_REDIS_RETENTION_MS } = options;
-    if (typeof prefix !== 'string' || prefix.length === 0 || /[{}]/.test(prefix)) {
-      throw new PrepareKeyArgumentError(
-        `RedisPrepareKeyFactory: prefix must be a non-empty string without '{' or '}' (they would change the hash tag), got ${JSON.stringify(prefix)}`,
-      );
-    }
+    const { retentionMs = DEFAULT_REDIS_RETENTION_MS } = options;
+    const keyPrefix = resolveKeyPrefix(options);
     if (retentionMs !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(retentionMs) && retentionMs >= 0)) {
       throw new PrepareKeyArgumentError(
         `RedisPrepareKeyFactory: retentionMs must be a non-negative integer number of milliseconds (or Infinity), got ${String(retentionMs)}`,
       );
     }
-    this.context = { client, prefix, retentionMs, clock: new ServerClock(), scanner: new RedisKeyScanner(client) };
+    this.context = { client, keyPrefix, retentionMs, clock: new ServerClock(), scanner: new RedisKeyScanner(client) };
   }
 
   create<V = unknown>(name: string): PrepareKey<V> {
     assertName(name);
     return new RedisPrepareKey<V>(name, this.context);
   }
+}
+
+let prefixDeprecationShown = false;
+
+/** `keyPrefix` as given; the deprecated `prefix` (no trailing separator) is `prefix + ':'`, the same keys as before. */
+function resolveKeyPrefix(options: RedisPrepareKeyFactoryOptions): string {
+  const { keyPrefix, prefix } = options;
+  if (keyPrefix !== undefined && prefix !== undefined) {
+    throw new PrepareKeyArgumentError(
+      `RedisPrepareKeyFactory: pass keyPrefix only (prefix is its deprecated form: prefix 'app' is keyPrefix 'app:')`,
+    );
+  }
+  if (prefix !== undefined) {
+    if (typeof prefix !== 'string' || prefix.length === 0 || /[{}]/.test(prefix)) {
+      throw new PrepareKeyArgumentError(
+        `RedisPrepareKeyFactory: prefix must be a non-empty string without '{' or '}' (they would change the hash tag), got ${JSON.stringify(prefix)}`,
+      );
+    }
+    if (!prefixDeprecationShown) {
+      prefixDeprecationShown = true;
+      process.emitWarning(`RedisPrepareKeyFactory: 'prefix' is deprecated; use keyPrefix: '${prefix}:' (used as given, the same keys)`, {
+        type: 'DeprecationWarning',
+        code: 'DDD_KIT_REDIS_PREFIX',
+      });
+    }
+    return `${prefix}:`;
+  }
+  const chosen = keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
+  if (typeof chosen !== 'string' || /[{}]/.test(chosen)) {
+    throw new PrepareKeyArgumentError(
+      `RedisPrepareKeyFactory: keyPrefix must be a string without '{' or '}' (they would change the hash tag), got ${JSON.stringify(chosen)}`,
+    );
+  }
+  return chosen;
 }

@@ -1,7 +1,14 @@
 export interface RedisPrepareKeyFactoryOptions {
   /**
-   * Prepended to every record key: `<prefix>:{<name>:<key>}` (name and key percent-encoded).
-   * Must not contain `{` or `}`, which would change the hash tag. Default `'ddd-kit:prepare'`.
+   * Prepended to every record key as given, so include the separator: `<keyPrefix>{<name>:<key>}`
+   * (name and key percent-encoded). The same convention as ioredis's own `keyPrefix` option and
+   * `RedisMachineIdDistributor`'s `keyPrefix`. Must not contain `{` or `}`, which would change
+   * the hash tag. Default `'ddd-kit:prepare:'`.
+   */
+  keyPrefix?: string;
+  /**
+   * @deprecated Use `keyPrefix`, which is used as given: `prefix: 'app'` is `keyPrefix: 'app:'`
+   * (the same keys). Still accepted; passing both is an error.
    */
   prefix?: string;
   /**

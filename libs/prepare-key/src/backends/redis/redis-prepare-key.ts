@@ -11,7 +11,8 @@ import type { ServerClock } from '../../server-clock.js';
 /** What every key of one RedisPrepareKeyFactory shares. */
 export interface RedisPrepareKeyContext {
   client: Redis | Cluster;
-  prefix: string;
+  /** Used as given: record keys are `<keyPrefix>{<name>:<key>}`. */
+  keyPrefix: string;
   retentionMs: number;
   clock: ServerClock;
   scanner: RedisKeyScanner;
@@ -34,7 +35,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   ) {
     super();
     this.client = context.client;
-    this.head = recordKeyHead(context.prefix, name);
+    this.head = recordKeyHead(context.keyPrefix, name);
   }
 
   protected override now(): number {

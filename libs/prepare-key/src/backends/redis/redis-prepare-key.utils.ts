@@ -21,12 +21,12 @@ function percentEncodeAscii(char: string): string {
 }
 
 /**
- * Everything before the encoded key in a record key: `<prefix>:{<name>:`. A record key is
- * `<prefix>:{<name>:<key>}`: the hash tag `{<name>:<key>}` holds neither `{` nor `}`, so each
+ * Everything before the encoded key in a record key: `<keyPrefix>{<name>:`. A record key is
+ * `<keyPrefix>{<name>:<key>}` (the default keyPrefix `ddd-kit:prepare:` ends with its separator): the hash tag `{<name>:<key>}` holds neither `{` nor `}`, so each
  * record has one well-defined slot and the records of one name spread over the whole Cluster.
  */
-export function recordKeyHead(prefix: string, name: string): string {
-  return `${prefix}:{${encodeKeyPart(name)}:`;
+export function recordKeyHead(keyPrefix: string, name: string): string {
+  return `${keyPrefix}{${encodeKeyPart(name)}:`;
 }
 
 /** Escapes SCAN MATCH glob characters so that `literal` matches only itself. */

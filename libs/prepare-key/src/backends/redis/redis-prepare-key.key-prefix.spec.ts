@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { redisUrl, uniqueName } from '../../../../../test/support/servers.js';
+import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
+import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
+
+// One convention for both Redis classes of ddd-kit (and ioredis's own option): `keyPrefix`,
+// used as given. The older `prefix` (no separator) still works and names the same keys.
+
+describe('RedisPrepareKeyFactory keyPrefix', () => {
+  let redis: Redis;
+
+  beforeAll(() => {
+    redis = new Redis(redisUrl());
+  });
+
+  afterAll(async () => {
+    await redis.quit();
+  });
+
+  it('is used as given: the record key is <keyPrefix>{<name>:<key>}', async () => {
+    const keyPrefix = `${uniqueName('kp')}/`;
+    await new RedisPrepareKeyFactory(redis, { keyPrefix }).create('user').prepare('alice', 1);
+    expect(await redis.keys(`${keyPrefix}*`)).toEqual([`${keyPrefix}{user:alice}`]);
+  });
+
+  it('defaults to ddd-kit:prepare:', async () => {
+    const name = uniqueName('default');
+    const key = new RedisPrepareKeyFactory(redis).create(name);
+    await key.prepare('k', 1);
+    expect(await redis.exists(`ddd-kit:prepare:{${encodeURIComponent(name)}:k}`)).toBe(1);
+    await key.rollback('k');
+  });
+
+  it('the deprecated prefix p names the same keys as keyPrefix "p:"', async () => {
+    const base = uniqueName('deprecated');
+    const old = new RedisPrepareKeyFactory(redis, { prefix: base }).create('user');
+    const current = new RedisPrepareKeyFactory(redis, { keyPrefix: `${base}:` }).create('user');
+    expect(await old.prepare('bob', 'x')).toBe(true);
+    expect(await current.get('bob')).toBe('x');
+    expect(await current.prepare('bob', 'y')).toBe(false);
+    expect(await redis.keys(`${base}*`)).toEqual([`${base}:{user:bob}`]);
+  });
+
+  it('refuses both at once, and braces in either (they would change the hash tag)', () => {
+    expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a', keyPrefix: 'a:' })).toThrow(PrepareKeyArgumentError);
+    expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a', keyPrefix: 'a:' })).toThrow(/keyPrefix only/);
+    expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 'a{b}:' })).toThrow(/keyPrefix must be a string without/);
+    expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 42 as never })).toThrow(PrepareKeyArgumentError);
+  });
+});
