@@ -56,7 +56,10 @@ export type {
   IdGeneratorModuleForRootOptions,
   IdGeneratorModuleOptions,
   IdGeneratorOptionsFactory,
+  MachineIdStoreOptions,
+  RedisMachineIdStoreOptions,
 } from './module/id-generator-options.interface.js';
+export type { RedisConnectionOptions } from './machine/redis/redis-connection.js';
 export { ID_GENERATOR_CONTEXT, ID_GENERATOR_MODULE_OPTIONS } from './module/id-generator.constants.js';
 export { getIdGeneratorToken } from './module/id-generator.utils.js';
 export { InjectIdGenerator } from './module/inject-id-generator.decorator.js';
@@ -76,6 +79,7 @@ export { Order, getOrder, DEFAULT_ORDER } from './aggregate/order.decorator.js';
 // Errors
 export { IdGeneratorError } from './errors/id-generator.error.js';
 export { IdGeneratorOptionsError } from './errors/id-generator-options.error.js';
+export { MachineIdStoreError } from './errors/machine-id-store.error.js';
 export { ClockBackwardsError } from './errors/clock-backwards.error.js';
 export { ClockStalledError } from './errors/clock-stalled.error.js';
 export { InvalidClockReadingError } from './errors/invalid-clock-reading.error.js';

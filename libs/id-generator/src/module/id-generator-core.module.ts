@@ -11,14 +11,15 @@ import type {
   IdGeneratorModuleOptions,
   IdGeneratorOptionsFactory,
 } from './id-generator-options.interface.js';
-import { createIdGeneratorProviders, exportedTokens } from './id-generator.providers.js';
+import { createIdGeneratorProviders, exportedTokens, MACHINE_ID_STORE, type OwnedMachineIdStore } from './id-generator.providers.js';
 
 const logger = new Logger('IdGeneratorModule');
 
 /**
  * Owns the machine ID: acquires it while the providers are built, makes the static shortcuts
  * (generateGlobalId, generateId) reach this module once initialised, and on shutdown detaches
- * them, stops the heartbeat and gives the machine ID back.
+ * them, stops the heartbeat, gives the machine ID back and then closes the store client it
+ * opened itself (`machine: { redis }`), in that order.
  */
 @Module({})
 export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
@@ -29,6 +30,7 @@ export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
     @Inject(MachineIdHolder) private readonly holder: MachineIdHolder,
     @Inject(GlobalIdGenerator) private readonly globalIdGenerator: GlobalIdGenerator,
     @Inject(AggregateIdGeneratorRegistrar) private readonly registrar: AggregateIdGeneratorRegistrar,
+    @Inject(MACHINE_ID_STORE) private readonly store: OwnedMachineIdStore | null,
   ) {}
 
   static forRoot(options: IdGeneratorModuleForRootOptions = {}): DynamicModule {
@@ -70,6 +72,8 @@ export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
       // The ID stays held until the distributor reclaims it after its safe-guard period.
       logger.error(`Releasing machine ID ${this.holder.machineId} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
+    // The module's own client (machine: { redis }) goes only now, after the release.
+    await this.store?.close();
   }
 }
 

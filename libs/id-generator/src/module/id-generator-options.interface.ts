@@ -4,6 +4,20 @@ import type { ClockSyncOptions } from '../clock/clock-sync.js';
 import type { ClockLike, IdGenerator } from '../id-generator.interfaces.js';
 import type { MachineIdDistributor } from '../machine/machine-id-distributor.js';
 import type { MachineIdLease } from '../machine/machine-id-lease.js';
+import type { RedisConnectionOptions } from '../machine/redis/redis-connection.js';
+import type { RedisMachineIdDistributorOptions } from '../machine/redis/redis-machine-id-distributor.js';
+
+/** Where the module connects for a leased machine ID, with the distributor's settings. */
+export interface RedisMachineIdStoreOptions extends RedisConnectionOptions, RedisMachineIdDistributorOptions {}
+
+/**
+ * A machine-ID store the module connects to itself: it opens the client (failing the start-up
+ * with MachineIdStoreError when the store cannot be reached), and on shutdown gives the machine
+ * ID back first and closes the client after, so the release cannot find the connection closed.
+ */
+export interface MachineIdStoreOptions {
+  redis: RedisMachineIdStoreOptions;
+}
 
 /**
  * What a generator factory receives: the machine ID this instance holds. A function definition is
@@ -28,8 +42,12 @@ export interface IdGeneratorContext {
 export type IdGeneratorDefinition = IdGenerator | ((context: IdGeneratorContext) => IdGenerator | Promise<IdGenerator>);
 
 export interface IdGeneratorModuleOptions {
-  /** A fixed machine ID, or where to get one; default machine ID 0 (one process only). */
-  machine?: number | MachineIdDistributor;
+  /**
+   * A fixed machine ID, or where to get one; default machine ID 0 (one process only):
+   * `{ redis: { url } }` (a client the module owns and closes), or a MachineIdDistributor
+   * (on a client you own: close it in `onApplicationShutdown`, after the release).
+   */
+  machine?: number | MachineIdDistributor | MachineIdStoreOptions;
   /** Machine IDs are unique within a namespace; default 'default'. */
   namespace?: string;
   /** This process for the distributor, unique among live instances; default host name, PID and a random part. */

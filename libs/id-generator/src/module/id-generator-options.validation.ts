@@ -2,12 +2,16 @@ import { isMachineIdDistributor, type MachineIdDistributor } from '../machine/ma
 import { ManualMachineIdDistributor } from '../machine/manual-machine-id-distributor.js';
 import { nextDefaultInstanceId } from '../machine/instance-id.utils.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { connectionProblem } from '../machine/redis/redis-connection.js';
 import { DEFAULT_MACHINE_BITS, DEFAULT_NAMESPACE } from './id-generator.constants.js';
-import type { IdGeneratorDefinition, IdGeneratorModuleOptions } from './id-generator-options.interface.js';
+import type { IdGeneratorDefinition, IdGeneratorModuleOptions, RedisMachineIdStoreOptions } from './id-generator-options.interface.js';
 
 /** Options with the defaults applied and every field checked. */
 export interface ResolvedIdGeneratorOptions extends IdGeneratorModuleOptions {
-  distributor: MachineIdDistributor;
+  /** Absent when `machine` is `{ redis }`: the distributor is built on the module's client. */
+  distributor?: MachineIdDistributor;
+  /** `machine: { redis }`: the module connects (after every option was checked). */
+  ownedRedis?: RedisMachineIdStoreOptions;
   namespace: string;
   instanceId: string;
   machineBits: number;
@@ -37,7 +41,8 @@ export function resolveIdGeneratorOptions(options: IdGeneratorModuleOptions | un
   if (!Number.isInteger(machineBits) || machineBits < 1 || machineBits > DEFAULT_MACHINE_BITS) {
     fail(`machineBits must be an integer in [1, ${DEFAULT_MACHINE_BITS}] (the built-in CosIdGenerator holds ${DEFAULT_MACHINE_BITS}), got ${String(machineBits)}`);
   }
-  let distributor: MachineIdDistributor;
+  let distributor: MachineIdDistributor | undefined;
+  let ownedRedis: RedisMachineIdStoreOptions | undefined;
   if (o.machine === undefined) distributor = new ManualMachineIdDistributor(0);
   else if (typeof o.machine === 'number') {
     if (!Number.isInteger(o.machine) || o.machine < 0 || o.machine >= 2 ** machineBits) {
@@ -45,7 +50,11 @@ export function resolveIdGeneratorOptions(options: IdGeneratorModuleOptions | un
     }
     distributor = new ManualMachineIdDistributor(o.machine);
   } else if (isMachineIdDistributor(o.machine)) distributor = o.machine;
-  else fail('machine must be a number or a MachineIdDistributor (ManualMachineIdDistributor, StatefulSetMachineIdDistributor, RedisMachineIdDistributor)');
+  else if (o.machine !== null && typeof o.machine === 'object' && 'redis' in o.machine) {
+    const problem = connectionProblem(o.machine.redis);
+    if (problem !== undefined) fail(`machine.redis ${problem}`);
+    ownedRedis = o.machine.redis;
+  } else fail('machine must be a number, { redis: { url } } or a MachineIdDistributor (ManualMachineIdDistributor, StatefulSetMachineIdDistributor, RedisMachineIdDistributor)');
   const namespace = o.namespace ?? DEFAULT_NAMESPACE;
   if (typeof namespace !== 'string' || namespace.length === 0 || namespace.length > 256) fail('namespace must be a non-empty string of at most 256 characters');
   const instanceId = o.instanceId ?? nextDefaultInstanceId();
@@ -71,5 +80,5 @@ export function resolveIdGeneratorOptions(options: IdGeneratorModuleOptions | un
       if (!isClass && !isInstance) fail(`aggregateFactories[${i}] must be an AggregateIdGeneratorFactory class or instance (with create(namedAggregate))`);
     });
   }
-  return { ...o, distributor, namespace, instanceId, machineBits, generators };
+  return { ...o, distributor, ownedRedis, namespace, instanceId, machineBits, generators };
 }

@@ -4,12 +4,17 @@ import { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
 import { CosIdAggregateIdGeneratorFactory } from '../aggregate/cosid-aggregate-id-generator-factory.js';
 import { toClock } from '../clock/clock.utils.js';
+import { IdGeneratorError } from '../errors/id-generator.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { MachineIdStoreError } from '../errors/machine-id-store.error.js';
 import { UnknownIdGeneratorError } from '../errors/unknown-id-generator.error.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
 import type { IdGenerator } from '../id-generator.interfaces.js';
+import type { MachineIdDistributor } from '../machine/machine-id-distributor.js';
 import { MachineIdHolder, type HeldMachineId } from '../machine/machine-id-holder.js';
+import { closeRedis, describeRedis, openRedis } from '../machine/redis/redis-connection.js';
+import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
 import { followHolder, HeldClockSync, isOnMachineId } from './held-generators.js';
 import { ID_GENERATOR_CONTEXT, ID_GENERATOR_MODULE_OPTIONS, ID_GENERATORS } from './id-generator.constants.js';
 import type { IdGeneratorContext, IdGeneratorDefinition, IdGeneratorModuleOptions } from './id-generator-options.interface.js';
@@ -18,6 +23,57 @@ import { getIdGeneratorToken } from './id-generator.utils.js';
 
 /** Internal: the options with defaults applied, checked at bootstrap. */
 export const RESOLVED_OPTIONS = 'DDD_KIT_ID_GENERATOR_RESOLVED_OPTIONS';
+/** Internal: the machine-ID store the module opened itself (`machine: { redis }`), or null. */
+export const MACHINE_ID_STORE = 'DDD_KIT_ID_GENERATOR_MACHINE_ID_STORE';
+
+/** A store client the module owns: closed only after the machine ID was given back. */
+export interface OwnedMachineIdStore {
+  distributor: MachineIdDistributor;
+  close(): Promise<void>;
+}
+
+async function openMachineIdStore(options: ResolvedIdGeneratorOptions): Promise<OwnedMachineIdStore | null> {
+  if (options.ownedRedis === undefined) return null;
+  const { url, options: clientOptions, ...distributorOptions } = options.ownedRedis;
+  const where = describeRedis({ url, options: clientOptions });
+  const client = await openRedis({ url, options: clientOptions }, logger, (cause) =>
+    new MachineIdStoreError(
+      `IdGeneratorModule: cannot connect to Redis at ${where} to lease a machine ID (${cause.message}). ` +
+        'Start Redis, or correct machine.redis.url; the application did not start.',
+      { cause },
+    ),
+  );
+  try {
+    return { distributor: new RedisMachineIdDistributor(client, distributorOptions), close: () => closeRedis(client) };
+  } catch (error) {
+    await closeRedis(client);
+    throw error;
+  }
+}
+
+/** Acquires the machine ID; a driver's failure becomes one error that names the step and what to check. */
+async function acquireHolder(options: ResolvedIdGeneratorOptions, store: OwnedMachineIdStore | null): Promise<MachineIdHolder> {
+  const distributor = store?.distributor ?? options.distributor!;
+  try {
+    return await MachineIdHolder.acquire({
+      distributor,
+      namespace: options.namespace,
+      machineBits: options.machineBits,
+      instanceId: options.instanceId,
+      clock: options.clock === undefined ? undefined : toClock(options.clock),
+      logger,
+    });
+  } catch (error) {
+    await store?.close();
+    if (error instanceof IdGeneratorError) throw error;
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new MachineIdStoreError(
+      `IdGeneratorModule: acquiring a machine ID of namespace "${options.namespace}" from ${distributor.constructor.name} failed (${cause}). ` +
+        'Check that its store is reachable from this process (the client you gave it, or machine: { redis: { url } }); the application did not start.',
+      { cause: error },
+    );
+  }
+}
 
 const logger = new Logger('IdGeneratorModule');
 
@@ -85,11 +141,12 @@ async function build(where: string, definition: IdGeneratorDefinition, holder: M
  * Runs a bootstrap step after the machine ID was taken; if it fails, gives the ID back (Nest
  * runs no shutdown hooks for an application that failed to start).
  */
-async function orRelease<T>(holder: MachineIdHolder, step: () => T | Promise<T>): Promise<T> {
+async function orRelease<T>(holder: MachineIdHolder, store: OwnedMachineIdStore | null, step: () => T | Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
     await holder.release().catch(() => undefined);
+    await store?.close();
     throw error;
   }
 }
@@ -102,27 +159,21 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
       useFactory: (options: IdGeneratorModuleOptions) => resolveIdGeneratorOptions(options),
       inject: [ID_GENERATOR_MODULE_OPTIONS],
     },
+    { provide: MACHINE_ID_STORE, useFactory: openMachineIdStore, inject: [RESOLVED_OPTIONS] },
     {
       provide: MachineIdHolder,
-      useFactory: async (options: ResolvedIdGeneratorOptions) => {
-        const holder = await MachineIdHolder.acquire({
-          distributor: options.distributor,
-          namespace: options.namespace,
-          machineBits: options.machineBits,
-          instanceId: options.instanceId,
-          clock: options.clock === undefined ? undefined : toClock(options.clock),
-          logger,
-        });
+      useFactory: async (options: ResolvedIdGeneratorOptions, store: OwnedMachineIdStore | null) => {
+        const holder = await acquireHolder(options, store);
         logger.log(`Machine ID ${holder.machineId} of namespace "${holder.namespace}" held by instance "${holder.instanceId}"`);
         return holder;
       },
-      inject: [RESOLVED_OPTIONS],
+      inject: [RESOLVED_OPTIONS, MACHINE_ID_STORE],
     },
     { provide: ID_GENERATOR_CONTEXT, useFactory: contextOf, inject: [MachineIdHolder] },
     {
       provide: ID_GENERATORS,
-      useFactory: (options: ResolvedIdGeneratorOptions, holder: MachineIdHolder) =>
-        orRelease(holder, async () => {
+      useFactory: (options: ResolvedIdGeneratorOptions, holder: MachineIdHolder, store: OwnedMachineIdStore | null) =>
+        orRelease(holder, store, async () => {
           const generators = new Map<string, IdGenerator>();
           for (const [name, definition] of Object.entries(options.generators)) {
             generators.set(name, await build(`generators[${JSON.stringify(name)}]`, definition, holder));
@@ -132,23 +183,29 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
           }
           return generators;
         }),
-      inject: [RESOLVED_OPTIONS, MachineIdHolder],
+      inject: [RESOLVED_OPTIONS, MachineIdHolder, MACHINE_ID_STORE],
     },
     {
       provide: GlobalIdGenerator,
-      useFactory: (options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, holder: MachineIdHolder) =>
-        orRelease(holder, async () => {
+      useFactory: (options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, holder: MachineIdHolder, store: OwnedMachineIdStore | null) =>
+        orRelease(holder, store, async () => {
           const chosen = options.globalGenerator;
           if (chosen === undefined) return new GlobalIdGenerator(builtInCosId(options, holder));
           if (typeof chosen === 'string') return new GlobalIdGenerator(generators.get(chosen)!);
           return new GlobalIdGenerator(await build('globalGenerator', chosen, holder));
         }),
-      inject: [RESOLVED_OPTIONS, ID_GENERATORS, MachineIdHolder],
+      inject: [RESOLVED_OPTIONS, ID_GENERATORS, MachineIdHolder, MACHINE_ID_STORE],
     },
     {
       provide: AggregateIdGeneratorRegistrar,
-      useFactory: (moduleRef: ModuleRef, options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, holder: MachineIdHolder) =>
-        orRelease(holder, async () => {
+      useFactory: (
+        moduleRef: ModuleRef,
+        options: ResolvedIdGeneratorOptions,
+        generators: Map<string, IdGenerator>,
+        holder: MachineIdHolder,
+        store: OwnedMachineIdStore | null,
+      ) =>
+        orRelease(holder, store, async () => {
           const factories = await Promise.all(
             (options.aggregateFactories ?? []).map((factory) =>
               typeof factory === 'function' ? moduleRef.create(factory as Type<AggregateIdGeneratorFactory>) : Promise.resolve(factory),
@@ -157,7 +214,7 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
           const builtIn = new CosIdAggregateIdGeneratorFactory(generators, () => builtInCosId(options, holder));
           return new AggregateIdGeneratorRegistrar(factories, builtIn);
         }),
-      inject: [ModuleRef, RESOLVED_OPTIONS, ID_GENERATORS, MachineIdHolder],
+      inject: [ModuleRef, RESOLVED_OPTIONS, ID_GENERATORS, MachineIdHolder, MACHINE_ID_STORE],
     },
     ...generatorNames.map((name) => ({
       provide: getIdGeneratorToken(name),

@@ -68,6 +68,7 @@ export interface MachineIdKeys {
 export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   readonly keyPrefix: string;
   private readonly commands: MachineIdCommands;
+  private readonly redis: Redis | Cluster;
 
   constructor(redis: Redis | Cluster, options: RedisMachineIdDistributorOptions = {}) {
     super(options);
@@ -79,11 +80,8 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
       throw new IdGeneratorOptionsError('keyPrefix must be a string without "{" or "}" (the namespace is the hash tag)');
     }
     this.keyPrefix = keyPrefix;
-    const client = redis as Redis & Partial<MachineIdCommands>;
-    for (const [name, lua, numberOfKeys] of COMMANDS) {
-      if (typeof client[name] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
-    }
-    this.commands = client as unknown as MachineIdCommands;
+    this.redis = redis;
+    this.commands = withCommands(redis);
   }
 
   /** The Redis keys of a namespace: `<keyPrefix>{<namespace, URI-encoded>}:<name>`. */
@@ -120,15 +118,33 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
     return Number(held) === 1;
   }
 
+  /**
+   * The release. When the application has closed the client already (a `quit()` in its own
+   * `onModuleDestroy`, which may run before or during this one), the release is sent on a
+   * short-lived copy of the client instead of being lost with the ID held until `safeGuardMs`.
+   * The copy sends the same arguments, op key included: if the first try ran before the
+   * connection closed, the copy gets that run's reply.
+   */
   protected async storeRevert(state: MachineIdState): Promise<boolean> {
-    const released = await this.commands.dddKitMachineIdRevert(
-      ...this.keyList(state.namespace),
-      this.opKey(state.namespace),
-      state.instanceId,
-      String(state.machineId),
-      state.lastTimestamp,
-    );
-    return Number(released) === 1;
+    const args = [...this.keyList(state.namespace), this.opKey(state.namespace), state.instanceId, String(state.machineId), state.lastTimestamp];
+    if (isClosed(this.redis)) return this.revertOnCopy(args);
+    try {
+      return Number(await this.commands.dddKitMachineIdRevert(...args)) === 1;
+    } catch (error) {
+      if (!isClosed(this.redis)) throw error;
+      return this.revertOnCopy(args);
+    }
+  }
+
+  private async revertOnCopy(args: Array<string | number>): Promise<boolean> {
+    const copy = (this.redis as Redis).duplicate();
+    // Its errors reach the caller through the command; no "Unhandled error event" lines.
+    copy.on('error', () => undefined);
+    try {
+      return Number(await withCommands(copy).dddKitMachineIdRevert(...args)) === 1;
+    } finally {
+      await copy.quit().catch(() => copy.disconnect());
+    }
   }
 
   private base(namespace: string): string {
@@ -145,4 +161,18 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   private opKey(namespace: string): string {
     return `${this.base(namespace)}op:${randomUUID()}`;
   }
+}
+
+/** Defines the scripts on a client (once) and returns it typed with them. */
+function withCommands(redis: Redis | Cluster): MachineIdCommands {
+  const client = redis as Redis & Partial<MachineIdCommands>;
+  for (const [name, lua, numberOfKeys] of COMMANDS) {
+    if (typeof client[name] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
+  }
+  return client as unknown as MachineIdCommands;
+}
+
+/** Closed by the application (`quit()` or `disconnect()`): ioredis will not reconnect it. */
+function isClosed(redis: Redis | Cluster): boolean {
+  return redis.status === 'end';
 }
