@@ -21,6 +21,7 @@ export type {
   PrepareKeyModuleAsyncOptions,
   PrepareKeyModuleOptions,
   PrepareKeyOptionsFactory,
+  PrepareKeyRedisOptions,
   PrepareKeyScanOptions,
 } from './interfaces/prepare-key-module-options.interface.js';
 export type { PrepareKeyClass, PreparableKeyDeclaration } from './interfaces/preparable-key-declaration.interface.js';
@@ -28,9 +29,11 @@ export { PrepareKeyDeclarationError } from './errors/prepare-key-declaration.err
 export { PrepareKeyDisabledError } from './errors/prepare-key-disabled.error.js';
 export { PrepareKeyFactoryMissingError } from './errors/prepare-key-factory-missing.error.js';
 export { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
+export { PrepareKeyConnectionError } from './errors/prepare-key-connection.error.js';
 export { PrepareKeyNameConflictError } from './errors/prepare-key-name-conflict.error.js';
 export { RedisPrepareKeyFactory } from './backends/redis/redis-prepare-key.factory.js';
 export type { RedisPrepareKeyFactoryOptions } from './backends/redis/redis-prepare-key.interfaces.js';
+export type { RedisConnectionOptions } from './backends/redis/redis-connection.js';
 export { MongoPrepareKeyFactory } from './backends/mongo/mongo-prepare-key.factory.js';
 export type { MongoPrepareKeyFactoryOptions } from './backends/mongo/mongo-prepare-key.interfaces.js';
 export { PostgresPrepareKeyFactory } from './backends/postgres/postgres-prepare-key.factory.js';

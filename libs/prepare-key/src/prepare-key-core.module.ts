@@ -1,12 +1,13 @@
-import { Module } from '@nestjs/common';
-import type { DynamicModule, Provider } from '@nestjs/common';
+import { Inject, Module } from '@nestjs/common';
+import type { DynamicModule, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { openOwnedRedisBackend, type OwnedRedisBackend } from './backends/redis/redis-owned-factory.js';
 import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
 import type {
   PrepareKeyModuleAsyncOptions,
   PrepareKeyModuleOptions,
   PrepareKeyOptionsFactory,
 } from './interfaces/prepare-key-module-options.interface.js';
-import { PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_SCAN } from './prepare-key.constants.js';
+import { PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_OWNED_BACKEND, PREPARE_KEY_SCAN } from './prepare-key.constants.js';
 import { createClassProviders } from './prepare-key.providers.js';
 import { PrepareKeyRegistry } from './prepare-key.registry.js';
 import { scanPreparableKeys } from './prepare-key.scanner.js';
@@ -16,12 +17,19 @@ import type { PrepareKeyScan } from './prepare-key.scanner.js';
  * Owns the registry (the backend keys) and the providers of every scanned key class. Global
  * by default so keys are injectable anywhere and forFeature modules find the registry —
  * through `global` on the dynamic module rather than a @Global() decorator, which
- * `isGlobal: false` could not switch off. It owns no client: a factory is handed a client
- * (Redis, a Mongo connection) that stays the caller's to close, so there is nothing to
- * release on shutdown.
+ * `isGlobal: false` could not switch off. A factory is handed a client (Redis, a Mongo
+ * connection) that stays the caller's to close; with `redis: { url }` the module opens the
+ * client itself and closes it on application shutdown, the last phase, so that every
+ * `onModuleDestroy` (a machine-ID release, a service's own clean-up) still has it.
  */
 @Module({})
-export class PrepareKeyCoreModule {
+export class PrepareKeyCoreModule implements OnApplicationShutdown {
+  constructor(@Inject(PREPARE_KEY_OWNED_BACKEND) private readonly owned: OwnedRedisBackend | null) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.owned?.close();
+  }
+
   static forRoot(options: PrepareKeyModuleOptions = {}): DynamicModule {
     const scan = scanPreparableKeys(options ?? {});
     return this.build(scan, options?.isGlobal, [], [{ provide: PREPARE_KEY_MODULE_OPTIONS, useValue: options }], false);
@@ -41,16 +49,24 @@ export class PrepareKeyCoreModule {
   ): DynamicModule {
     const registryProvider: Provider = {
       provide: PrepareKeyRegistry,
-      useFactory: (options: PrepareKeyModuleOptions, scanned: PrepareKeyScan) =>
-        new PrepareKeyRegistry(options, scanned, fromAsyncFactory),
-      inject: [PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_SCAN],
+      useFactory: async (options: PrepareKeyModuleOptions, scanned: PrepareKeyScan, owned: OwnedRedisBackend | null) => {
+        try {
+          return new PrepareKeyRegistry(owned ? { ...options, factory: owned.factory } : options, scanned, fromAsyncFactory);
+        } catch (error) {
+          // A failed start runs no shutdown hook: the module's own client is closed here.
+          await owned?.close();
+          throw error;
+        }
+      },
+      inject: [PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_SCAN, PREPARE_KEY_OWNED_BACKEND],
     };
+    const ownedProvider: Provider = { provide: PREPARE_KEY_OWNED_BACKEND, useFactory: openOwnedRedisBackend, inject: [PREPARE_KEY_MODULE_OPTIONS] };
     const keyProviders = scan.declarations.flatMap((declaration) => createClassProviders(declaration));
     return {
       module: PrepareKeyCoreModule,
       global: isGlobal ?? true,
       imports,
-      providers: [...optionsProviders, { provide: PREPARE_KEY_SCAN, useValue: scan }, registryProvider, ...keyProviders],
+      providers: [...optionsProviders, { provide: PREPARE_KEY_SCAN, useValue: scan }, ownedProvider, registryProvider, ...keyProviders],
       exports: [PREPARE_KEY_MODULE_OPTIONS, PrepareKeyRegistry, ...keyProviders.map((p) => (p as { provide: unknown }).provide as string)],
     };
   }

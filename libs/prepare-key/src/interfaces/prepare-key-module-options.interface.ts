@@ -1,4 +1,6 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
+import type { RedisConnectionOptions } from '../backends/redis/redis-connection.js';
+import type { RedisPrepareKeyFactoryOptions } from '../backends/redis/redis-prepare-key.interfaces.js';
 import type { PrepareKeyFactory } from '../prepare-key.factory.js';
 import type { PrepareKeyClass, PreparableKeyDeclaration } from './preparable-key-declaration.interface.js';
 
@@ -15,10 +17,23 @@ export type PreparableKeyMatcher =
   | RegExp
   | ((declaration: PreparableKeyDeclaration) => boolean);
 
+/** `redis: { url }`: where the module's own client connects, and the RedisPrepareKeyFactory options. */
+export interface PrepareKeyRedisOptions extends RedisConnectionOptions, RedisPrepareKeyFactoryOptions {}
+
 /** The backend settings; all that forRootAsync's factory may produce. */
 export interface PrepareKeyBackendOptions {
-  /** The backend every key is created from: `new MemoryPrepareKeyFactory()`, `new RedisPrepareKeyFactory(redis)`, … */
+  /**
+   * The backend every key is created from: `new MemoryPrepareKeyFactory()`, `new RedisPrepareKeyFactory(redis)`, …
+   * A client you hand a factory stays yours: close it in `onApplicationShutdown`.
+   */
   factory?: PrepareKeyFactory;
+  /**
+   * Redis on a client the module owns (instead of `factory`): opened at start-up, which fails
+   * with PrepareKeyConnectionError when Redis cannot be reached, and closed in the module's
+   * `onApplicationShutdown`, after every `onModuleDestroy` that may still use a key.
+   * `{ url: 'redis://localhost:6379', keyPrefix: 'shop:prepare:' }`.
+   */
+  redis?: PrepareKeyRedisOptions;
   /**
    * Default true. When false no backend is used (a factory is not required and never
    * called): declared keys stay injectable, so the application boots, but every operation
