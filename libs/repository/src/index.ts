@@ -57,6 +57,9 @@ export { DuplicateAggregateError } from './errors/duplicate-aggregate.error.js';
 export { AggregateStateError } from './errors/aggregate-state.error.js';
 export { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
 
+// HTTP (optional)
+export { DddKitExceptionFilter, dddKitHttpStatus } from './http/ddd-kit-exception.filter.js';
+
 // Nest module
 export { RepositoryModule } from './repository.module.js';
 export type {

@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { BadRequestException, Catch, Controller, Get, Module, Param, type INestApplication } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { MemoryPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key';
+import {
+  AggregateRoot,
+  AggregateStateError,
+  DddKitExceptionFilter,
+  dddKitHttpStatus,
+  DuplicateAggregateError,
+  InjectRepository,
+  OptimisticLockError,
+  RepositoryConfigurationError,
+  RepositoryModule,
+  UniqueKey,
+  UniqueKeyViolationError,
+  type IRepository,
+} from '@ddd-kit/repository';
+
+// The optional filter: ddd-kit errors that a request can cause become 400/409 (or 412), the rest
+// is Nest's default. The errors are the real ones, thrown by a repository and a PrepareKey.
+
+@UniqueKey('exception-filter-name', (account: Account) => account.name)
+class Account extends AggregateRoot<string> {
+  name = '';
+}
+
+@Controller()
+class AccountsController {
+  constructor(@InjectRepository(Account) private readonly accounts: IRepository<string, Account>) {}
+
+  @Get('bad-id')
+  async badId(): Promise<unknown> {
+    return this.accounts.findById({ $ne: null } as never);
+  }
+
+  @Get('taken/:name')
+  async taken(@Param('name') name: string): Promise<unknown> {
+    for (const id of ['a', 'b']) {
+      const account = new Account(`${name}-${id}`);
+      account.name = name;
+      await this.accounts.insert(account);
+    }
+    return 'two accounts with one name';
+  }
+
+  @Get('duplicate/:id')
+  async duplicate(@Param('id') id: string): Promise<unknown> {
+    await this.accounts.insert(Object.assign(new Account(id), { name: `${id}-1` }));
+    await this.accounts.insert(Object.assign(new Account(id), { name: `${id}-2` }));
+    return 'inserted twice';
+  }
+
+  @Get('stale/:id')
+  async stale(@Param('id') id: string): Promise<unknown> {
+    await this.accounts.insert(Object.assign(new Account(id), { name: `${id}-s` }));
+    const first = (await this.accounts.findById(id))!;
+    const second = (await this.accounts.findById(id))!;
+    await this.accounts.update(first);
+    await this.accounts.update(second);
+    return 'both updates won';
+  }
+
+  @Get('bad-key')
+  async badKey(): Promise<unknown> {
+    return new MemoryPrepareKeyFactory().create('k').prepare('', 1);
+  }
+
+  @Get('http')
+  http(): never {
+    throw new BadRequestException('your own 400');
+  }
+
+  @Get('config')
+  config(): never {
+    throw new RepositoryConfigurationError('a setup mistake');
+  }
+
+  @Get('crash')
+  crash(): never {
+    throw new Error('a bug');
+  }
+}
+
+@Catch()
+class IfMatchExceptionFilter extends DddKitExceptionFilter {
+  protected override readonly optimisticLockStatus = 412;
+}
+
+async function appWith(filter: typeof DddKitExceptionFilter): Promise<INestApplication> {
+  @Module({
+    imports: [
+      PrepareKeyModule.forRoot({ include: [], factory: new MemoryPrepareKeyFactory() }),
+      RepositoryModule.forRoot(),
+      RepositoryModule.forFeature([Account]),
+    ],
+    controllers: [AccountsController],
+    providers: [{ provide: APP_FILTER, useClass: filter }],
+  })
+  class AppModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  return app;
+}
+
+describe('DddKitExceptionFilter', () => {
+  let app: INestApplication;
+  let ifMatch: INestApplication;
+
+  beforeAll(async () => {
+    app = await appWith(DddKitExceptionFilter);
+    ifMatch = await appWith(IfMatchExceptionFilter);
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await ifMatch.close();
+  });
+
+  it.each([
+    ['an invalid aggregate id', '/bad-id', 400, 'Bad Request', /Invalid Account id an object/],
+    ['a bad PrepareKey argument', '/bad-key', 400, 'Bad Request', /key/],
+    ['a unique key value that is taken', '/taken/zoe', 409, 'Conflict', /the exception-filter-name 'zoe' is already taken/],
+    ['an insert of a stored id', '/duplicate/d1', 409, 'Conflict', /already exists/],
+    ['a lost optimistic lock', '/stale/s1', 409, 'Conflict', /is no longer at version 1/],
+  ])('%s: GET %s → %i', async (_, path, status, reason, message) => {
+    const response = await request(app.getHttpServer()).get(path);
+    expect(response.status).toBe(status);
+    expect(response.body).toEqual({ statusCode: status, error: reason, message: expect.stringMatching(message) });
+  });
+
+  it('a subclass answers 412 for a lost optimistic lock (an API taking If-Match)', async () => {
+    const response = await request(ifMatch.getHttpServer()).get('/stale/s2');
+    expect(response.status).toBe(412);
+    expect(response.body.error).toBe('Precondition Failed');
+  });
+
+  it.each([
+    ['your own HttpException', '/http', 400, 'your own 400'],
+    ['a configuration error', '/config', 500, 'Internal server error'],
+    ['any other error', '/crash', 500, 'Internal server error'],
+  ])('%s: GET %s is left to Nest’s default (%i)', async (_, path, status, message) => {
+    const response = await request(app.getHttpServer()).get(path);
+    expect(response.status).toBe(status);
+    expect(response.body.message).toBe(message);
+  });
+});
+
+describe('dddKitHttpStatus (for an application’s own filter)', () => {
+  it('maps each error, and nothing else', () => {
+    expect(dddKitHttpStatus(new OptimisticLockError('Account', 'a', 1))).toBe(409);
+    expect(dddKitHttpStatus(new OptimisticLockError('Account', 'a', 1), 412)).toBe(412);
+    expect(dddKitHttpStatus(new UniqueKeyViolationError('email', 'x@y'))).toBe(409);
+    expect(dddKitHttpStatus(new DuplicateAggregateError('Account', 'a'))).toBe(409);
+    expect(dddKitHttpStatus(new AggregateStateError('Account', 'a', 'deleted'))).toBe(409);
+    expect(dddKitHttpStatus(new RepositoryConfigurationError('x'))).toBeUndefined();
+    expect(dddKitHttpStatus(new Error('x'))).toBeUndefined();
+    expect(dddKitHttpStatus('not an error')).toBeUndefined();
+  });
+});
