@@ -70,6 +70,15 @@ export abstract class AggregateRoot<ID extends AggregateId = string, S = Record<
     stateOf(this).version = version;
   }
 
+  /**
+   * The version stored now, as far as this instance knows: what it was loaded at, then what its
+   * last successful write stored (0 while never stored). The same number as `oldVersion`, under
+   * the name a caller reads after a write (an ETag, a reply's `version`).
+   */
+  get version(): number {
+    return stateOf(this).version;
+  }
+
   /** The version the next write stores. */
   get newVersion(): number {
     return stateOf(this).version + 1;
