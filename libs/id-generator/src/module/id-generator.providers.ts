@@ -21,6 +21,8 @@ import type { IdGeneratorContext, IdGeneratorDefinition, IdGeneratorModuleOption
 import { resolveIdGeneratorOptions, type ResolvedIdGeneratorOptions } from './id-generator-options.validation.js';
 import { getIdGeneratorToken } from './id-generator.utils.js';
 
+const logger = new Logger('IdGeneratorModule');
+
 /** Internal: the options with defaults applied, checked at bootstrap. */
 export const RESOLVED_OPTIONS = 'DDD_KIT_ID_GENERATOR_RESOLVED_OPTIONS';
 /** Internal: the machine-ID store the module opened itself (`machine: { redis }`), or null. */
@@ -74,8 +76,6 @@ async function acquireHolder(options: ResolvedIdGeneratorOptions, store: OwnedMa
     );
   }
 }
-
-const logger = new Logger('IdGeneratorModule');
 
 /** A live view of the holder: the current machine ID, its floor and lease (they change when a lost ID is replaced). */
 function contextOf(holder: MachineIdHolder): IdGeneratorContext {

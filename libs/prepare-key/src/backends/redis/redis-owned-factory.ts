@@ -4,7 +4,7 @@ import { PrepareKeyConnectionError } from '../../errors/prepare-key-connection.e
 import { PrepareKeyModuleOptionsError } from '../../errors/prepare-key-module-options.error.js';
 import type { PrepareKeyModuleOptions, PrepareKeyRedisOptions } from '../../interfaces/prepare-key-module-options.interface.js';
 import { closeRedis, connectionProblem, describeRedis, openRedis } from './redis-connection.js';
-import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
+import { checkRedisPrepareKeyFactoryOptions, RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
 
 const logger = new Logger('PrepareKeyModule');
 
@@ -29,7 +29,7 @@ export async function openOwnedRedisBackend(options: PrepareKeyModuleOptions | u
   if (options?.enabled === false) return null;
   const { url, options: clientOptions, ...factoryOptions } = redis as PrepareKeyRedisOptions;
   // Checked before connecting: a bad keyPrefix must not leave a client open.
-  new RedisPrepareKeyFactory(placeholderClient(), factoryOptions);
+  checkRedisPrepareKeyFactoryOptions(factoryOptions);
   const client: Redis = await openRedis({ url, options: clientOptions }, logger, (cause) =>
     new PrepareKeyConnectionError(
       `PrepareKeyModule: cannot connect to Redis at ${describeRedis({ url, options: clientOptions })} for the reservations ` +
@@ -38,9 +38,4 @@ export async function openOwnedRedisBackend(options: PrepareKeyModuleOptions | u
     ),
   );
   return { factory: new RedisPrepareKeyFactory(client, factoryOptions), close: () => closeRedis(client) };
-}
-
-/** Enough of a client for the factory's option checks; never sent a command. */
-function placeholderClient(): Redis {
-  return { evalsha: () => Promise.reject(new Error('not connected')), options: {} } as unknown as Redis;
 }

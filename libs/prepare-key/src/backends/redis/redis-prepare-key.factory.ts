@@ -28,13 +28,7 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
         'RedisPrepareKeyFactory: pass an ioredis client, `new Redis(url)` or `new Cluster(nodes)`',
       );
     }
-    const { retentionMs = DEFAULT_REDIS_RETENTION_MS } = options;
-    const keyPrefix = resolveKeyPrefix(options);
-    if (retentionMs !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(retentionMs) && retentionMs >= 0)) {
-      throw new PrepareKeyArgumentError(
-        `RedisPrepareKeyFactory: retentionMs must be a non-negative integer number of milliseconds (or Infinity), got ${String(retentionMs)}`,
-      );
-    }
+    const { keyPrefix, retentionMs } = checkRedisPrepareKeyFactoryOptions(options);
     this.context = { client, keyPrefix, retentionMs, clock: new ServerClock(), scanner: new RedisKeyScanner(client) };
   }
 
@@ -42,6 +36,18 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
     assertName(name);
     return new RedisPrepareKey<V>(name, this.context);
   }
+}
+
+/** The options with defaults applied; throws PrepareKeyArgumentError for one that cannot work. */
+export function checkRedisPrepareKeyFactoryOptions(options: RedisPrepareKeyFactoryOptions): { keyPrefix: string; retentionMs: number } {
+  const { retentionMs = DEFAULT_REDIS_RETENTION_MS } = options;
+  const keyPrefix = resolveKeyPrefix(options);
+  if (retentionMs !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(retentionMs) && retentionMs >= 0)) {
+    throw new PrepareKeyArgumentError(
+      `RedisPrepareKeyFactory: retentionMs must be a non-negative integer number of milliseconds (or Infinity), got ${String(retentionMs)}`,
+    );
+  }
+  return { keyPrefix, retentionMs };
 }
 
 let prefixDeprecationShown = false;
