@@ -47,12 +47,12 @@ export class LibraryTelemetry<I extends object> {
 
   /**
    * @param scope the instrumentation scope (the package name)
-   * @param subjectKey the attribute naming what an operation acts on (a key space, an aggregate)
+   * @param subjectKey the attribute naming what an operation acts on (a key space, an aggregate), if any
    * @param operationKey the attribute naming the operation
    */
   constructor(
     private readonly scope: string,
-    private readonly subjectKey: string,
+    private readonly subjectKey: string | undefined,
     private readonly operationKey: string,
     private readonly makeInstruments: (meter: Meter) => I,
   ) {
@@ -82,11 +82,17 @@ export class LibraryTelemetry<I extends object> {
    * `pick(instruments)`, all carrying the subject, the operation and the outcome. Undefined when
    * neither traces nor metrics are recorded (nothing was allocated for them).
    */
-  begin(spanName: string, pick: (instruments: I) => OperationInstruments, operation: string, subject: string): ActiveOperation | undefined {
+  begin(
+    spanName: string,
+    pick: (instruments: I) => OperationInstruments | undefined,
+    operation: string,
+    subject?: string,
+  ): ActiveOperation | undefined {
     const instruments = this.instruments();
     const span = this.startSpan(spanName);
     if (span === undefined && instruments === undefined) return undefined;
-    const attributes: Attributes = { [this.subjectKey]: subject, [this.operationKey]: operation };
+    const attributes: Attributes = { [this.operationKey]: operation };
+    if (this.subjectKey !== undefined && subject !== undefined) attributes[this.subjectKey] = subject;
     span?.setAttributes(attributes);
     return new ActiveOperation(span, instruments && pick(instruments), attributes);
   }
