@@ -133,20 +133,22 @@ export class ActiveOperation {
     }
   }
 
-  /** Ends when `promise` settles: `outcome(result)` on success, 'error' on rejection. */
-  settle<T>(promise: Promise<T>, outcome: (result: T) => string): Promise<T> {
+  /** Ends when `promise` settles: `outcome(result)` on success, `failed(error)` (default 'error') on rejection. */
+  settle<T>(promise: Promise<T>, outcome: (result: T) => string, failed: (error: unknown) => string = failedOutcome): Promise<T> {
     return promise.then(
       (result) => {
         this.end(outcome(result));
         return result;
       },
       (error: unknown) => {
-        this.end('error', error);
+        this.end(failed(error), error);
         throw error;
       },
     );
   }
 }
+
+const failedOutcome = (): string => 'error';
 
 /** The error's class name (low cardinality, as `error.type` asks). */
 export function errorType(error: unknown): string {
