@@ -6,6 +6,7 @@ import { InMemoryRepository } from '../backends/memory/in-memory.repository.js';
 import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
 import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
 import { UniqueKey } from '../unique-keys/unique-key.decorator.js';
+import type { UniqueKeyOwner } from '../unique-keys/unique-key.interfaces.js';
 import { recordOutboxLag } from './outbox.telemetry.js';
 
 @UniqueKey('member-name', (member: Member) => member.name)
@@ -30,7 +31,7 @@ describe('repository telemetry (OpenTelemetry SDK with in-memory exporters)', ()
   });
   beforeEach(async () => {
     await telemetry.reset();
-    const names = new MemoryPrepareKeyFactory().create('member-name');
+    const names = new MemoryPrepareKeyFactory().create<UniqueKeyOwner>('member-name');
     repository = new InMemoryRepository<string, Member>({ aggregate: Member, uniqueKeys: { 'member-name': names } });
   });
 
