@@ -27,9 +27,9 @@ export interface MetricPoint {
 export interface TelemetryRecorder {
   /** Spans ended so far. */
   spans(): ReadableSpan[];
-  /** The metric points collected now (cumulative since `start` or the last `reset`). */
+  /** The metric points collected now, less what they were at the last `reset` (points that did not move are left out). */
   metricPoints(): Promise<MetricPoint[]>;
-  /** Forgets recorded spans and starts counting metrics afresh. */
+  /** Forgets recorded spans, and makes metric points count from now. */
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -45,46 +45,53 @@ export async function startTelemetry(): Promise<TelemetryRecorder> {
   context.setGlobalContextManager(contextManager);
   trace.setGlobalTracerProvider(tracerProvider);
 
-  let metricExporter: InMemoryMetricExporter;
-  let reader: PeriodicExportingMetricReader;
-  let meterProvider: MeterProvider;
-  const startMetrics = (): void => {
-    metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
-    // Exported on demand (forceFlush), never by the timer during a test.
-    reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
-    meterProvider = new MeterProvider({ readers: [reader] });
-    metrics.disable();
-    metrics.setGlobalMeterProvider(meterProvider);
-  };
-  startMetrics();
+  const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
+  // Exported on demand (forceFlush), never by the timer during a test.
+  const reader = new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  metrics.setGlobalMeterProvider(meterProvider);
 
-  return {
-    spans: () => spanExporter.getFinishedSpans(),
-    async metricPoints() {
-      metricExporter.reset();
-      await reader.forceFlush();
-      const points: MetricPoint[] = [];
-      for (const resource of metricExporter.getMetrics()) {
-        for (const scope of resource.scopeMetrics) {
-          for (const metric of scope.metrics) {
-            for (const point of metric.dataPoints as DataPoint<number | Histogram>[]) {
-              const { name, unit } = metric.descriptor;
-              if (metric.dataPointType === DataPointType.HISTOGRAM) {
-                const histogram = point.value as Histogram;
-                points.push({ name, unit, attributes: point.attributes, value: histogram.count, sum: histogram.sum });
-              } else {
-                points.push({ name, unit, attributes: point.attributes, value: point.value as number });
-              }
+  // One SDK for the whole file, as one process has one: `reset` keeps a baseline instead of
+  // replacing the provider (an observable counter stays registered, cumulative sums stay whole).
+  let baseline = new Map<string, MetricPoint>();
+  const collect = async (): Promise<MetricPoint[]> => {
+    metricExporter.reset();
+    await reader.forceFlush();
+    const points: MetricPoint[] = [];
+    for (const resource of metricExporter.getMetrics()) {
+      for (const scope of resource.scopeMetrics) {
+        for (const metric of scope.metrics) {
+          for (const point of metric.dataPoints as DataPoint<number | Histogram>[]) {
+            const { name, unit } = metric.descriptor;
+            if (metric.dataPointType === DataPointType.HISTOGRAM) {
+              const histogram = point.value as Histogram;
+              points.push({ name, unit, attributes: point.attributes, value: histogram.count, sum: histogram.sum });
+            } else {
+              points.push({ name, unit, attributes: point.attributes, value: point.value as number });
             }
           }
         }
       }
-      return points;
+    }
+    return points;
+  };
+  const keyOf = (point: MetricPoint): string => `${point.name} ${JSON.stringify(Object.entries(point.attributes).sort(([a], [b]) => a.localeCompare(b)))}`;
+
+  return {
+    spans: () => spanExporter.getFinishedSpans(),
+    async metricPoints() {
+      const moved: MetricPoint[] = [];
+      for (const point of await collect()) {
+        const before = baseline.get(keyOf(point));
+        const value = point.value - (before?.value ?? 0);
+        if (value === 0) continue;
+        moved.push(point.sum === undefined ? { ...point, value } : { ...point, value, sum: point.sum - (before?.sum ?? 0) });
+      }
+      return moved;
     },
     async reset() {
       spanExporter.reset();
-      await meterProvider.shutdown();
-      startMetrics();
+      baseline = new Map((await collect()).map((point) => [keyOf(point), point]));
     },
     async stop() {
       await meterProvider.shutdown();

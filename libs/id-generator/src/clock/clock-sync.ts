@@ -133,6 +133,8 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
 
   /** Runs a generating call, waiting (with timers, not a busy-wait) for a clock up to brokenThresholdMs behind. */
   async runAsync<T>(generate: () => T): Promise<T> {
+    // One identity check: registers the ID counter with an SDK started after this was built.
+    generatorTelemetry.instruments();
     try {
       const id = generate();
       issued.generateAsync++;

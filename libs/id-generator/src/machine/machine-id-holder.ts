@@ -4,7 +4,7 @@ import { IdGeneratorError } from '../errors/id-generator.error.js';
 import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
 import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import type { Clock } from '../id-generator.interfaces.js';
-import { machineIdTelemetry, noMetric, recordMachineIdLoss, renewals } from '../telemetry/id-generator.telemetry.js';
+import { generatorTelemetry, machineIdTelemetry, noMetric, recordMachineIdLoss, renewals } from '../telemetry/id-generator.telemetry.js';
 import type { MachineIdDistributor, MachineIdRequest, MachineIdState } from './machine-id-distributor.js';
 import { leaseInstant, MachineIdLease, type LeaseInstant, type MachineIdLeaseClocks } from './machine-id-lease.js';
 
@@ -230,6 +230,7 @@ export class MachineIdHolder {
     const held = this.held;
     const sentAt = this.clocksNow();
     const telemetry = machineIdTelemetry.begin('machine_id.renew', renewals, 'renew', this.namespace);
+    generatorTelemetry.instruments(); // the ID counter, for an SDK started after the generators were built
     try {
       await this.options.distributor.guard(this.state(held));
       held.lease.renew(sentAt);

@@ -1,7 +1,7 @@
 // The same file sits in every ddd-kit library that reports telemetry (each library stands alone).
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
-import type { Attributes, Counter, Histogram, Meter, MeterProvider, Span, SpanOptions, Tracer } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram, Meter, MeterProvider, Span, SpanOptions, Tracer, TracerProvider } from '@opentelemetry/api';
 
 /**
  * `@opentelemetry/api` when the application installed it, else undefined (telemetry off).
@@ -34,14 +34,16 @@ const SPAN_OPTIONS: SpanOptions = { kind: 0 /* SpanKind.INTERNAL */ };
 /**
  * One library's tracer and instruments.
  *
- * The tracer is taken once: the API hands out a proxy that follows a provider registered later.
+ * The tracer comes from the API's proxy provider, which follows an SDK registered later; it is
+ * taken again only when that proxy is replaced (`trace.disable()`, as tests do between SDKs).
  * Meters have no such proxy, so the instruments are made again whenever the global MeterProvider
  * changes (an SDK started after this module was imported, as ES module imports run first).
- * With no SDK registered, a call costs one no-op span and one identity check, and `begin`
+ * With no SDK registered, a call costs one no-op span and two identity checks, and `begin`
  * answers undefined so the caller adds nothing to its promise chain.
  */
 export class LibraryTelemetry<I extends object> {
-  private readonly tracer: Tracer | undefined;
+  private tracerProvider: TracerProvider | undefined;
+  private tracer: Tracer | undefined;
   private provider: MeterProvider | undefined;
   private current: I | undefined;
 
@@ -55,9 +57,7 @@ export class LibraryTelemetry<I extends object> {
     private readonly subjectKey: string | undefined,
     private readonly operationKey: string,
     private readonly makeInstruments: (meter: Meter) => I,
-  ) {
-    this.tracer = otel?.trace.getTracer(scope);
-  }
+  ) {}
 
   /** The instruments on the registered MeterProvider; undefined when none is registered. */
   instruments(): I | undefined {
@@ -73,8 +73,14 @@ export class LibraryTelemetry<I extends object> {
 
   /** A recording span, or undefined when no tracer provider records it. */
   startSpan(name: string): Span | undefined {
-    const span = this.tracer?.startSpan(name, SPAN_OPTIONS);
-    return span !== undefined && span.isRecording() ? span : undefined;
+    if (otel === undefined) return undefined;
+    const provider = otel.trace.getTracerProvider();
+    if (provider !== this.tracerProvider) {
+      this.tracerProvider = provider;
+      this.tracer = provider.getTracer(this.scope);
+    }
+    const span = this.tracer!.startSpan(name, SPAN_OPTIONS);
+    return span.isRecording() ? span : undefined;
   }
 
   /**
