@@ -61,7 +61,7 @@ export abstract class PrepareKey<V = unknown> {
       assertKey(key);
       const { json, ttlAt } = encodePrepared(value);
       op = newOperationId();
-      prepared = telemetry === undefined ? this.doPrepare(key, json, ttlAt, op) : telemetry.within(() => this.doPrepare(key, json, ttlAt, op));
+      prepared = telemetry === undefined ? this.doPrepare(key, json, ttlAt, op) : telemetry.within(this.doPrepare, this, key, json, ttlAt, op);
     } catch (error) {
       const rejected = Promise.reject(error);
       return telemetry === undefined ? rejected : telemetry.settle(rejected, wonOrTaken);

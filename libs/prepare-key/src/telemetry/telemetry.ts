@@ -1,7 +1,7 @@
 // The same file sits in every ddd-kit library that reports telemetry (each library stands alone).
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
-import type { Attributes, Counter, Histogram, Meter, MeterProvider, Span, SpanOptions, Tracer, TracerProvider } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram, Meter, MeterProvider, ProxyTracerProvider, Span, SpanOptions, Tracer, TracerProvider } from '@opentelemetry/api';
 
 /**
  * `@opentelemetry/api` when the application installed it, else undefined (telemetry off).
@@ -31,15 +31,17 @@ export const DURATION_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.0
 
 const SPAN_OPTIONS: SpanOptions = { kind: 0 /* SpanKind.INTERNAL */ };
 
+/** The API's no-op tracer provider: what its proxy provider delegates to while no SDK is registered. */
+const NOOP_TRACER_PROVIDER: TracerProvider | undefined = otel && new otel.ProxyTracerProvider().getDelegate();
+
 /**
  * One library's tracer and instruments.
  *
- * The tracer comes from the API's proxy provider, which follows an SDK registered later; it is
- * taken again only when that proxy is replaced (`trace.disable()`, as tests do between SDKs).
- * Meters have no such proxy, so the instruments are made again whenever the global MeterProvider
- * changes (an SDK started after this module was imported, as ES module imports run first).
- * With no SDK registered, a call costs one no-op span and two identity checks, and `begin`
- * answers undefined so the caller adds nothing to its promise chain.
+ * Nothing is taken once and for all, as an SDK is often started after this module was imported
+ * (ES module imports run first) or replaced (tests): the tracer is taken again whenever the
+ * provider behind the API's proxy changes, and the instruments whenever the global MeterProvider
+ * does. With no SDK registered, a call costs two identity checks and makes no span at all, and
+ * `begin` answers undefined so the caller adds nothing to its promise chain.
  */
 export class LibraryTelemetry<I extends object> {
   private tracerProvider: TracerProvider | undefined;
@@ -74,7 +76,9 @@ export class LibraryTelemetry<I extends object> {
   /** A recording span, or undefined when no tracer provider records it. */
   startSpan(name: string): Span | undefined {
     if (otel === undefined) return undefined;
-    const provider = otel.trace.getTracerProvider();
+    const registered = otel.trace.getTracerProvider();
+    const provider = typeof (registered as Partial<ProxyTracerProvider>).getDelegate === 'function' ? (registered as ProxyTracerProvider).getDelegate() : registered;
+    if (provider === NOOP_TRACER_PROVIDER) return undefined;
     if (provider !== this.tracerProvider) {
       this.tracerProvider = provider;
       this.tracer = provider.getTracer(this.scope);
@@ -117,10 +121,10 @@ export class ActiveOperation {
     private readonly attributes: Attributes,
   ) {}
 
-  /** Runs `fn` with this operation's span active, so spans started inside (a driver's) are its children. */
-  within<T>(fn: () => T): T {
-    if (this.span === undefined || otel === undefined) return fn();
-    return otel.context.with(otel.trace.setSpan(otel.context.active(), this.span), fn);
+  /** Runs `fn` (on `thisArg`, with `args`) with this operation's span active, so spans started inside (a driver's) are its children. */
+  within<A extends unknown[], T>(fn: (...args: A) => T, thisArg?: unknown, ...args: A): T {
+    if (this.span === undefined || otel === undefined) return fn.apply(thisArg, args);
+    return otel.context.with(otel.trace.setSpan(otel.context.active(), this.span), fn, thisArg, ...args);
   }
 
   /** Ends with `outcome`; with an error, also `error.type` and an error status. */
