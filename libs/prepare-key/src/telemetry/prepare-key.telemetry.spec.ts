@@ -106,6 +106,17 @@ describe('PrepareKey telemetry (OpenTelemetry SDK with in-memory exporters)', ()
     await expectCounted('change_key', 'error');
   });
 
+  it('no SDK registered: calls work and nothing is recorded; an SDK registered afterwards is picked up on the next call', async () => {
+    await telemetry.stop();
+    expect(await names.prepare('late', 'u1')).toBe(true);
+    expect(await names.rollback('late', 'u1')).toBe(true);
+    telemetry = await startTelemetry(); // a new tracer and meter provider, after the library was used
+    expect(await names.prepare('late', 'u1')).toBe(true);
+    expect(spanSummary(telemetry.spans())).toEqual(['prepare_key.prepare won']);
+    await expectCounted('prepare', 'won');
+    expect(pointsOf(await telemetry.metricPoints(), OPERATIONS, { 'ddd_kit.prepare_key.operation': 'rollback' })).toEqual([]);
+  });
+
   it('usingPrepare: won, taken, and error after a failed step (its rollback a child span)', async () => {
     await names.usingPrepare('alice', 'u1', async () => 'ok');
     await names.usingPrepare('alice', 'u2', async () => 'ok');
