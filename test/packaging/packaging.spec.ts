@@ -54,6 +54,9 @@ const optionalPeers = (pkg: PackageJson): string[] =>
 /** The optional peers that are drivers (the rest, e.g. @jest/globals for a testing entry, only need to type-check). */
 const DRIVERS = new Set(['ioredis', 'mongoose', 'mongodb', 'pg']);
 
+/** Optional peers that are not drivers but that a library loads when present (telemetry). */
+const LOADED_WHEN_PRESENT = new Set(['@opentelemetry/api']);
+
 /** Types a TypeScript consumer of a peer installs beside it (the peer ships none). */
 const TYPES_OF: Record<string, string> = { pg: '@types/pg' };
 
@@ -140,7 +143,7 @@ async function lockPackages(project: Project): Promise<Record<string, LockEntry>
   return (JSON.parse(await readFile(join(project.dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
 }
 
-/** Packages the memory check makes unimportable for `lib`: every optional peer of every library, except what `lib` itself requires. */
+/** Packages the memory check makes unimportable for `lib`: every optional driver or telemetry peer of every library, except what `lib` itself requires. */
 function blockedFor(lib: Library): string[] {
   const required = new Set<string>();
   const visit = (pkg: PackageJson) => {
@@ -152,7 +155,7 @@ function blockedFor(lib: Library): string[] {
     }
   };
   visit(lib.pkg);
-  const all = new Set(libraries.flatMap((l) => optionalPeers(l.pkg)).filter((name) => DRIVERS.has(name)));
+  const all = new Set(libraries.flatMap((l) => optionalPeers(l.pkg)).filter((name) => DRIVERS.has(name) || LOADED_WHEN_PRESENT.has(name)));
   return [...all].filter((name) => !required.has(name)).sort();
 }
 

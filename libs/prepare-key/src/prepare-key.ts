@@ -5,6 +5,7 @@ import type { PreparedRecord, RecordPage, RollbackCondition, StoredRecord } from
 import { newOperationId } from './operation-id.js';
 import { assertKey, assertTtlAt } from './prepare-key.validation.js';
 import { PreparedValue, TTL_FOREVER } from './prepared-value.js';
+import { changedOrNot, changedOrTaken, operations, prepareKeyTelemetry, releasedOrNot, wonOrTaken } from './telemetry/prepare-key.telemetry.js';
 
 const DEFAULT_PAGE_SIZE = 500;
 
@@ -52,17 +53,21 @@ export abstract class PrepareKey<V = unknown> {
   prepare(key: string, value: V | PreparedValue<V>): Promise<boolean> {
     // Not `async`: the hot path hands the backend's promise straight back (no extra
     // microtask hops); bad input still arrives as a rejection, never a synchronous throw.
+    // Telemetry adds a step only when an OpenTelemetry SDK records it (`telemetry` is defined).
+    const telemetry = prepareKeyTelemetry.begin('prepare_key.prepare', operations, 'prepare', this.name);
     let op: string;
     let prepared: Promise<boolean>;
     try {
       assertKey(key);
       const { json, ttlAt } = encodePrepared(value);
       op = newOperationId();
-      prepared = this.doPrepare(key, json, ttlAt, op);
+      prepared = telemetry === undefined ? this.doPrepare(key, json, ttlAt, op) : telemetry.within(this.doPrepare, this, key, json, ttlAt, op);
     } catch (error) {
-      return Promise.reject(error);
+      const rejected = Promise.reject(error);
+      return telemetry === undefined ? rejected : telemetry.settle(rejected, wonOrTaken);
     }
-    return prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error));
+    const answered = prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error));
+    return telemetry === undefined ? answered : telemetry.settle(answered, wonOrTaken);
   }
 
   /** The value when a record exists and has not expired. */
@@ -86,7 +91,11 @@ export abstract class PrepareKey<V = unknown> {
    */
   rollback(key: string): Promise<boolean>;
   rollback(key: string, value: V): Promise<boolean>;
-  async rollback(key: string, ...rest: [V?]): Promise<boolean> {
+  rollback(key: string, ...rest: [V?]): Promise<boolean> {
+    return this.observe('prepare_key.rollback', 'rollback', () => this.rollbackNow(key, rest), releasedOrNot);
+  }
+
+  private async rollbackNow(key: string, rest: [V?]): Promise<boolean> {
     assertKey(key);
     if (rest.length === 0) return this.doRollback(key, newOperationId());
     return this.doRollback(key, newOperationId(), { value: canonicalJson(unwrap(rest[0] as V | PreparedValue<V>)) });
@@ -106,11 +115,15 @@ export abstract class PrepareKey<V = unknown> {
   reprepare(key: string, value: V | PreparedValue<V>): Promise<boolean>;
   reprepare(key: string, oldValue: V, newValue: V | PreparedValue<V>): Promise<boolean>;
   reprepare(oldKey: string, oldValue: V, newKey: string, newValue: V | PreparedValue<V>): Promise<boolean>;
-  async reprepare(key: string, ...rest: unknown[]): Promise<boolean> {
+  reprepare(key: string, ...rest: unknown[]): Promise<boolean> {
     if (rest.length === 3) {
       const [oldValue, newKey, newValue] = rest as [V, string, V | PreparedValue<V>];
-      return this.changeKey(key, oldValue, newKey, newValue);
+      return this.observe('prepare_key.change_key', 'change_key', () => this.changeKey(key, oldValue, newKey, newValue), changedOrTaken);
     }
+    return this.observe('prepare_key.reprepare', 'reprepare', () => this.reprepareValue(key, rest), changedOrNot);
+  }
+
+  private async reprepareValue(key: string, rest: unknown[]): Promise<boolean> {
     assertKey(key);
     if (rest.length === 1) {
       const { json, ttlAt } = encodePrepared(rest[0] as V | PreparedValue<V>);
@@ -136,11 +149,22 @@ export abstract class PrepareKey<V = unknown> {
    * (its own store's reply lost), the reservation is still released here. A caller whose step
    * may have happened despite an error should catch that inside `then` and check.
    */
-  async usingPrepare<R>(
-    key: string,
-    value: V | PreparedValue<V>,
-    then: (prepared: boolean) => R | PromiseLike<R>,
-  ): Promise<R> {
+  usingPrepare<R>(key: string, value: V | PreparedValue<V>, then: (prepared: boolean) => R | PromiseLike<R>): Promise<R> {
+    const telemetry = prepareKeyTelemetry.begin('prepare_key.using_prepare', operations, 'using_prepare', this.name);
+    if (telemetry === undefined) return this.reserveThen(key, value, then);
+    let prepared = false;
+    const observed = (answer: boolean): R | PromiseLike<R> => {
+      prepared = answer;
+      return then(answer);
+    };
+    // `then` runs inside this span: the step the reservation guards shows as its child.
+    return telemetry.settle(
+      telemetry.within(() => this.reserveThen(key, value, observed)),
+      () => wonOrTaken(prepared),
+    );
+  }
+
+  private async reserveThen<R>(key: string, value: V | PreparedValue<V>, then: (prepared: boolean) => R | PromiseLike<R>): Promise<R> {
     const prepared = await this.prepare(key, value);
     try {
       return await then(prepared);
@@ -197,6 +221,12 @@ export abstract class PrepareKey<V = unknown> {
       throw new PrepareKeyStateError(this.name, oldKey, newKey, true);
     }
     throw new PrepareKeyStateError(this.name, oldKey, newKey, false);
+  }
+
+  /** Runs one call inside its span and counts it by outcome (just runs it when nothing records). */
+  private observe(spanName: string, operation: string, run: () => Promise<boolean>, outcome: (result: boolean) => string): Promise<boolean> {
+    const telemetry = prepareKeyTelemetry.begin(spanName, operations, operation, this.name);
+    return telemetry === undefined ? run() : telemetry.settle(telemetry.within(run), outcome);
   }
 
   /**

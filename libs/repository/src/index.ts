@@ -74,6 +74,9 @@ export { getRepositoryPoolToken, getRepositoryToken } from './repository.utils.j
 export { InjectRepository } from './decorators/inject-repository.decorator.js';
 export { OnDataSync } from './decorators/on-data-sync.decorator.js';
 
+// Telemetry (for an outbox relay; the repository reports its own writes)
+export { recordOutboxLag } from './telemetry/outbox.telemetry.js';
+
 // Reconciliation
 export type { ReadReplica, ReplicaEntry, ReplicaPage } from './reconciliation/read-replica.interfaces.js';
 export { checkReplicaEntry, classifyReplicaEntry, ReplicaEntryStatus } from './reconciliation/replica-entry-status.js';

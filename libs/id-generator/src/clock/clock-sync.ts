@@ -1,6 +1,7 @@
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import type { AsyncIdGenerator, Clock, IdState, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
+import { clockWaits, generatorTelemetry, issued } from '../telemetry/id-generator.telemetry.js';
 import { checkReading, monotonicNow, sleep } from './clock.utils.js';
 
 export interface ClockSyncOptions {
@@ -18,6 +19,9 @@ export interface ClockSyncOptions {
 }
 
 const MAX_SPIN_THRESHOLD_MS = 50;
+const CAUGHT_UP = 'caught_up';
+/** Span attribute: how far behind the clock was when the wait began. */
+const BACKWARDS_MS = 'ddd_kit.id_generator.clock.backwards_ms';
 
 /**
  * Wraps a time-based generator and rides out a clock that moved backwards:
@@ -50,6 +54,8 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
     this.spinThresholdMs = spin;
     this.brokenThresholdMs = broken;
     this.inner = generator;
+    // Makes the ID counter known to an OpenTelemetry SDK registered by now.
+    generatorTelemetry.instruments();
   }
 
   /** The wrapped generator. */
@@ -70,12 +76,16 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
   }
 
   generate(): string {
-    // The common case calls straight through: no closure, no extra frame.
+    // The common case calls straight through: no closure, no extra frame; telemetry is one
+    // increment (read by an observable counter).
+    let id: string;
     try {
-      return this.inner.generate();
+      id = this.inner.generate();
     } catch (error) {
-      return this.recover(error, this.generateOnce);
+      id = this.recover(error, this.generateOnce);
     }
+    issued.generate++;
+    return id;
   }
 
   generateAsync(): Promise<string> {
@@ -88,41 +98,79 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
 
   /** Runs any generating call of the wrapped generator (e.g. `generateBigInt`) under the synchronous rules. */
   run<T>(generate: () => T): T {
+    let id: T;
     try {
-      return generate();
+      id = generate();
     } catch (error) {
-      return this.recover(error, generate);
+      id = this.recover(error, generate);
     }
+    issued.generate++;
+    return id;
   }
 
   private readonly generateOnce = (): string => this.inner.generate();
 
   private recover<T>(error: unknown, generate: () => T): T {
     if (!(error instanceof ClockBackwardsError)) throw error;
-    if (error.backwardsMs > this.brokenThresholdMs) {
-      throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
+    const wait = generatorTelemetry.begin('id_generator.clock_wait', clockWaits, 'generate');
+    wait?.span?.setAttribute(BACKWARDS_MS, error.backwardsMs);
+    try {
+      if (error.backwardsMs > this.brokenThresholdMs) {
+        throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
+      }
+      // The synchronous wait is bounded by real time, not by the size of the jump: a clock that
+      // catches up within spinThresholdMs is waited out, whatever it jumped; one that does not
+      // (a real clock far behind) fails after that long instead of blocking the event loop.
+      this.spinUntil(error.lastTimestamp);
+      const id = generate();
+      wait?.end(CAUGHT_UP);
+      return id;
+    } catch (failure) {
+      wait?.end('error', failure);
+      throw failure;
     }
-    // The synchronous wait is bounded by real time, not by the size of the jump: a clock that
-    // catches up within spinThresholdMs is waited out, whatever it jumped; one that does not
-    // (a real clock far behind) fails after that long instead of blocking the event loop.
-    this.spinUntil(error.lastTimestamp);
-    return generate();
   }
 
   /** Runs a generating call, waiting (with timers, not a busy-wait) for a clock up to brokenThresholdMs behind. */
   async runAsync<T>(generate: () => T): Promise<T> {
+    // One identity check: registers the ID counter with an SDK started after this was built.
+    generatorTelemetry.instruments();
+    try {
+      const id = generate();
+      issued.generateAsync++;
+      return id;
+    } catch (error) {
+      if (!(error instanceof ClockBackwardsError)) throw error;
+      const wait = generatorTelemetry.begin('id_generator.clock_wait', clockWaits, 'generate_async');
+      wait?.span?.setAttribute(BACKWARDS_MS, error.backwardsMs);
+      try {
+        const id = await (wait === undefined ? this.waitAsync(generate, error) : wait.within(() => this.waitAsync(generate, error)));
+        wait?.end(CAUGHT_UP);
+        issued.generateAsync++;
+        return id;
+      } catch (failure) {
+        wait?.end('error', failure);
+        throw failure;
+      }
+    }
+  }
+
+  /** After `first` (a ClockBackwardsError), retries `generate` as the clock catches up. */
+  private async waitAsync<T>(generate: () => T, first: ClockBackwardsError): Promise<T> {
     const started = monotonicNow();
+    let error = first;
     for (;;) {
+      const waited = monotonicNow() - started;
+      if (error.backwardsMs + waited > this.brokenThresholdMs) {
+        throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
+      }
+      if (error.backwardsMs <= this.spinThresholdMs) this.spinUntil(error.lastTimestamp);
+      else await sleep(error.backwardsMs);
       try {
         return generate();
-      } catch (error) {
-        if (!(error instanceof ClockBackwardsError)) throw error;
-        const waited = monotonicNow() - started;
-        if (error.backwardsMs + waited > this.brokenThresholdMs) {
-          throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
-        }
-        if (error.backwardsMs <= this.spinThresholdMs) this.spinUntil(error.lastTimestamp);
-        else await sleep(error.backwardsMs);
+      } catch (next) {
+        if (!(next instanceof ClockBackwardsError)) throw next;
+        error = next;
       }
     }
   }

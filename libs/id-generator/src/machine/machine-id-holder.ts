@@ -4,6 +4,7 @@ import { IdGeneratorError } from '../errors/id-generator.error.js';
 import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
 import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import type { Clock } from '../id-generator.interfaces.js';
+import { generatorTelemetry, machineIdTelemetry, noMetric, recordMachineIdLoss, renewals } from '../telemetry/id-generator.telemetry.js';
 import type { MachineIdDistributor, MachineIdRequest, MachineIdState } from './machine-id-distributor.js';
 import { leaseInstant, MachineIdLease, type LeaseInstant, type MachineIdLeaseClocks } from './machine-id-lease.js';
 
@@ -76,7 +77,7 @@ export class MachineIdHolder {
   static async acquire(options: MachineIdHolderOptions): Promise<MachineIdHolder> {
     const { distributor, namespace, machineBits, instanceId } = options;
     const sentAt = leaseInstant({ clock: options.clock, monotonic: options.monotonic });
-    const { machineId, lastTimestamp } = await distributor.distribute({ namespace, machineBits, instanceId });
+    const { machineId, lastTimestamp } = await distribute(distributor, { namespace, machineBits, instanceId });
     const holder = new MachineIdHolder(options, machineId, lastTimestamp, sentAt);
     holder.startHeartbeat();
     return holder;
@@ -187,7 +188,9 @@ export class MachineIdHolder {
     held.lease.revoke(new MachineIdReleasedError(held.machineId));
     if (held.lease.endedBy instanceof MachineIdLostError) return false;
     const state = this.state(held);
-    const released = await this.options.distributor.revert(state);
+    const telemetry = machineIdTelemetry.begin('machine_id.release', noMetric, 'release', this.namespace);
+    const reverting = this.options.distributor.revert(state);
+    const released = await (telemetry === undefined ? reverting : telemetry.settle(reverting, (done) => (done ? 'released' : 'not_held')));
     if (released) {
       this.logger.log(
         `Machine ID ${held.machineId} of namespace "${this.namespace}" released by instance "${this.instanceId}" (IDs issued up to ${state.lastTimestamp})`,
@@ -226,12 +229,17 @@ export class MachineIdHolder {
   private async guardOnce(): Promise<void> {
     const held = this.held;
     const sentAt = this.clocksNow();
+    const telemetry = machineIdTelemetry.begin('machine_id.renew', renewals, 'renew', this.namespace);
+    generatorTelemetry.instruments(); // the ID counter, for an SDK started after the generators were built
     try {
       await this.options.distributor.guard(this.state(held));
       held.lease.renew(sentAt);
+      telemetry?.end('renewed');
       this.notify();
     } catch (error) {
+      telemetry?.end(error instanceof MachineIdLostError ? 'lost' : 'error', error);
       if (error instanceof MachineIdLostError) {
+        recordMachineIdLoss(this.namespace);
         held.lease.revoke(error);
         this.logger.error(`${error.message}; acquiring a new machine ID`);
         this.reacquiring = this.reacquire(held).finally(() => {
@@ -255,7 +263,7 @@ export class MachineIdHolder {
     while (!this.released) {
       const sentAt = this.clocksNow();
       try {
-        const { machineId, lastTimestamp } = await distributor.distribute({ namespace, machineBits, instanceId });
+        const { machineId, lastTimestamp } = await distribute(distributor, { namespace, machineBits, instanceId });
         // The replacement's IDs follow the lost one's: per-generator order survives the move.
         const held = this.hold(machineId, Math.max(lastTimestamp, lost.lastTimestamp, this.latestTracked(lost)), sentAt);
         if (this.released) {
@@ -303,6 +311,13 @@ export class MachineIdHolder {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+/** distributor.distribute in a `machine_id.acquire` span. */
+function distribute(distributor: MachineIdDistributor, request: MachineIdRequest): ReturnType<MachineIdDistributor['distribute']> {
+  const telemetry = machineIdTelemetry.begin('machine_id.acquire', noMetric, 'acquire', request.namespace);
+  const distributed = distributor.distribute(request);
+  return telemetry === undefined ? distributed : telemetry.settle(distributed, () => 'acquired');
 }
 
 function describe(error: unknown): string {

@@ -16,6 +16,7 @@ import { getUniqueKeys } from '../unique-keys/unique-key.decorator.js';
 import { UniqueKeyKeeper, type KeyValues, type TakenKey } from '../unique-keys/unique-key.keeper.js';
 import type { UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
 import { UNIQUE_KEYS, type UniqueKeysAccess } from '../unique-keys/reconcile-unique-keys.js';
+import { failedWrite, ok, repositoryTelemetry, writes } from '../telemetry/repository.telemetry.js';
 import type { AggregateIdGeneratorSource, AggregatePage, IRepository, LoadedAggregate, RepositoryOptions } from './repository.interfaces.js';
 
 /** The key RepositoryModule configures a repository through (not part of the public surface). */
@@ -90,23 +91,12 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   // ---------------------------------------------------------------- writes
 
-  async insert(aggregate: T): Promise<void> {
-    const name = this.nameOf(aggregate);
-    if (!aggregate.isNew()) {
-      throw new AggregateStateError(name, aggregate.id, `insert creates aggregates; this one is stored at version ${aggregate.oldVersion} (use update or save)`);
-    }
-    if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
-    if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
-    assertAggregateId(name, aggregate.id);
-    await this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
+  insert(aggregate: T): Promise<void> {
+    return this.observe('repository.insert', 'insert', aggregate, () => this.insertNow(aggregate));
   }
 
-  async update(aggregate: T): Promise<void> {
-    const name = this.nameOf(aggregate);
-    assertAggregateId(name, aggregate.id);
-    if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'update needs a stored aggregate; this one is new (use insert or save)');
-    if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; use remove');
-    await this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
+  update(aggregate: T): Promise<void> {
+    return this.observe('repository.update', 'update', aggregate, () => this.updateNow(aggregate));
   }
 
   async save(aggregate: T): Promise<void> {
@@ -117,7 +107,30 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
    * Marks the aggregate deleted, fires the hook (which collects PURGE) and deletes it where the
    * stored version is still its `oldVersion`. If the delete fails, the mark set here is undone.
    */
-  async remove(aggregate: T): Promise<void> {
+  remove(aggregate: T): Promise<void> {
+    return this.observe('repository.remove', 'remove', aggregate, () => this.removeNow(aggregate));
+  }
+
+  private async insertNow(aggregate: T): Promise<void> {
+    const name = this.nameOf(aggregate);
+    if (!aggregate.isNew()) {
+      throw new AggregateStateError(name, aggregate.id, `insert creates aggregates; this one is stored at version ${aggregate.oldVersion} (use update or save)`);
+    }
+    if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
+    if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
+    assertAggregateId(name, aggregate.id);
+    await this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
+  }
+
+  private async updateNow(aggregate: T): Promise<void> {
+    const name = this.nameOf(aggregate);
+    assertAggregateId(name, aggregate.id);
+    if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'update needs a stored aggregate; this one is new (use insert or save)');
+    if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; use remove');
+    await this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
+  }
+
+  private async removeNow(aggregate: T): Promise<void> {
     const name = this.nameOf(aggregate);
     assertAggregateId(name, aggregate.id);
     if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'remove needs a stored aggregate; this one was never inserted');
@@ -261,6 +274,14 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
   }
 
   // ---------------------------------------------------------------- internals
+
+  /** Runs one write inside its span and counts it by outcome (just runs it when nothing records). */
+  private observe(spanName: string, operation: string, aggregate: T, run: () => Promise<void>): Promise<void> {
+    // Named without throwing: a bad argument is reported by the write itself.
+    const name = this.aggregateClass ? getAggregateName(this.aggregateClass) : aggregate instanceof AggregateRoot ? getAggregateName(aggregate.constructor) : 'Aggregate';
+    const telemetry = repositoryTelemetry.begin(spanName, writes, operation, name);
+    return telemetry === undefined ? run() : telemetry.settle(telemetry.within(run), ok, failedWrite);
+  }
 
   private async write(kind: 'insert' | 'update' | 'remove', aggregate: T, store: (events: readonly DataSyncEvent[]) => Promise<void>): Promise<void> {
     const events = collectWriteEvents(aggregate, this.nameOf(aggregate));

@@ -1,0 +1,53 @@
+import type { Counter, Histogram } from '@opentelemetry/api';
+import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
+import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
+import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from './telemetry.js';
+
+/**
+ * What `@ddd-kit/repository` reports through `@opentelemetry/api` (listed in the README).
+ *
+ * Spans (internal) `repository.insert` / `repository.update` / `repository.remove`; metrics
+ * `ddd_kit.repository.operations` (a counter) and `ddd_kit.repository.operation.duration` (a
+ * histogram, seconds), with `ddd_kit.aggregate.name`, `ddd_kit.repository.operation` and
+ * `ddd_kit.outcome`: `ok`, `conflict` (OptimisticLockError), `taken` (UniqueKeyViolationError),
+ * `duplicate` (DuplicateAggregateError) or `error`; `error.type` on every failure. An outbox relay
+ * reports its lag with `recordOutboxLag` (`ddd_kit.outbox.lag`).
+ */
+export const AGGREGATE_NAME = 'ddd_kit.aggregate.name';
+export const REPOSITORY_OPERATION = 'ddd_kit.repository.operation';
+
+interface RepositoryInstruments {
+  readonly writes: OperationInstruments;
+  readonly outboxLag: Histogram;
+}
+
+export const repositoryTelemetry = new LibraryTelemetry<RepositoryInstruments>('@ddd-kit/repository', AGGREGATE_NAME, REPOSITORY_OPERATION, (meter) => {
+  const count: Counter = meter.createCounter('ddd_kit.repository.operations', {
+    unit: '{operation}',
+    description: 'Repository writes (insert, update, remove) by outcome',
+  });
+  const duration: Histogram = meter.createHistogram('ddd_kit.repository.operation.duration', {
+    unit: 's',
+    description: 'Duration of repository writes, unique-key reservations and event publication included',
+    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+  });
+  const outboxLag = meter.createHistogram('ddd_kit.outbox.lag', {
+    unit: 's',
+    description: 'Time from a data-sync event being stored with its write to its delivery to the handlers',
+    advice: { explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600] },
+  });
+  return { writes: { count, duration }, outboxLag };
+});
+
+export const writes = (instruments: RepositoryInstruments): OperationInstruments => instruments.writes;
+
+export const ok = (): string => 'ok';
+
+/** The outcome of a failed write: the failures a caller handles by kind, else 'error'. */
+export function failedWrite(error: unknown): string {
+  if (error instanceof OptimisticLockError) return 'conflict';
+  if (error instanceof UniqueKeyViolationError) return 'taken';
+  if (error instanceof DuplicateAggregateError) return 'duplicate';
+  return 'error';
+}
