@@ -11,6 +11,18 @@ export type { DataSyncHandler, DataSyncPublisher } from './data-sync/data-sync.i
 export { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 export type { DataSyncEventBusOptions } from './data-sync/data-sync-event-bus.js';
 
+// Outbox storage port (durable data-sync events)
+export type {
+  OutboxClaim,
+  OutboxClaimRequest,
+  OutboxDeadLetterQuery,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox/outbox.interfaces.js';
+
 // Repositories
 export type {
   AggregateIdGeneratorSource,
@@ -25,6 +37,8 @@ export type { RetryOnConflictOptions } from './repository/retry-on-conflict.js';
 export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
 export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
+export { MongoOutboxStore } from './backends/mongoose/mongo-outbox.store.js';
+export type { MongoOutboxStoreOptions } from './backends/mongoose/mongo-outbox.store.js';
 export { PostgresRepository } from './backends/postgres/postgres.repository.js';
 export type {
   PostgresColumns,
