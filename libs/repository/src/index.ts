@@ -11,6 +11,21 @@ export type { DataSyncHandler, DataSyncPublisher } from './data-sync/data-sync.i
 export { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 export type { DataSyncEventBusOptions } from './data-sync/data-sync-event-bus.js';
 
+// Durable data-sync events (transactional outbox)
+export type {
+  OutboxClaim,
+  OutboxClaimRequest,
+  OutboxDeadLetterQuery,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox/outbox.interfaces.js';
+export { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
+export { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
+export type { PostgresOutboxStoreOptions } from './outbox/postgres-outbox.store.js';
+
 // Repositories
 export type {
   AggregateIdGeneratorSource,
