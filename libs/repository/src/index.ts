@@ -11,7 +11,7 @@ export type { DataSyncHandler, DataSyncPublisher } from './data-sync/data-sync.i
 export { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 export type { DataSyncEventBusOptions } from './data-sync/data-sync-event-bus.js';
 
-// Outbox storage port (durable data-sync events)
+// Durable data-sync events (transactional outbox)
 export type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -22,6 +22,9 @@ export type {
   OutboxStatus,
   OutboxStore,
 } from './outbox/outbox.interfaces.js';
+export { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
+export { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
+export type { PostgresOutboxStoreOptions } from './outbox/postgres-outbox.store.js';
 
 // Repositories
 export type {

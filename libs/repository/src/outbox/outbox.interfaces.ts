@@ -18,9 +18,9 @@ import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
  * - **Order** of an instance's events: by `version` ascending, then in the order one write
  *   collected them (one write may carry several events of the same version).
  * - The **head** of an instance is its first pending event in that order. An instance is
- *   **claimable** at time `now` when it has a head, the head's `nextAttemptAt <= now`, and no
- *   live lease covers the head (no lease, or `leaseUntil <= now`) — whoever holds it, the
- *   caller included.
+ *   **claimable** at time `now` when it has a head, the head's `nextAttemptAt <= now`, and none
+ *   of its pending events is under a live lease (`leaseUntil > now`) — whoever holds it, the
+ *   caller included. An expired lease counts as none.
  * - Every time (`now`, `storedAt`, `leaseUntil`, `nextAttemptAt`, `deadAt`) is epoch
  *   milliseconds from the application's clock (`Date.now()` unless a test injects one); the
  *   store never reads its own clock for them, so leases and retries are testable with a fake
@@ -40,8 +40,8 @@ export interface OutboxStore {
    * - Atomic per instance: of any number of concurrent callers (processes included), at most
    *   one receives a given instance while its lease is live; a caller gets all of the
    *   instance's pending events or none of them.
-   * - An instance whose head is leased to anyone with `leaseUntil > now`, or whose head is not
-   *   due (`nextAttemptAt > now`), is not returned — later events of that instance wait behind
+   * - An instance with any pending event leased to anyone with `leaseUntil > now`, or whose
+   *   head is not due (`nextAttemptAt > now`), is not returned — later events of that instance wait behind
    *   it, which is what keeps delivery in order.
    * - A lease that has expired (`leaseUntil <= now`) is ignored: a crashed relay's claims are
    *   taken over once their lease ran out.
