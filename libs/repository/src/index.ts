@@ -40,8 +40,8 @@ export type { RetryOnConflictOptions } from './repository/retry-on-conflict.js';
 export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
 export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
-export { MongoOutboxStore } from './backends/mongoose/mongo-outbox.store.js';
-export type { MongoOutboxStoreOptions } from './backends/mongoose/mongo-outbox.store.js';
+export { MongoOutboxStore } from './outbox/mongo-outbox.store.js';
+export type { MongoOutboxStoreOptions } from './outbox/mongo-outbox.store.js';
 export { PostgresRepository } from './backends/postgres/postgres.repository.js';
 export type {
   PostgresColumns,

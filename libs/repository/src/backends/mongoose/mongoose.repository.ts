@@ -7,6 +7,8 @@ import { RepositoryConfigurationError } from '../../errors/repository-configurat
 import { RepositoryError } from '../../errors/repository.error.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
+import { MongoOutboxStore } from '../../outbox/mongo-outbox.store.js';
+import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import {
   DELETED,
   entriesOf,
@@ -21,20 +23,13 @@ import {
   withoutOutboxFields,
   type OutboxDocument,
   type OutboxEntry,
-} from './mongo-outbox.records.js';
+} from '../../outbox/mongo-outbox.records.js';
 
 export interface MongooseRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
   /** The connection whose database holds the collection. RepositoryModule passes its own. */
   connection?: Connection;
   /** The collection; default: the aggregate's name. */
   collection?: string;
-  /**
-   * Keep each write's data-sync events in the written document (`_outbox`), in the same
-   * single-document write, for MongoOutboxStore and a relay to deliver: no multi-document
-   * transaction, so it works on a standalone server. A removed aggregate stays as an invisible
-   * tombstone until its events are delivered. Default false (events are only published after the write).
-   */
-  outbox?: boolean;
 }
 
 /** A stored document: the subclass's fields plus `_id` and the version field. */
@@ -80,7 +75,6 @@ export abstract class MongooseRepository<
   private connection?: Connection;
   private collectionName?: string;
   private nativeCollection?: mongo.Collection<RawDocument>;
-  private outboxEnabled?: boolean;
 
   constructor(options: MongooseRepositoryOptions<T> = {}) {
     super(options);
@@ -97,17 +91,21 @@ export abstract class MongooseRepository<
       }
       this.collectionName = options.collection;
     }
-    if (options.outbox !== undefined && this.outboxEnabled === undefined) {
-      if (typeof options.outbox !== 'boolean') {
-        throw new RepositoryConfigurationError(`${this.constructor.name}: outbox must be true or false, got ${JSON.stringify(options.outbox)}`);
-      }
-      this.outboxEnabled = options.outbox;
-    }
   }
 
-  /** True when writes keep their data-sync events in the document (`outbox: true`). */
-  get usesOutbox(): boolean {
-    return this.outboxEnabled === true;
+  /**
+   * With `outbox: MongoOutboxStore`, each write keeps its data-sync events in the written
+   * document (`_outbox`), in the same single-document write: no multi-document transaction,
+   * so a standalone server will do. A removed aggregate stays as a tombstone, invisible to
+   * every read, until its events are delivered.
+   */
+  protected override acceptsOutbox(outbox: OutboxStore): boolean {
+    return outbox instanceof MongoOutboxStore;
+  }
+
+  /** True when writes keep their data-sync events in the document. */
+  private get usesOutbox(): boolean {
+    return this.outbox !== undefined;
   }
 
   /** True once a connection is configured (RepositoryModule checks it at bootstrap). */
@@ -278,8 +276,11 @@ export abstract class MongooseRepository<
     if (name === undefined) {
       throw new RepositoryConfigurationError(`${this.constructor.name} needs { aggregate } or { collection } to know its collection`);
     }
-    this.nativeCollection = db.collection<RawDocument>(name);
-    return this.nativeCollection;
+    const collection = db.collection<RawDocument>(name);
+    // The store claims from the collections it knows: this one, from now on.
+    if (this.outbox instanceof MongoOutboxStore) await this.outbox.addCollection(collection);
+    this.nativeCollection = collection;
+    return collection;
   }
 
   /** A read's filter, without tombstones when the outbox is on. */

@@ -5,8 +5,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { DataSyncEvent } from '@ddd-kit/repository';
 import { NatsJetStreamPublisher, NatsPublishError, type IdentifiedDataSyncEvent } from '@ddd-kit/repository/nats';
-import { natsUrl, uniqueName } from '../../support/servers.js';
-import { proxyUrl } from '../../support/fault-proxy/index.js';
+import { natsUrl, uniqueName } from '../support/servers.js';
+import { proxyUrl } from '../support/fault-proxy/index.js';
 
 const identified = (eventId: string, id: string, version: number): IdentifiedDataSyncEvent =>
   ({ ...DataSyncEvent.upsert('counter', id, version, { id, count: version }), eventId }) as IdentifiedDataSyncEvent;

@@ -11,10 +11,10 @@
 //   _outboxDead   the number of dead letters in the document; absent when none
 //   _deleted      true on a removed aggregate whose PURGE (or another event) is still stored:
 //                 a tombstone, invisible to reads, deleted once its outbox is empty
-import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { RepositoryError } from '../../errors/repository.error.js';
-import type { OutboxRecord } from '../../outbox/outbox.interfaces.js';
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import { RepositoryError } from '../errors/repository.error.js';
+import type { OutboxRecord } from './outbox.interfaces.js';
 
 export const OUTBOX = '_outbox';
 export const OUTBOX_REV = '_outboxRev';
@@ -112,11 +112,17 @@ export function pendingOf(document: OutboxDocument): OutboxEntry[] {
   return entriesOf(document).filter((entry) => entry.deadAt === null);
 }
 
-/** `_outboxNext` for a document whose pending entries are these: the time its head may be claimed, or undefined when none is pending. */
+/** True when an instance with these pending entries may be claimed at `now`: its head is due and no entry is under a live lease. */
+export function isClaimable(pending: readonly OutboxEntry[], now: number): boolean {
+  return pending.length > 0 && pending[0].nextAttemptAt <= now && pending.every((entry) => entry.owner === null || entry.leaseUntil <= now);
+}
+
+/** `_outboxNext` for a document whose pending entries are these: when it may next be claimable, or undefined when none is pending. */
 export function nextHint(pending: readonly OutboxEntry[]): number | undefined {
   if (pending.length === 0) return undefined;
-  const head = pending[0];
-  return Math.max(head.nextAttemptAt, head.owner === null ? 0 : head.leaseUntil);
+  let next = pending[0].nextAttemptAt;
+  for (const entry of pending) if (entry.owner !== null && entry.leaseUntil > next) next = entry.leaseUntil;
+  return next;
 }
 
 export function toRecord(entry: OutboxEntry, aggregateId: AggregateId): OutboxRecord {

@@ -1,7 +1,7 @@
 import type { mongo } from 'mongoose';
-import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { RepositoryError } from '../../errors/repository.error.js';
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { RepositoryError } from '../errors/repository.error.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -11,10 +11,12 @@ import type {
   OutboxRecord,
   OutboxStatus,
   OutboxStore,
-} from '../../outbox/outbox.interfaces.js';
+} from './outbox.interfaces.js';
+import { checkEventIds, checkOwner, checkPositiveInteger, checkText, checkTime, errorText } from './outbox-arguments.js';
 import {
   DELETED,
   entriesOf,
+  isClaimable,
   isStorableEventId,
   nextHint,
   OUTBOX,
@@ -31,10 +33,12 @@ type OutboxCollection = mongo.Collection<OutboxDocument>;
 
 export interface MongoOutboxStoreOptions {
   /**
-   * The collections whose documents carry outboxes: those of the MongooseRepositories
-   * configured with `outbox: true` (e.g. `connection.collection('user')`).
+   * The collections whose documents carry outboxes (e.g. `connection.collection('user')`).
+   * A MongooseRepository given this store as its `outbox` adds its own collection when it
+   * first touches it; list the collections here when this process relays events of
+   * repositories it may not use itself.
    */
-  collections: ReadonlyArray<mongo.Collection<any>>;
+  collections?: ReadonlyArray<mongo.Collection<any>>;
 }
 
 /** Compare-and-set rounds on one document before an operation gives up (each lost round means another writer changed it). */
@@ -70,32 +74,59 @@ export class MongoOutboxStore implements OutboxStore {
   private readonly located = new Map<string, { collection: OutboxCollection; id: AggregateId }>();
   private nextCollection = 0;
 
-  constructor(options: MongoOutboxStoreOptions) {
-    const collections = options?.collections;
-    if (!Array.isArray(collections) || collections.length === 0 || collections.some((c) => typeof c?.findOneAndUpdate !== 'function')) {
-      throw new RepositoryConfigurationError('MongoOutboxStore needs { collections }: the driver collections of the repositories with outbox: true');
+  constructor(options: MongoOutboxStoreOptions = {}) {
+    const collections = options?.collections ?? [];
+    if (!Array.isArray(collections) || collections.some((c) => typeof c?.findOneAndUpdate !== 'function')) {
+      throw new RepositoryConfigurationError('MongoOutboxStore: collections must be driver collections (connection.collection(name))');
     }
-    this.collections = [...collections] as OutboxCollection[];
+    this.collections = [];
+    for (const collection of collections) this.addCollection(collection);
   }
 
-  /** Creates the sparse indexes that keep claims, status and dead-letter reads proportional to the backlog. */
+  /**
+   * Adds a collection whose documents carry outboxes (the same namespace twice counts once);
+   * MongooseRepository calls it for its own collection. Resolves once its indexes exist.
+   */
+  async addCollection(collection: mongo.Collection<any>): Promise<void> {
+    if (typeof collection?.findOneAndUpdate !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
+    if (!this.collections.some((c) => c.namespace === collection.namespace)) this.collections.push(collection as OutboxCollection);
+    if (this.indexed !== undefined) await this.ensureIndexesOn(collection as OutboxCollection);
+  }
+
+  /** The namespaces (`db.collection`) this store claims from. */
+  get namespaces(): string[] {
+    return this.collections.map((c) => c.namespace);
+  }
+
+  /**
+   * Creates, on every collection (and on those added later), the sparse indexes that keep
+   * claims, status and dead-letter reads proportional to the backlog.
+   */
   async ensureIndexes(): Promise<void> {
-    for (const collection of this.collections) {
-      await collection.createIndex({ [OUTBOX_NEXT]: 1 }, { sparse: true, name: 'ddd_kit_outbox_next' });
-      await collection.createIndex({ [OUTBOX_DEAD]: 1 }, { sparse: true, name: 'ddd_kit_outbox_dead' });
-    }
+    this.indexed ??= new Set();
+    for (const collection of this.collections) await this.ensureIndexesOn(collection);
+  }
+
+  private indexed?: Set<string>;
+
+  private async ensureIndexesOn(collection: OutboxCollection): Promise<void> {
+    if (this.indexed === undefined || this.indexed.has(collection.namespace)) return;
+    await collection.createIndex({ [OUTBOX_NEXT]: 1 }, { sparse: true, name: 'ddd_kit_outbox_next' });
+    await collection.createIndex({ [OUTBOX_DEAD]: 1 }, { sparse: true, name: 'ddd_kit_outbox_dead' });
+    this.indexed.add(collection.namespace);
   }
 
   // ---------------------------------------------------------------- relay side
 
   async claim(request: OutboxClaimRequest): Promise<OutboxClaim[]> {
-    const { owner, limit, leaseMs, now } = request ?? ({} as OutboxClaimRequest);
-    assertOwner(owner);
-    assertPositiveInteger('limit', limit);
-    assertPositiveInteger('leaseMs', leaseMs);
-    assertTime('now', now);
+    if (request === null || typeof request !== 'object') throw new TypeError('outbox: claim needs { owner, limit, leaseMs, now }');
+    const owner = checkOwner(request.owner);
+    const limit = checkPositiveInteger(request.limit, 'limit');
+    const leaseMs = checkPositiveInteger(request.leaseMs, 'leaseMs');
+    const now = checkTime(request.now, 'now');
     const leaseUntil = now + leaseMs;
     const claims: OutboxClaim[] = [];
+    if (this.collections.length === 0) return claims;
     // Round-robin over collections, so one busy aggregate type does not starve the others.
     const start = this.nextCollection++ % this.collections.length;
     for (let i = 0; i < this.collections.length && claims.length < limit; i++) {
@@ -126,9 +157,8 @@ export class MongoOutboxStore implements OutboxStore {
   /** Claims one document read as `document`, or tidies its hint when it has nothing claimable; null when not claimed. */
   private async claimDocument(collection: OutboxCollection, document: OutboxDocument, owner: string, now: number, leaseUntil: number): Promise<OutboxClaim | null> {
     const pending = pendingOf(document);
-    const head = pending[0];
     const rev = document[OUTBOX_REV] ?? 0;
-    if (head === undefined || head.nextAttemptAt > now || (head.owner !== null && head.leaseUntil > now)) {
+    if (!isClaimable(pending, now)) {
       // Nothing claimable now: move its hint to when it may be, so later claims skip it.
       await this.writeBack(collection, document, rev, document[OUTBOX] ?? {});
       return null;
@@ -156,8 +186,8 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   async ack(owner: string, eventIds: readonly string[]): Promise<number> {
-    assertOwner(owner);
-    assertEventIds(eventIds);
+    checkOwner(owner);
+    checkIds(eventIds);
     const wanted = new Set(eventIds);
     let removed = 0;
     await this.forDocumentsHolding(eventIds, owner, async (collection, document) => {
@@ -177,13 +207,13 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   async fail(owner: string, eventId: string, failure: OutboxFailure): Promise<OutboxFailureOutcome | null> {
-    assertOwner(owner);
-    assertEventIds([eventId]);
-    if (failure === null || typeof failure !== 'object') throw new RepositoryError('fail needs { error, retryAt, maxAttempts, now }');
-    assertTime('failure.retryAt', failure.retryAt);
-    assertTime('failure.now', failure.now);
-    assertPositiveInteger('failure.maxAttempts', failure.maxAttempts);
-    const error = typeof failure.error === 'string' ? failure.error : String(failure.error);
+    checkOwner(owner);
+    checkIds([eventId]);
+    if (failure === null || typeof failure !== 'object') throw new TypeError('outbox: fail needs { error, retryAt, maxAttempts, now }');
+    checkTime(failure.retryAt, 'retryAt');
+    checkTime(failure.now, 'now');
+    checkPositiveInteger(failure.maxAttempts, 'maxAttempts');
+    const error = typeof failure.error === 'string' ? checkText(failure.error, 'error') : errorText(failure.error);
     let outcome: OutboxFailureOutcome | null = null;
     await this.forDocumentsHolding([eventId], owner, async (_collection, document) => {
       const outbox = { ...(document[OUTBOX] ?? {}) };
@@ -209,8 +239,8 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   async release(owner: string, eventIds?: readonly string[]): Promise<number> {
-    assertOwner(owner);
-    if (eventIds !== undefined) assertEventIds(eventIds);
+    checkOwner(owner);
+    if (eventIds !== undefined) checkIds(eventIds);
     const only = eventIds === undefined ? undefined : new Set(eventIds);
     let released = 0;
     const change = async (_collection: OutboxCollection, document: OutboxDocument): Promise<Change<number>> => {
@@ -236,7 +266,7 @@ export class MongoOutboxStore implements OutboxStore {
           if (count !== null) released += count;
         }
       }
-      for (const [id, place] of this.located) if (this.collections.includes(place.collection)) this.located.delete(id);
+      this.located.clear();
     }
     return released;
   }
@@ -244,7 +274,7 @@ export class MongoOutboxStore implements OutboxStore {
   // ---------------------------------------------------------------- operator side
 
   async status(now: number): Promise<OutboxStatus> {
-    assertTime('now', now);
+    checkTime(now, 'now');
     let pending = 0;
     let oldest: number | null = null;
     let deadLetters = 0;
@@ -267,10 +297,10 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
-    const limit = query.limit ?? 100;
-    assertPositiveInteger('limit', limit);
-    if (query.aggregate !== undefined && typeof query.aggregate !== 'string') throw new RepositoryError('aggregate must be a string');
-    if (query.after !== undefined) assertEventIds([query.after]);
+    if (query === null || typeof query !== 'object') throw new TypeError('outbox: listDeadLetters takes { limit?, aggregate?, after? }');
+    const limit = query.limit === undefined ? 100 : checkPositiveInteger(query.limit, 'limit');
+    if (query.aggregate !== undefined) checkText(query.aggregate, 'aggregate');
+    if (query.after !== undefined) checkIds([query.after]);
     const letters = (await this.deadLetters()).filter(({ entry }) => query.aggregate === undefined || entry.event.aggregate === query.aggregate);
     letters.sort((a, b) => a.entry.deadAt! - b.entry.deadAt! || (a.entry.eventId < b.entry.eventId ? -1 : a.entry.eventId > b.entry.eventId ? 1 : 0));
     let from = 0;
@@ -282,8 +312,8 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   async replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
-    assertEventIds(eventIds);
-    assertTime('now', now);
+    checkIds(eventIds);
+    checkTime(now, 'now');
     const wanted = new Set(eventIds);
     let replayed = 0;
     for (const collection of this.collections) {
@@ -410,30 +440,11 @@ export class MongoOutboxStore implements OutboxStore {
   }
 }
 
-function assertOwner(owner: unknown): asserts owner is string {
-  if (typeof owner !== 'string' || owner.length === 0) throw new RepositoryError(`owner must be a non-empty string, got ${describe(owner)}`);
-}
-
-function assertPositiveInteger(name: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RepositoryError(`${name} must be a positive integer, got ${describe(value)}`);
-}
-
-function assertTime(name: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new RepositoryError(`${name} must be a finite number of epoch milliseconds, got ${describe(value)}`);
-}
-
-function assertEventIds(ids: unknown): asserts ids is readonly string[] {
-  if (!Array.isArray(ids)) throw new RepositoryError(`event ids must be an array of strings, got ${describe(ids)}`);
-  for (const id of ids) {
-    // An id becomes part of a field path: anything but letters, digits, '-' and '_' is refused.
-    if (!isStorableEventId(id)) throw new RepositoryError(`not an event id: ${describe(id)}`);
-  }
-}
-
-function describe(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+/** Event ids as every store checks them, and as a field name may hold them (letters, digits, '-', '_'). */
+function checkIds(ids: unknown): string[] {
+  const checked = checkEventIds(ids);
+  // An id becomes part of a field path here: one that could not have been stored is refused
+  // rather than sent (it could name another field or an operator).
+  for (const id of checked) if (!isStorableEventId(id)) throw new TypeError(`outbox: not an event id of this store: ${JSON.stringify(id)}`);
+  return checked;
 }
