@@ -18,6 +18,8 @@ export interface ReplicaRecord<ID extends AggregateId, S> {
  * repeat, an older UPSERT, and an UPSERT older than a PURGE already applied (the PURGE leaves a
  * tombstone with its version, so a stale UPSERT cannot bring a deleted entry back). `upsert`
  * and `purge` (the port, used by reconciliation) always apply, and `purge` leaves no tombstone.
+ * One consequence: an id inserted again after its removal starts over at version 1, which the
+ * tombstone hides — ids are not meant to be reused (generated ids never are).
  */
 export class InMemoryReadReplica<ID extends AggregateId = AggregateId, S = unknown> implements ReadReplica<ID, S> {
   private readonly records = new Map<ID, ReplicaRecord<ID, S>>();

@@ -71,7 +71,7 @@ describe('InMemoryReadReplica', () => {
     replica.apply([v1]);
     expect(replica.get('x')).toBeUndefined();
     expect(replica.size).toBe(0);
-    // A newer UPSERT (the id reused by a later write) does.
+    // A newer UPSERT does.
     replica.apply([DataSyncEvent.upsert('Doc', 'x', 4, { v: 4 })]);
     expect(replica.get('x')).toEqual({ id: 'x', version: 4, snapshot: { v: 4 } });
     expect(replica.tombstone('x')).toBeUndefined();
