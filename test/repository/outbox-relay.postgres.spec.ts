@@ -3,13 +3,16 @@
 // (the next relay delivers, the read model converges, no reconciler); and under load with
 // repeated SIGKILLs, events written N, delivered ≥ N, lost 0 (duplicates counted and reported).
 // The processes run the built packages (support/outbox-process.fixture.mjs).
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { AggregateRoot, PostgresOutboxStore, PostgresRepository, type StoredRow } from '@ddd-kit/repository';
 import { assertBuilt } from '../support/built.js';
 import { postgresSchema } from '../support/servers.js';
+
+// Processes start, write, get killed and restart: minutes on a shared machine, not seconds.
+jest.setTimeout(300_000);
 
 const FIXTURE = fileURLToPath(new URL('./support/outbox-process.fixture.mjs', import.meta.url));
 
@@ -101,7 +104,7 @@ function start(env: Record<string, string>): Proc {
 }
 
 /** Polls `done` (a hang guard ends it: the case then fails saying what it waited for). */
-async function eventually(what: string, done: () => Promise<boolean>, limitMs = 90_000): Promise<void> {
+async function eventually(what: string, done: () => Promise<boolean>, limitMs = 180_000): Promise<void> {
   const until = Date.now() + limitMs;
   while (!(await done())) {
     if (Date.now() > until) throw new Error(`still waiting for ${what} after ${limitMs} ms`);
