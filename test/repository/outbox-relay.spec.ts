@@ -177,7 +177,7 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     await relay.start();
     await until(() => release !== undefined, 'the handler of a@1 was entered');
     const stopped = relay.stop();
-    release();
+    release!();
     await stopped;
     expect(entered).toEqual(['a@1']);
     expect(await relay.status()).toMatchObject({ pending: 2 });
