@@ -150,7 +150,7 @@ describe('RepositoryModule', () => {
       const counterProjection = app.get(CounterProjection);
       counterProjection.received.length = 0;
       await notes.insert(new Note('n1', 'hello'));
-      expect(noteProjection.received).toEqual([{ type: 'UPSERT', aggregate: 'Note', id: 'n1', version: 1, snapshot: { id: 'n1', text: 'hello' } }]);
+      expect(noteProjection.received).toEqual([{ type: 'UPSERT', eventId: expect.any(String), aggregate: 'Note', id: 'n1', version: 1, snapshot: { id: 'n1', text: 'hello' } }]);
       expect(counterProjection.received).toEqual([]);
       expect(app.get(DataSyncEventBus).handlerCount(Note)).toBe(1);
     });

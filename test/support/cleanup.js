@@ -1,6 +1,6 @@
 // Removes what a test file created on the test servers under the names it got from
 // `uniqueName()` (test/support/servers.ts): Redis keys (single node and every Cluster master),
-// MongoDB databases and collections, PostgreSQL schemas whose names contain one of them.
+// MongoDB databases and collections, PostgreSQL schemas, JetStream streams whose names contain one of them.
 // Run by the test environment (test/support/test-environment.js) once the file's tests, hooks
 // and worker processes are done, so nothing it created outlives the run on a shared server.
 // Plain ESM JavaScript: the environment loads it outside Jest's module system.
@@ -129,12 +129,33 @@ async function cleanPostgres(matches) {
   return dropped;
 }
 
+/** Deletes the JetStream streams whose names contain one of the names. */
+async function cleanNats(matches) {
+  if (!process.env.NATS_URL) return 0;
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const nc = await connect({ servers: process.env.NATS_URL, timeout: 2000, reconnect: false });
+  let deleted = 0;
+  try {
+    const jsm = await jetstreamManager(nc);
+    for await (const name of jsm.streams.names()) {
+      if (matches(name)) {
+        await jsm.streams.delete(name);
+        deleted++;
+      }
+    }
+  } finally {
+    await nc.close();
+  }
+  return deleted;
+}
+
 /**
  * Removes everything on the test servers named after `names`. A server that cannot be reached
  * is skipped (its tests have failed, saying why); resolves to what was removed, per server.
  */
 export async function cleanUpNames(names) {
-  const removed = { redisKeys: 0, mongo: 0, postgresSchemas: 0, errors: [] };
+  const removed = { redisKeys: 0, mongo: 0, postgresSchemas: 0, natsStreams: 0, errors: [] };
   if (names.length === 0) return removed;
   const matches = containsOneOf(names);
   const attempt = async (field, clean) => {
@@ -144,6 +165,6 @@ export async function cleanUpNames(names) {
       removed.errors.push(`${field}: ${error.message}`);
     }
   };
-  await Promise.all([attempt('redisKeys', cleanRedis), attempt('mongo', cleanMongo), attempt('postgresSchemas', cleanPostgres)]);
+  await Promise.all([attempt('redisKeys', cleanRedis), attempt('mongo', cleanMongo), attempt('postgresSchemas', cleanPostgres), attempt('natsStreams', cleanNats)]);
   return removed;
 }

@@ -1,4 +1,4 @@
-// Starts (or finds) Redis, a Redis Cluster and MongoDB once for the whole Jest run; the
+// Starts (or finds) Redis, a Redis Cluster, MongoDB, PostgreSQL and NATS once for the whole Jest run; the
 // workers inherit the addresses through process.env.
 import { provideServers } from './server-provider.js';
 

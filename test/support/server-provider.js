@@ -1,12 +1,14 @@
 // Resolves the servers the tests and the bench need, in this order for each one:
 //   1. an explicit URL from the environment (REDIS_URL, REDIS_CLUSTER_NODES, MONGODB_URI,
-//      DATABASE_URL);
+//      DATABASE_URL, NATS_URL);
 //   2. testcontainers, when a Docker engine answers;
 //   3. a local process started here on a free port (`redis-server` from Debian; the
 //      `@jongodb/memory-server-bin-linux-x64-gnu` binary, a MongoDB-wire-compatible server).
 // PostgreSQL: the machine's own server on 127.0.0.1:5432 comes before testcontainers, and a
 // throwaway cluster from Debian's binaries (initdb, pg_ctl) after it. Every run then works in
 // a database of its own, created here and dropped at the end.
+// NATS with JetStream: the machine's own server on 127.0.0.1:4222 when it answers with
+// JetStream enabled, then testcontainers, then `nats-server -js` from Debian on a free port.
 // Plain ESM JavaScript so Jest's globalSetup and `bench/run.js` share one implementation.
 // A server that cannot be provided does not abort the run: its reason is recorded in
 // DDD_KIT_<NAME>_ERROR and `test/support/servers.ts` turns it into a failing test that says
@@ -112,6 +114,8 @@ const HOW = {
     'set REDIS_CLUSTER_NODES=host:port,host:port,..., or run a Docker engine, or install redis-server and redis-cli (apt-get install redis-server)',
   mongo:
     'set MONGODB_URI=mongodb://host:port, or run a Docker engine, or install the npm package @jongodb/memory-server-bin-linux-x64-gnu (npm install)',
+  nats:
+    'set NATS_URL=nats://host:port (a server with JetStream), or run nats-server -js on 127.0.0.1:4222, or run a Docker engine, or install nats-server (apt-get install nats-server)',
   postgres:
     'set DATABASE_URL=postgres://user@host:port/db, or run PostgreSQL on 127.0.0.1:5432 (trust auth), or run a Docker engine, or install PostgreSQL (apt-get install postgresql)',
 };
@@ -198,6 +202,65 @@ async function provideMongo(docker) {
     url: `mongodb://127.0.0.1:${port}`,
     source: `local jongodb emulator started on port ${port} (not MongoDB: no TTL monitor)`,
     stop: () => stopProcess(child),
+  };
+}
+
+/**
+ * The INFO line a NATS server sends on connect, parsed; undefined when nothing answers at
+ * host:port (or something that is not NATS).
+ */
+async function natsInfo(host, port, timeoutMs = 1500) {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, host);
+    let buf = '';
+    const done = (info) => {
+      socket.destroy();
+      resolve(info);
+    };
+    socket.setTimeout(timeoutMs, () => done(undefined));
+    socket.on('error', () => done(undefined));
+    socket.on('data', (d) => {
+      buf += d.toString('latin1');
+      const end = buf.indexOf('\r\n');
+      if (end < 0) return;
+      const line = buf.slice(0, end);
+      if (!line.startsWith('INFO ')) return done(undefined);
+      try {
+        done(JSON.parse(line.slice(5)));
+      } catch {
+        done(undefined);
+      }
+    });
+  });
+}
+
+async function provideNats(docker) {
+  if (process.env.NATS_URL) return { url: process.env.NATS_URL, source: 'NATS_URL from the environment', stop: async () => {} };
+  const local = await natsInfo('127.0.0.1', 4222);
+  if (local?.jetstream) {
+    return { url: 'nats://127.0.0.1:4222', source: `the local NATS ${local.version} with JetStream on 127.0.0.1:4222`, stop: async () => {} };
+  }
+  if (docker) {
+    const { GenericContainer } = await import('testcontainers');
+    const c = await new GenericContainer('nats:2-alpine').withCommand(['-js']).withExposedPorts(4222).start();
+    return { url: `nats://${c.getHost()}:${c.getMappedPort(4222)}`, source: 'testcontainers nats:2-alpine -js', stop: () => c.stop() };
+  }
+  const why = local ? 'the server on 127.0.0.1:4222 has no JetStream' : 'nothing answers on 127.0.0.1:4222';
+  if (!which('nats-server')) throw new Error(`NATS with JetStream is not available (${why}; no nats-server binary)`);
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-nats-'));
+  const child = startProcess('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir]);
+  await waitFor(async () => {
+    if (child.exitCode !== null) throw new Error(`nats-server exited: ${child.output()}`);
+    return (await natsInfo('127.0.0.1', port))?.jetstream === true;
+  }, `nats-server -js on port ${port}`);
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    source: `local nats-server -js started on port ${port} (${why})`,
+    stop: async () => {
+      await stopProcess(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -299,6 +362,7 @@ const PROVIDERS = {
   REDIS_CLUSTER_NODES: { name: 'cluster', provide: provideRedisCluster },
   MONGODB_URI: { name: 'mongo', provide: provideMongo },
   DATABASE_URL: { name: 'postgres', provide: providePostgres },
+  NATS_URL: { name: 'nats', provide: provideNats },
 };
 
 /**

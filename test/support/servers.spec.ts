@@ -2,7 +2,9 @@ import { describe, expect, it } from '@jest/globals';
 import { Redis, Cluster } from 'ioredis';
 import mongoose from 'mongoose';
 import pg from 'pg';
-import { mongoLabel, mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { mongoLabel, mongoUri, natsUrl, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
 
 // The infrastructure every backend suite relies on: each server answers.
 describe('test servers', () => {
@@ -47,6 +49,17 @@ describe('test servers', () => {
     } finally {
       await client.end();
       await schema.drop();
+    }
+  });
+
+  it('NATS answers with JetStream enabled', async () => {
+    const nc = await connect({ servers: natsUrl() });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const info = await jsm.getAccountInfo();
+      expect(info.limits).toBeDefined();
+    } finally {
+      await nc.close();
     }
   });
 });

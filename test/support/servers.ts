@@ -13,6 +13,8 @@ function required(env: string, what: string): string {
 export const redisUrl = (): string => required('REDIS_URL', 'Redis');
 export const mongoUri = (): string => required('MONGODB_URI', 'MongoDB');
 export const postgresUrl = (): string => required('DATABASE_URL', 'PostgreSQL');
+/** A NATS server with JetStream enabled. */
+export const natsUrl = (): string => required('NATS_URL', 'NATS with JetStream');
 
 /**
  * What the MongoDB-wire server of this run is, for test names: the jongodb emulator the setup

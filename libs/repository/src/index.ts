@@ -11,6 +11,23 @@ export type { DataSyncHandler, DataSyncPublisher } from './data-sync/data-sync.i
 export { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 export type { DataSyncEventBusOptions } from './data-sync/data-sync-event-bus.js';
 
+// Durable data-sync events (transactional outbox)
+export type {
+  OutboxClaim,
+  OutboxClaimRequest,
+  OutboxDeadLetterQuery,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox/outbox.interfaces.js';
+export { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
+export { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
+export type { PostgresOutboxStoreOptions } from './outbox/postgres-outbox.store.js';
+export { OutboxRelay } from './outbox/outbox-relay.js';
+export type { OutboxDelivery, OutboxRelayCounters, OutboxRelayOptions, OutboxRelaySettings } from './outbox/outbox-relay.js';
+
 // Repositories
 export type {
   AggregateIdGeneratorSource,
@@ -25,6 +42,8 @@ export type { RetryOnConflictOptions } from './repository/retry-on-conflict.js';
 export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
 export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
+export { MongoOutboxStore } from './outbox/mongo-outbox.store.js';
+export type { MongoOutboxStoreOptions } from './outbox/mongo-outbox.store.js';
 export { PostgresRepository } from './backends/postgres/postgres.repository.js';
 export type {
   PostgresColumns,
@@ -68,6 +87,7 @@ export type {
   RepositoryModuleAsyncOptions,
   RepositoryModuleOptions,
   RepositoryOptionsFactory,
+  RepositoryOutboxOptions,
   RepositoryPostgresOptions,
 } from './interfaces/repository-module-options.interface.js';
 export { getRepositoryPoolToken, getRepositoryToken } from './repository.utils.js';

@@ -11,7 +11,7 @@ import {
   OptimisticLockError,
   retryOnConflict,
   type AggregateIdGeneratorSource,
-  type DataSyncEvent,
+  DataSyncEvent,
   type IRepository,
   type MongooseRepositoryOptions,
   type PostgresRepositoryOptions,
@@ -186,10 +186,10 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         expect(hook).toHaveBeenCalledTimes(4);
 
         expect(f.published).toEqual([
-          { type: 'UPSERT', aggregate: 'Counter', id: 'h', version: 1, snapshot: { id: 'h', label: 'hooked', count: 0, tags: [] } },
-          { type: 'UPSERT', aggregate: 'Counter', id: 'h', version: 2, snapshot: { id: 'h', label: 'hooked', count: 1, tags: [] } },
-          { type: 'UPSERT', aggregate: 'Counter', id: 'h', version: 3, snapshot: { id: 'h', label: 'hooked', count: 2, tags: [] } },
-          { type: 'PURGE', aggregate: 'Counter', id: 'h', version: 4 },
+          { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 1, snapshot: { id: 'h', label: 'hooked', count: 0, tags: [] } },
+          { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 2, snapshot: { id: 'h', label: 'hooked', count: 1, tags: [] } },
+          { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 3, snapshot: { id: 'h', label: 'hooked', count: 2, tags: [] } },
+          { type: 'PURGE', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 4 },
         ]);
       });
 
@@ -197,7 +197,7 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         class AuditedCounter extends Counter {
           override triggerDataSyncHook(): void {
             super.triggerDataSyncHook();
-            this.collectDataSyncEvent({ type: DataSyncEventType.UPSERT, aggregate: 'CounterAudit', id: this.id, version: this.newVersion, snapshot: { audited: true } as never });
+            this.collectDataSyncEvent(DataSyncEvent.upsert('CounterAudit', this.id, this.newVersion, { audited: true } as never));
           }
         }
         const f = fixture();

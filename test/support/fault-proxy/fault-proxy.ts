@@ -251,6 +251,8 @@ interface Expected {
   decision?: Decision;
   /** A duplicated request's first copy: its reply is swallowed. */
   swallow?: boolean;
+  /** NATS: the subject its reply arrives on. */
+  replySubject?: string;
 }
 
 function toMatcher(match: Matching['match']): (request: RequestInfo) => boolean {
@@ -269,6 +271,7 @@ class Link {
   private readonly framers: { request: Framer; reply: Framer };
   private readonly expected: Expected[] = [];
   private readonly byMongoId = new Map<number, Expected[]>();
+  private readonly byReplySubject = new Map<string, Expected[]>();
   /** Replies waiting to be written to the client, in order. */
   private readonly outbox: Array<{ bytes: Buffer; at: number; action?: 'cut' | 'hold' | 'reset-mid' }> = [];
   private pumpTimer: NodeJS.Timeout | undefined;
@@ -298,6 +301,12 @@ class Link {
       if (this.requestsStalled) return;
       const request = unit.request!;
       if (request.command === 'SSLRequest' && isPostgresReplyFramer(this.framers.reply)) this.framers.reply.expectSslAnswer();
+      // NATS: only a request with a reply subject is answered; the rest passes untouched.
+      const tracked = this.proxy.protocol !== 'nats' || unit.replySubject !== undefined;
+      if (!tracked) {
+        this.upstream.write(unit.bytes);
+        continue;
+      }
       const decision = request.command === 'startup' ? undefined : this.proxy.decide(request);
       if (decision?.kind === 'drop-request') {
         this.requestsStalled = true;
@@ -305,10 +314,10 @@ class Link {
         return;
       }
       if (decision?.kind === 'duplicate') {
-        this.expect({ request, swallow: true });
+        this.expect({ request, swallow: true, replySubject: unit.replySubject });
         this.upstream.write(unit.bytes);
       }
-      this.expect({ request, decision: decision?.kind === 'duplicate' ? undefined : decision });
+      this.expect({ request, decision: decision?.kind === 'duplicate' ? undefined : decision, replySubject: unit.replySubject });
       if (request.command !== 'Terminate') this.upstream.write(unit.bytes);
     }
   }
@@ -319,6 +328,10 @@ class Link {
       const list = this.byMongoId.get(entry.request.id) ?? [];
       list.push(entry);
       this.byMongoId.set(entry.request.id, list);
+    } else if (this.proxy.protocol === 'nats') {
+      const list = this.byReplySubject.get(entry.replySubject!) ?? [];
+      list.push(entry);
+      this.byReplySubject.set(entry.replySubject!, list);
     } else {
       this.expected.push(entry);
     }
@@ -330,6 +343,12 @@ class Link {
       const list = this.byMongoId.get(unit.responseTo!);
       const entry = list?.shift();
       if (list && list.length === 0) this.byMongoId.delete(unit.responseTo!);
+      return entry;
+    }
+    if (this.proxy.protocol === 'nats') {
+      const list = unit.replySubject === undefined ? undefined : this.byReplySubject.get(unit.replySubject);
+      const entry = list?.shift();
+      if (list && list.length === 0) this.byReplySubject.delete(unit.replySubject!);
       return entry;
     }
     return this.expected.shift();

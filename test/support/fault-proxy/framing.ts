@@ -1,9 +1,10 @@
 // Message framing for the fault proxy: cuts each direction of a connection into whole
 // protocol units (one command, one reply) so a fault can act on "the reply to the next
 // EVALSHA" rather than on arbitrary bytes. Replies are matched to requests the way the
-// protocol does it: in order for Redis and PostgreSQL, by responseTo for MongoDB.
+// protocol does it: in order for Redis and PostgreSQL, by responseTo for MongoDB, by the
+// reply subject for NATS.
 
-export type Protocol = 'redis' | 'mongo' | 'postgres';
+export type Protocol = 'redis' | 'mongo' | 'postgres' | 'nats';
 
 /** What a fault rule can match a request on. */
 export interface RequestInfo {
@@ -22,6 +23,8 @@ export interface Unit {
   readonly responseTo?: number;
   /** A server message that answers no request (PostgreSQL NOTIFY, notices). */
   readonly unsolicited?: boolean;
+  /** NATS: the reply subject a request asks to be answered on, and the subject a message arrives on. */
+  readonly replySubject?: string;
 }
 
 /** Incremental framer of one direction of one connection. */
@@ -272,6 +275,58 @@ class PostgresReplyFramer implements Framer {
   }
 }
 
+// ---------------------------------------------------------------- NATS client protocol
+
+/**
+ * NATS is a text protocol of CRLF-terminated lines; PUB/HPUB (client) and MSG/HMSG (server)
+ * carry a payload of a declared size after their line. A request is a PUB/HPUB with a reply
+ * subject (a JetStream publish, a request); its reply is the MSG/HMSG that arrives on that
+ * subject. Every other line (CONNECT, SUB, PING, INFO, +OK...) answers nothing the proxy
+ * tracks: it passes as it is.
+ */
+class NatsFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+  private seq = 0;
+  constructor(private readonly side: 'request' | 'reply') {}
+  get pending(): number {
+    return this.buf.length;
+  }
+  push(chunk: Buffer): Unit[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const units: Unit[] = [];
+    let start = 0;
+    for (;;) {
+      const lineEnd = this.buf.indexOf('\r\n', start, 'latin1');
+      if (lineEnd < 0) break;
+      const words = this.buf.toString('latin1', start, lineEnd).trim().split(/\s+/);
+      const op = words[0].toUpperCase();
+      let end = lineEnd + 2;
+      let subject: string | undefined;
+      let reply: string | undefined;
+      if (op === 'PUB' || op === 'HPUB' || op === 'MSG' || op === 'HMSG') {
+        // PUB subj [reply] size · HPUB subj [reply] hsize tsize · MSG subj sid [reply] size · HMSG subj sid [reply] hsize tsize
+        const sizes = op.startsWith('H') ? 2 : 1;
+        const fixed = op.endsWith('MSG') ? 2 : 1;
+        const size = Number(words[words.length - 1]);
+        subject = words[1];
+        if (words.length > fixed + sizes + 1) reply = words[fixed + 1];
+        end = lineEnd + 2 + size + 2;
+        if (end > this.buf.length) break;
+      }
+      const bytes = this.buf.subarray(start, end);
+      start = end;
+      if (this.side === 'request') {
+        const args = op === 'PUB' || op === 'HPUB' ? [subject ?? '', ...(reply ? [reply] : [])] : words.slice(1);
+        units.push({ bytes, request: { command: op, args, id: ++this.seq }, replySubject: op === 'PUB' || op === 'HPUB' ? reply : undefined });
+      } else {
+        units.push({ bytes, replySubject: op === 'MSG' || op === 'HMSG' ? subject : undefined, unsolicited: op !== 'MSG' && op !== 'HMSG' });
+      }
+    }
+    this.buf = this.buf.subarray(start);
+    return units;
+  }
+}
+
 export function createFramers(protocol: Protocol): { request: Framer; reply: Framer } {
   switch (protocol) {
     case 'redis':
@@ -280,6 +335,8 @@ export function createFramers(protocol: Protocol): { request: Framer; reply: Fra
       return { request: new MongoFramer('request'), reply: new MongoFramer('reply') };
     case 'postgres':
       return { request: new PostgresRequestFramer(), reply: new PostgresReplyFramer() };
+    case 'nats':
+      return { request: new NatsFramer('request'), reply: new NatsFramer('reply') };
   }
 }
 

@@ -31,8 +31,8 @@ describe('AggregateRoot', () => {
     account.markDeleted();
     account.triggerDataSyncHook();
     expect(account.getDataSyncEvents()).toEqual([
-      { type: 'UPSERT', aggregate: 'Account', id: 'a', version: 3, snapshot: { id: 'a', balance: 5, owner: { name: 'ada' } } },
-      { type: 'PURGE', aggregate: 'Account', id: 'a', version: 3 },
+      { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Account', id: 'a', version: 3, snapshot: { id: 'a', balance: 5, owner: { name: 'ada' } } },
+      { type: 'PURGE', eventId: expect.any(String), aggregate: 'Account', id: 'a', version: 3 },
     ]);
     expect(account.dataSyncEvents).toEqual(account.getDataSyncEvents());
   });
@@ -58,7 +58,7 @@ describe('AggregateRoot', () => {
     account.triggerDataSyncHook();
     account.triggerDataSyncHook();
     const events = collectWriteEvents(account, 'account');
-    expect(events).toEqual([{ type: 'UPSERT', aggregate: 'account', id: 'a', version: 1, snapshot: { id: 'a', balance: 0, owner: { name: 'ada' } } }]);
+    expect(events).toEqual([{ type: 'UPSERT', eventId: expect.any(String), aggregate: 'account', id: 'a', version: 1, snapshot: { id: 'a', balance: 0, owner: { name: 'ada' } } }]);
     expect(account.getDataSyncEvents()).toEqual([]);
   });
 

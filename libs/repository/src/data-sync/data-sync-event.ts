@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 
 export const DataSyncEventType = {
@@ -9,6 +10,11 @@ export const DataSyncEventType = {
 export type DataSyncEventType = (typeof DataSyncEventType)[keyof typeof DataSyncEventType];
 
 interface DataSyncEventBase<ID extends AggregateId> {
+  /**
+   * A random UUID, unique per event: the same event delivered twice (at least once means it
+   * can be) carries the same id, so a broker or a consumer can drop the repeat.
+   */
+  readonly eventId: string;
   /** The aggregate's name (its `@Aggregate` name, else its class name). */
   readonly aggregate: string;
   readonly id: ID;
@@ -31,9 +37,9 @@ export type DataSyncEvent<ID extends AggregateId = AggregateId, S = unknown> = U
 /** Factories for the two kinds (frozen: one event object is shared by every handler). */
 export const DataSyncEvent = {
   upsert<ID extends AggregateId, S>(aggregate: string, id: ID, version: number, snapshot: S): UpsertDataSyncEvent<ID, S> {
-    return Object.freeze({ type: DataSyncEventType.UPSERT, aggregate, id, version, snapshot });
+    return Object.freeze({ type: DataSyncEventType.UPSERT, eventId: randomUUID(), aggregate, id, version, snapshot });
   },
   purge<ID extends AggregateId>(aggregate: string, id: ID, version: number): PurgeDataSyncEvent<ID> {
-    return Object.freeze({ type: DataSyncEventType.PURGE, aggregate, id, version });
+    return Object.freeze({ type: DataSyncEventType.PURGE, eventId: randomUUID(), aggregate, id, version });
   },
 };

@@ -5,6 +5,7 @@ import { AggregateRoot, collectWriteEvents, setDeleted, setStoredKeys, setStored
 import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
+import type { OutboxStore } from '../outbox/outbox.interfaces.js';
 import { AggregateStateError } from '../errors/aggregate-state.error.js';
 import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
 import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
@@ -52,6 +53,7 @@ const logger = new Logger('Repository');
 export abstract class AbstractRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> implements IRepository<ID, T> {
   private aggregateClass?: AggregateClass<T>;
   private publisher?: DataSyncPublisher;
+  private outboxStore?: OutboxStore;
   private idGenerators?: AggregateIdGeneratorSource | null;
   private uniqueKeyResolver?: UniqueKeyResolver;
   /** Built on first need; null when the aggregate has no unique keys. */
@@ -74,6 +76,15 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
       this.aggregateClass = options.aggregate;
     }
     if (options.publisher !== undefined) this.publisher = options.publisher;
+    if (options.outbox !== undefined && options.outbox !== this.outboxStore) {
+      if (!this.acceptsOutbox(options.outbox)) {
+        throw new RepositoryConfigurationError(
+          `${this.constructor.name} cannot store data-sync events with its writes in ${options.outbox?.constructor?.name ?? String(options.outbox)}: ` +
+            'an outbox is written by the repository of its own backend (InMemoryOutboxStore by InMemoryRepository, PostgresOutboxStore by PostgresRepository).',
+        );
+      }
+      this.outboxStore = options.outbox;
+    }
     if (options.idGenerators !== undefined) this.idGenerators = options.idGenerators;
     if (options.uniqueKeys !== undefined) {
       const given = options.uniqueKeys;
@@ -253,6 +264,20 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     return publish();
   }
 
+  /**
+   * The outbox this repository's writes store their events in (they are then not published in
+   * process), or undefined: `doInsert`/`doUpdate`/`doRemove` must store `events` in it within
+   * the same atomic write as the aggregate.
+   */
+  protected get outbox(): OutboxStore | undefined {
+    return this.outboxStore;
+  }
+
+  /** Whether this repository can store its events in `outbox` with its writes; none by default. */
+  protected acceptsOutbox(_outbox: OutboxStore): boolean {
+    return false;
+  }
+
   /** The error a conditional write that matched nothing throws. */
   protected conflict(aggregate: T): OptimisticLockError {
     return new OptimisticLockError(this.nameOf(aggregate), aggregate.id, aggregate.oldVersion);
@@ -290,7 +315,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     if (keeper === null) {
       await store(events);
       setStoredVersion(aggregate, written);
-      if (this.publisher !== undefined && events.length > 0) await this.whenWriteCommits(() => this.publish(aggregate, events));
+      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined) await this.whenWriteCommits(() => this.publish(aggregate, events));
       return;
     }
 
@@ -316,7 +341,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     const others = plan.release.filter((ref) => !joins(ref.name));
     await this.whenWriteCommits(async () => {
       await keeper.release(others, aggregate.id, false);
-      if (this.publisher !== undefined && events.length > 0) await this.publish(aggregate, events);
+      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined) await this.publish(aggregate, events);
     });
   }
 

@@ -1,5 +1,6 @@
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { OutboxStore } from '../outbox/outbox.interfaces.js';
 import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
 import type { UniqueKeyReservations, UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
 
@@ -31,6 +32,14 @@ export interface RepositoryOptions<T extends AggregateRoot<any, any> = Aggregate
   aggregate?: AggregateClass<T>;
   /** Receives the events of every successful write. Without one, events are collected and dropped. */
   publisher?: DataSyncPublisher;
+  /**
+   * Where the write stores its data-sync events, in the same atomic step as the aggregate (a
+   * transactional outbox): the store of this repository's backend (InMemoryOutboxStore,
+   * PostgresOutboxStore, …). With one, events are not published in process after the write;
+   * OutboxRelay delivers them from the store, at least once. RepositoryModule sets it when
+   * `forRoot({ outbox })` enables the outbox.
+   */
+  outbox?: OutboxStore;
   /** Fills empty IDs on insert; without one, insert of an aggregate without id fails with MissingIdGeneratorError. */
   idGenerators?: AggregateIdGeneratorSource | null;
   /**

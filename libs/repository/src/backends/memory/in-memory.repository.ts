@@ -1,6 +1,9 @@
 import { deepClone } from '../../aggregate/aggregate-clone.utils.js';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { InMemoryOutboxStore } from '../../outbox/in-memory-outbox.store.js';
+import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate } from '../../repository/repository.interfaces.js';
 
@@ -36,21 +39,32 @@ export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<
     return deepClone(document) as T;
   }
 
-  protected async doInsert(aggregate: T): Promise<void> {
+  // With an InMemoryOutboxStore, each write appends its events in the same synchronous step as
+  // the check-and-set: no other write or claim can run in between.
+  protected async doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     if (this.records.has(aggregate.id)) throw this.duplicate(aggregate);
-    this.records.set(aggregate.id, { version: aggregate.newVersion, document: this.toDocument(aggregate) });
+    const document = this.toDocument(aggregate);
+    this.records.set(aggregate.id, { version: aggregate.newVersion, document });
+    (this.outbox as InMemoryOutboxStore | undefined)?.append(events);
   }
 
-  protected async doUpdate(aggregate: T): Promise<void> {
+  protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     const record = this.records.get(aggregate.id);
     if (record === undefined || record.version !== aggregate.oldVersion) throw this.conflict(aggregate);
-    this.records.set(aggregate.id, { version: aggregate.newVersion, document: this.toDocument(aggregate) });
+    const document = this.toDocument(aggregate);
+    this.records.set(aggregate.id, { version: aggregate.newVersion, document });
+    (this.outbox as InMemoryOutboxStore | undefined)?.append(events);
   }
 
-  protected async doRemove(aggregate: T): Promise<void> {
+  protected async doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     const record = this.records.get(aggregate.id);
     if (record === undefined || record.version !== aggregate.oldVersion) throw this.conflict(aggregate);
     this.records.delete(aggregate.id);
+    (this.outbox as InMemoryOutboxStore | undefined)?.append(events);
+  }
+
+  protected override acceptsOutbox(outbox: OutboxStore): boolean {
+    return outbox instanceof InMemoryOutboxStore;
   }
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {

@@ -5,6 +5,8 @@ import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { RepositoryError } from '../../errors/repository.error.js';
+import { PostgresOutboxStore } from '../../outbox/postgres-outbox.store.js';
+import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
 import { ambientClientFor, ambientTransactionFor, runInAmbientTransaction, type PgQueryable } from './pg-ambient-transaction.js';
@@ -138,6 +140,11 @@ export abstract class PostgresRepository<
     return this.pool !== undefined;
   }
 
+  /** True when `pool` is the one this repository runs on. */
+  usesPool(pool: Pool): boolean {
+    return this.pool === pool;
+  }
+
   /** The column holding the id. Override (as a getter) to use another. */
   protected get idColumn(): string {
     return 'id';
@@ -188,7 +195,7 @@ export abstract class PostgresRepository<
     const s = this.readyStatements ?? (await this.ready());
     const values: unknown[] = [id, aggregate.newVersion];
     this.pushColumnValues(values, s, aggregate);
-    const inserted = await this.executeWrite({ text: s.insert, values }, this.statementsToCommitWith(aggregate, 'insert', events));
+    const inserted = await this.executeWrite(await this.withOutbox({ text: s.insert, values }, events), this.statementsToCommitWith(aggregate, 'insert', events));
     if (!inserted) throw this.duplicate(aggregate);
   }
 
@@ -198,7 +205,7 @@ export abstract class PostgresRepository<
     const values: unknown[] = [id, aggregate.oldVersion];
     this.pushColumnValues(values, s, aggregate);
     values.push(aggregate.newVersion);
-    const updated = await this.executeWrite({ text: s.update, values }, this.statementsToCommitWith(aggregate, 'update', events));
+    const updated = await this.executeWrite(await this.withOutbox({ text: s.update, values }, events), this.statementsToCommitWith(aggregate, 'update', events));
     if (!updated) throw this.conflict(aggregate);
   }
 
@@ -206,7 +213,7 @@ export abstract class PostgresRepository<
     const id = this.checkedId(aggregate.id);
     const s = this.readyStatements ?? (await this.ready());
     const values = [id, aggregate.oldVersion];
-    const deleted = await this.executeWrite({ text: s.remove, values }, this.statementsToCommitWith(aggregate, 'remove', events));
+    const deleted = await this.executeWrite(await this.withOutbox({ text: s.remove, values }, events), this.statementsToCommitWith(aggregate, 'remove', events));
     if (!deleted) throw this.conflict(aggregate);
   }
 
@@ -240,6 +247,26 @@ export abstract class PostgresRepository<
     );
     for (const callback of committed) await callback();
     return result;
+  }
+
+  protected override acceptsOutbox(outbox: OutboxStore): boolean {
+    return outbox instanceof PostgresOutboxStore;
+  }
+
+  /**
+   * The write extended to insert its events into the outbox in the same statement (so in the
+   * same transaction, and with no extra round trip), when the outbox is on.
+   */
+  private async withOutbox(write: PostgresStatement, events: readonly DataSyncEvent[]): Promise<PostgresStatement> {
+    const outbox = this.outbox as PostgresOutboxStore | undefined;
+    if (outbox === undefined || events.length === 0) return write;
+    if (outbox.pool !== this.pool) {
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name}: its outbox (PostgresOutboxStore) must use the repository's own pool, so that events commit in the same transaction as the row`,
+      );
+    }
+    await outbox.ensureTable();
+    return outbox.withEvents({ text: write.text, values: write.values ?? [] }, events);
   }
 
   /** Reservations on this pool (PostgresPrepareKeyFactory given the same pool) commit with the write. */

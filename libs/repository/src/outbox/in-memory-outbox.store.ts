@@ -1,0 +1,216 @@
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import { checkEventId, checkEventIds, checkOwner, checkPositiveInteger, checkText, checkTime } from './outbox-arguments.js';
+import type {
+  OutboxClaim,
+  OutboxClaimRequest,
+  OutboxDeadLetterQuery,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox.interfaces.js';
+
+interface Entry {
+  seq: number;
+  eventId: string;
+  aggregate: string;
+  aggregateId: AggregateId;
+  version: number;
+  event: DataSyncEvent;
+  storedAt: number;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  deadAt: number | null;
+  owner: string | null;
+  leaseUntil: number | null;
+}
+
+/**
+ * The outbox of InMemoryRepository: events kept in this process beside the aggregates, each
+ * `append` synchronous with the repository's own check-and-set, so a write and its events are
+ * one step. Nothing survives the process — which holds the aggregates too. Every method is
+ * synchronous inside, hence atomic against concurrent callers of the same process.
+ */
+export class InMemoryOutboxStore implements OutboxStore {
+  private readonly entries = new Map<string, Entry>();
+  private readonly listeners = new Set<() => void>();
+  private seq = 0;
+
+  /** Stores the events of one committed write (InMemoryRepository calls it inside its write). */
+  append(events: readonly DataSyncEvent[], now: number = Date.now()): void {
+    for (const event of events) {
+      this.entries.set(event.eventId, {
+        seq: ++this.seq,
+        eventId: event.eventId,
+        aggregate: event.aggregate,
+        aggregateId: event.id,
+        version: event.version,
+        event,
+        storedAt: now,
+        attempts: 0,
+        nextAttemptAt: now,
+        lastError: null,
+        deadAt: null,
+        owner: null,
+        leaseUntil: null,
+      });
+    }
+    if (events.length > 0 && this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((listener) => listener()));
+  }
+
+  async claim(request: OutboxClaimRequest): Promise<OutboxClaim[]> {
+    const owner = checkOwner(request?.owner);
+    const limit = checkPositiveInteger(request.limit, 'limit');
+    const leaseMs = checkPositiveInteger(request.leaseMs, 'leaseMs');
+    const now = checkTime(request.now, 'now');
+    const claimable: Entry[][] = [];
+    for (const events of this.instances().values()) {
+      const head = events[0];
+      if (head.nextAttemptAt > now) continue;
+      if (events.some((e) => e.leaseUntil !== null && e.leaseUntil > now)) continue;
+      claimable.push(events);
+    }
+    claimable.sort((a, b) => a[0].storedAt - b[0].storedAt || a[0].seq - b[0].seq);
+    const leaseUntil = now + leaseMs;
+    return claimable.slice(0, limit).map((events) => {
+      for (const e of events) {
+        e.owner = owner;
+        e.leaseUntil = leaseUntil;
+      }
+      return { aggregate: events[0].aggregate, aggregateId: events[0].aggregateId, owner, leaseUntil, events: events.map(toRecord) };
+    });
+  }
+
+  async ack(owner: string, eventIds: readonly string[]): Promise<number> {
+    checkOwner(owner);
+    let removed = 0;
+    for (const id of checkEventIds(eventIds)) {
+      const entry = this.entries.get(id);
+      if (entry !== undefined && entry.deadAt === null && entry.owner === owner) {
+        this.entries.delete(id);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  async fail(owner: string, eventId: string, failure: OutboxFailure): Promise<OutboxFailureOutcome | null> {
+    checkOwner(owner);
+    checkEventId(eventId);
+    const error = checkText(failure?.error, 'failure.error');
+    const retryAt = checkTime(failure.retryAt, 'failure.retryAt');
+    const maxAttempts = checkPositiveInteger(failure.maxAttempts, 'failure.maxAttempts');
+    const now = checkTime(failure.now, 'failure.now');
+    const entry = this.entries.get(eventId);
+    if (entry === undefined || entry.deadAt !== null || entry.owner !== owner) return null;
+    entry.attempts += 1;
+    entry.lastError = error;
+    const dead = entry.attempts >= maxAttempts;
+    if (dead) entry.deadAt = now;
+    else entry.nextAttemptAt = retryAt;
+    for (const e of this.entries.values()) {
+      if (e.aggregate === entry.aggregate && e.aggregateId === entry.aggregateId && e.owner === owner) {
+        e.owner = null;
+        e.leaseUntil = null;
+      }
+    }
+    return { attempts: entry.attempts, dead, nextAttemptAt: dead ? null : retryAt };
+  }
+
+  async release(owner: string, eventIds?: readonly string[]): Promise<number> {
+    checkOwner(owner);
+    const only = eventIds === undefined ? undefined : new Set(checkEventIds(eventIds));
+    let released = 0;
+    for (const e of this.entries.values()) {
+      if (e.owner !== owner || e.deadAt !== null || (only !== undefined && !only.has(e.eventId))) continue;
+      e.owner = null;
+      e.leaseUntil = null;
+      released++;
+    }
+    return released;
+  }
+
+  async status(now: number): Promise<OutboxStatus> {
+    checkTime(now, 'now');
+    let pending = 0;
+    let deadLetters = 0;
+    let oldest: number | null = null;
+    for (const e of this.entries.values()) {
+      if (e.deadAt !== null) {
+        deadLetters++;
+        continue;
+      }
+      pending++;
+      if (oldest === null || e.storedAt < oldest) oldest = e.storedAt;
+    }
+    return { pending, oldestPendingAgeMs: oldest === null ? null : now - oldest, deadLetters };
+  }
+
+  async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
+    const limit = query.limit === undefined ? 100 : checkPositiveInteger(query.limit, 'limit');
+    const aggregate = query.aggregate === undefined ? undefined : checkText(query.aggregate, 'aggregate');
+    const after = query.after === undefined ? undefined : checkEventId(query.after);
+    const dead = [...this.entries.values()]
+      .filter((e) => e.deadAt !== null && (aggregate === undefined || e.aggregate === aggregate))
+      .sort((a, b) => a.deadAt! - b.deadAt! || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+    let start = 0;
+    if (after !== undefined) {
+      const cursor = this.entries.get(after);
+      if (cursor === undefined || cursor.deadAt === null) return [];
+      start = dead.findIndex((e) => e.deadAt! > cursor.deadAt! || (e.deadAt === cursor.deadAt && e.eventId > cursor.eventId));
+      if (start === -1) return [];
+    }
+    return dead.slice(start, start + limit).map(toRecord);
+  }
+
+  async replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
+    const ids = checkEventIds(eventIds);
+    checkTime(now, 'now');
+    let replayed = 0;
+    for (const id of ids) {
+      const e = this.entries.get(id);
+      if (e === undefined || e.deadAt === null) continue;
+      Object.assign(e, { attempts: 0, nextAttemptAt: now, owner: null, leaseUntil: null, deadAt: null, lastError: null });
+      replayed++;
+    }
+    if (replayed > 0) queueMicrotask(() => this.listeners.forEach((listener) => listener()));
+    return replayed;
+  }
+
+  async watch(listener: () => void): Promise<() => Promise<void>> {
+    this.listeners.add(listener);
+    return async () => void this.listeners.delete(listener);
+  }
+
+  /** Pending events grouped by instance, each group in order (version, then as written). */
+  private instances(): Map<string, Entry[]> {
+    const byInstance = new Map<string, Entry[]>();
+    for (const e of this.entries.values()) {
+      if (e.deadAt !== null) continue;
+      const key = `${e.aggregate}\u0000${typeof e.aggregateId}\u0000${String(e.aggregateId)}`;
+      const list = byInstance.get(key);
+      if (list === undefined) byInstance.set(key, [e]);
+      else list.push(e);
+    }
+    for (const list of byInstance.values()) list.sort((a, b) => a.version - b.version || a.seq - b.seq);
+    return byInstance;
+  }
+}
+
+function toRecord(e: Entry): OutboxRecord {
+  return {
+    eventId: e.eventId,
+    aggregate: e.aggregate,
+    aggregateId: e.aggregateId,
+    version: e.version,
+    event: e.event,
+    storedAt: e.storedAt,
+    attempts: e.attempts,
+    nextAttemptAt: e.nextAttemptAt,
+    lastError: e.lastError,
+    deadAt: e.deadAt,
+  };
+}

@@ -1,0 +1,500 @@
+import type { mongo } from 'mongoose';
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { RepositoryError } from '../errors/repository.error.js';
+import type {
+  OutboxClaim,
+  OutboxClaimRequest,
+  OutboxDeadLetterQuery,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox.interfaces.js';
+import { checkEventIds, checkOwner, checkPositiveInteger, checkText, checkTime, errorText } from './outbox-arguments.js';
+import {
+  DELETED,
+  entriesOf,
+  isClaimable,
+  isStorableEventId,
+  nextHint,
+  OUTBOX,
+  OUTBOX_DEAD,
+  OUTBOX_NEXT,
+  OUTBOX_REV,
+  pendingOf,
+  toRecord,
+  type OutboxDocument,
+  type OutboxEntry,
+} from './mongo-outbox.records.js';
+
+type OutboxCollection = mongo.Collection<OutboxDocument>;
+
+export interface MongoOutboxStoreOptions {
+  /**
+   * The collections whose documents carry outboxes (e.g. `connection.collection('user')`).
+   * A MongooseRepository given this store as its `outbox` adds its own collection when it
+   * first touches it; list the collections here when this process relays events of
+   * repositories it may not use itself.
+   */
+  collections?: ReadonlyArray<mongo.Collection<any>>;
+}
+
+/** Compare-and-set rounds on one document before an operation gives up (each lost round means another writer changed it). */
+const CAS_ROUNDS = 100;
+
+/** The outbox inside one document, as one change to make and how it ends. */
+interface Change<R> {
+  /** Entries to write back (by id); entries absent here are removed. */
+  outbox: Record<string, OutboxEntry>;
+  result: R;
+}
+
+/**
+ * The OutboxStore of MongooseRepositories with `outbox: true`: pending events live inside the
+ * aggregate's own document (see mongo-outbox.records.ts), written by the same single-document
+ * write as the aggregate, so no multi-document transaction is needed and a standalone server
+ * will do.
+ *
+ * Every change the store makes to a document is a compare-and-set on its `_outboxRev`
+ * (an `updateOne` filtered by the revision it read): a claim takes an instance
+ * only if nothing changed it since it was read, so two relays never both get it, and no change
+ * ever overwrites events a concurrent write added. Only `$set`/`$unset`/`$inc` are used.
+ *
+ * Costs: `claim`, `status`, `release` without ids and an `ack` of events this instance did not
+ * claim read the documents that have pending events (a sparse index on `_outboxNext`,
+ * `ensureIndexes()`); dead-letter operations read the documents that have dead letters (a
+ * sparse index on `_outboxDead`). Both are the backlog, not the collection. MongoDB's TTL
+ * monitor is not used (the emulator the tests run on has none): nothing expires by itself.
+ */
+export class MongoOutboxStore implements OutboxStore {
+  private readonly collections: OutboxCollection[];
+  /** Collections known by how to get them (a repository's, before its connection is open). */
+  private sources: Array<() => Promise<mongo.Collection<any>>> = [];
+  /** Where the events this store handed out live, so ack/fail/release go straight to the document. */
+  private readonly located = new Map<string, { collection: OutboxCollection; id: AggregateId }>();
+  private nextCollection = 0;
+
+  constructor(options: MongoOutboxStoreOptions = {}) {
+    const collections = options?.collections ?? [];
+    if (!Array.isArray(collections) || collections.some((c) => typeof c?.updateOne !== 'function')) {
+      throw new RepositoryConfigurationError('MongoOutboxStore: collections must be driver collections (connection.collection(name))');
+    }
+    this.collections = [];
+    for (const collection of collections) this.addCollection(collection);
+  }
+
+  /**
+   * Adds a collection whose documents carry outboxes (the same namespace twice counts once);
+   * MongooseRepository calls it for its own collection. Resolves once its indexes exist.
+   */
+  async addCollection(collection: mongo.Collection<any>): Promise<void> {
+    if (typeof collection?.updateOne !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
+    if (!this.collections.some((c) => c.namespace === collection.namespace)) this.collections.push(collection as OutboxCollection);
+    if (this.indexed !== undefined) await this.ensureIndexesOn(collection as OutboxCollection);
+  }
+
+  /**
+   * Adds a collection by how to get it, resolved when the store next needs its collections
+   * (MongooseRepository registers itself so, when it is given this store as its `outbox`: a
+   * process that only relays still claims from every repository it configured).
+   */
+  addSource(resolve: () => Promise<mongo.Collection<any>>): void {
+    if (typeof resolve !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore.addSource takes a function resolving a collection');
+    this.sources.push(resolve);
+  }
+
+  /** Resolves the sources added since the last call; a source that cannot resolve fails the operation and is tried again next time. */
+  private async resolveSources(): Promise<void> {
+    while (this.sources.length > 0) {
+      const collection = await this.sources[0]();
+      this.sources.shift();
+      await this.addCollection(collection);
+    }
+  }
+
+  /** The namespaces (`db.collection`) this store claims from. */
+  get namespaces(): string[] {
+    return this.collections.map((c) => c.namespace);
+  }
+
+  /**
+   * Creates, on every collection (and on those added later), the sparse indexes that keep
+   * claims, status and dead-letter reads proportional to the backlog.
+   */
+  async ensureIndexes(): Promise<void> {
+    this.indexed ??= new Set();
+    await this.resolveSources();
+    for (const collection of this.collections) await this.ensureIndexesOn(collection);
+  }
+
+  private indexed?: Set<string>;
+
+  private async ensureIndexesOn(collection: OutboxCollection): Promise<void> {
+    if (this.indexed === undefined || this.indexed.has(collection.namespace)) return;
+    await collection.createIndex({ [OUTBOX_NEXT]: 1 }, { sparse: true, name: 'ddd_kit_outbox_next' });
+    await collection.createIndex({ [OUTBOX_DEAD]: 1 }, { sparse: true, name: 'ddd_kit_outbox_dead' });
+    this.indexed.add(collection.namespace);
+  }
+
+  // ---------------------------------------------------------------- relay side
+
+  async claim(request: OutboxClaimRequest): Promise<OutboxClaim[]> {
+    if (request === null || typeof request !== 'object') throw new TypeError('outbox: claim needs { owner, limit, leaseMs, now }');
+    const owner = checkOwner(request.owner);
+    const limit = checkPositiveInteger(request.limit, 'limit');
+    const leaseMs = checkPositiveInteger(request.leaseMs, 'leaseMs');
+    const now = checkTime(request.now, 'now');
+    const leaseUntil = now + leaseMs;
+    const claims: OutboxClaim[] = [];
+    await this.resolveSources();
+    if (this.collections.length === 0) return claims;
+    // Round-robin over collections, so one busy aggregate type does not starve the others.
+    const start = this.nextCollection++ % this.collections.length;
+    for (let i = 0; i < this.collections.length && claims.length < limit; i++) {
+      const collection = this.collections[(start + i) % this.collections.length];
+      await this.claimIn(collection, owner, limit - claims.length, now, leaseUntil, claims);
+    }
+    return claims;
+  }
+
+  private async claimIn(collection: OutboxCollection, owner: string, limit: number, now: number, leaseUntil: number, claims: OutboxClaim[]): Promise<void> {
+    const seen: AggregateId[] = [];
+    for (;;) {
+      const filter: Record<string, unknown> = { [OUTBOX_NEXT]: { $lte: now } };
+      if (seen.length > 0) filter._id = { $nin: seen };
+      const candidates = await collection.find(filter, { sort: { [OUTBOX_NEXT]: 1 }, limit: Math.max(limit * 2, 16) }).toArray();
+      if (candidates.length === 0) return;
+      for (const candidate of candidates) {
+        seen.push(candidate._id);
+        const claim = await this.claimDocument(collection, candidate, owner, now, leaseUntil);
+        if (claim !== null) {
+          claims.push(claim);
+          if (claims.length >= limit) return;
+        }
+      }
+    }
+  }
+
+  /** Claims one document read as `document`, or tidies its hint when it has nothing claimable; null when not claimed. */
+  private async claimDocument(collection: OutboxCollection, document: OutboxDocument, owner: string, now: number, leaseUntil: number): Promise<OutboxClaim | null> {
+    const pending = pendingOf(document);
+    const rev = document[OUTBOX_REV] ?? 0;
+    if (!isClaimable(pending, now)) {
+      // Nothing claimable now: move its hint to when it may be, so later claims skip it.
+      await this.writeBack(collection, document, rev, document[OUTBOX] ?? {});
+      return null;
+    }
+    const set: Record<string, unknown> = { [OUTBOX_NEXT]: leaseUntil };
+    for (const entry of pending) {
+      set[`${OUTBOX}.${entry.eventId}.owner`] = owner;
+      set[`${OUTBOX}.${entry.eventId}.leaseUntil`] = leaseUntil;
+    }
+    // A compare-and-set updateOne, not findOneAndUpdate: the MongoDB-wire emulator the tests
+    // run on lets two concurrent findOneAndUpdate calls match the same revision (tried: about
+    // one contested round in ten), while its updateOne is atomic, as both are on MongoDB. What
+    // was claimed is known without reading it back: the entries of the revision that matched.
+    const result = await collection.updateOne(
+      { _id: document._id, [OUTBOX_REV]: rev } as mongo.Filter<OutboxDocument>,
+      { $set: set, $inc: { [OUTBOX_REV]: 1 } } as unknown as mongo.UpdateFilter<OutboxDocument>,
+    );
+    if (result.matchedCount !== 1) return null; // changed since it was read: someone else's now, or a newer write; a later claim sees it
+    for (const entry of pending) this.located.set(entry.eventId, { collection, id: document._id });
+    return {
+      aggregate: pending[0].event.aggregate,
+      aggregateId: document._id,
+      owner,
+      leaseUntil,
+      events: pending.map((entry) => toRecord({ ...entry, owner, leaseUntil }, document._id)),
+    };
+  }
+
+  async ack(owner: string, eventIds: readonly string[]): Promise<number> {
+    checkOwner(owner);
+    checkIds(eventIds);
+    const wanted = new Set(eventIds);
+    let removed = 0;
+    await this.resolveSources();
+    await this.forDocumentsHolding(eventIds, owner, async (collection, document) => {
+      const outbox = { ...(document[OUTBOX] ?? {}) };
+      let count = 0;
+      for (const id of wanted) {
+        const entry = outbox[id];
+        if (entry !== undefined && entry.deadAt === null && entry.owner === owner) {
+          delete outbox[id];
+          count++;
+        }
+      }
+      return { outbox, result: count };
+    }, (count) => (removed += count));
+    for (const id of eventIds) this.located.delete(id);
+    return removed;
+  }
+
+  async fail(owner: string, eventId: string, failure: OutboxFailure): Promise<OutboxFailureOutcome | null> {
+    checkOwner(owner);
+    checkIds([eventId]);
+    if (failure === null || typeof failure !== 'object') throw new TypeError('outbox: fail needs { error, retryAt, maxAttempts, now }');
+    checkTime(failure.retryAt, 'retryAt');
+    checkTime(failure.now, 'now');
+    checkPositiveInteger(failure.maxAttempts, 'maxAttempts');
+    const error = typeof failure.error === 'string' ? checkText(failure.error, 'error') : errorText(failure.error);
+    let outcome: OutboxFailureOutcome | null = null;
+    await this.resolveSources();
+    await this.forDocumentsHolding([eventId], owner, async (_collection, document) => {
+      const outbox = { ...(document[OUTBOX] ?? {}) };
+      const entry = outbox[eventId];
+      if (entry === undefined || entry.deadAt !== null || entry.owner !== owner) return null;
+      const attempts = entry.attempts + 1;
+      const dead = attempts >= failure.maxAttempts;
+      outbox[eventId] = {
+        ...entry,
+        attempts,
+        lastError: error,
+        deadAt: dead ? failure.now : null,
+        nextAttemptAt: dead ? entry.nextAttemptAt : failure.retryAt,
+      };
+      // The relay stops at an instance's first failure: every lease it holds there ends.
+      for (const [id, other] of Object.entries(outbox)) {
+        if (other.owner === owner) outbox[id] = { ...other, owner: null, leaseUntil: 0 };
+      }
+      return { outbox, result: { attempts, dead, nextAttemptAt: dead ? null : failure.retryAt } };
+    }, (result) => (outcome = result));
+    this.located.delete(eventId);
+    return outcome;
+  }
+
+  async release(owner: string, eventIds?: readonly string[]): Promise<number> {
+    checkOwner(owner);
+    if (eventIds !== undefined) checkIds(eventIds);
+    const only = eventIds === undefined ? undefined : new Set(eventIds);
+    let released = 0;
+    await this.resolveSources();
+    const change = async (_collection: OutboxCollection, document: OutboxDocument): Promise<Change<number>> => {
+      const outbox = { ...(document[OUTBOX] ?? {}) };
+      let count = 0;
+      for (const [id, entry] of Object.entries(outbox)) {
+        if (entry.owner === owner && entry.deadAt === null && (only === undefined || only.has(id))) {
+          outbox[id] = { ...entry, owner: null, leaseUntil: 0 };
+          count++;
+        }
+      }
+      return { outbox, result: count };
+    };
+    if (eventIds !== undefined) {
+      await this.forDocumentsHolding(eventIds, owner, change, (count) => (released += count));
+      for (const id of eventIds) this.located.delete(id);
+    } else {
+      for (const collection of this.collections) {
+        const documents = await collection.find({ [OUTBOX_NEXT]: { $exists: true } } as mongo.Filter<OutboxDocument>).toArray();
+        for (const document of documents) {
+          if (!Object.values(document[OUTBOX] ?? {}).some((entry) => entry.owner === owner)) continue;
+          const count = await this.changeDocument(collection, document, change);
+          if (count !== null) released += count;
+        }
+      }
+      this.located.clear();
+    }
+    return released;
+  }
+
+  // ---------------------------------------------------------------- operator side
+
+  async status(now: number): Promise<OutboxStatus> {
+    checkTime(now, 'now');
+    await this.resolveSources();
+    let pending = 0;
+    let oldest: number | null = null;
+    let deadLetters = 0;
+    for (const collection of this.collections) {
+      const documents = await collection
+        .find({ $or: [{ [OUTBOX_NEXT]: { $exists: true } }, { [OUTBOX_DEAD]: { $gt: 0 } }] } as mongo.Filter<OutboxDocument>)
+        .toArray();
+      for (const document of documents) {
+        for (const entry of entriesOf(document)) {
+          if (entry.deadAt !== null) {
+            deadLetters++;
+            continue;
+          }
+          pending++;
+          if (oldest === null || entry.storedAt < oldest) oldest = entry.storedAt;
+        }
+      }
+    }
+    return { pending, oldestPendingAgeMs: oldest === null ? null : now - oldest, deadLetters };
+  }
+
+  async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
+    if (query === null || typeof query !== 'object') throw new TypeError('outbox: listDeadLetters takes { limit?, aggregate?, after? }');
+    const limit = query.limit === undefined ? 100 : checkPositiveInteger(query.limit, 'limit');
+    if (query.aggregate !== undefined) checkText(query.aggregate, 'aggregate');
+    if (query.after !== undefined) checkIds([query.after]);
+    const letters = (await this.deadLetters()).filter(({ entry }) => query.aggregate === undefined || entry.event.aggregate === query.aggregate);
+    letters.sort((a, b) => a.entry.deadAt! - b.entry.deadAt! || (a.entry.eventId < b.entry.eventId ? -1 : a.entry.eventId > b.entry.eventId ? 1 : 0));
+    let from = 0;
+    if (query.after !== undefined) {
+      const at = letters.findIndex(({ entry }) => entry.eventId === query.after);
+      from = at === -1 ? letters.length : at + 1;
+    }
+    return letters.slice(from, from + limit).map(({ entry, id }) => toRecord(entry, id));
+  }
+
+  async replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
+    checkIds(eventIds);
+    checkTime(now, 'now');
+    const wanted = new Set(eventIds);
+    let replayed = 0;
+    await this.resolveSources();
+    for (const collection of this.collections) {
+      const documents = await collection.find({ [OUTBOX_DEAD]: { $gt: 0 } } as mongo.Filter<OutboxDocument>).toArray();
+      for (const document of documents) {
+        if (!Object.values(document[OUTBOX] ?? {}).some((entry) => entry.deadAt !== null && wanted.has(entry.eventId))) continue;
+        const count = await this.changeDocument(collection, document, async (_c, current) => {
+          const outbox = { ...(current[OUTBOX] ?? {}) };
+          let n = 0;
+          for (const id of wanted) {
+            const entry = outbox[id];
+            if (entry === undefined || entry.deadAt === null) continue;
+            outbox[id] = { ...entry, attempts: 0, nextAttemptAt: now, owner: null, leaseUntil: 0, deadAt: null, lastError: null };
+            n++;
+          }
+          return { outbox, result: n };
+        });
+        if (count !== null) replayed += count;
+      }
+    }
+    return replayed;
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private async deadLetters(): Promise<Array<{ entry: OutboxEntry; id: AggregateId }>> {
+    await this.resolveSources();
+    const letters: Array<{ entry: OutboxEntry; id: AggregateId }> = [];
+    for (const collection of this.collections) {
+      const documents = await collection.find({ [OUTBOX_DEAD]: { $gt: 0 } } as mongo.Filter<OutboxDocument>).toArray();
+      for (const document of documents) {
+        for (const entry of entriesOf(document)) if (entry.deadAt !== null) letters.push({ entry, id: document._id });
+      }
+    }
+    return letters;
+  }
+
+  /**
+   * Runs `change` on every document holding one of `eventIds` leased to `owner`: those this
+   * store claimed are read by id; the rest are looked for among the documents with pending events.
+   */
+  private async forDocumentsHolding<R>(
+    eventIds: readonly string[],
+    owner: string,
+    change: (collection: OutboxCollection, document: OutboxDocument) => Promise<Change<R> | null>,
+    collect: (result: R) => void,
+  ): Promise<void> {
+    const byCollection = new Map<OutboxCollection, Set<AggregateId>>();
+    const unlocated: string[] = [];
+    for (const id of eventIds) {
+      const place = this.located.get(id);
+      if (place === undefined) {
+        unlocated.push(id);
+        continue;
+      }
+      const ids = byCollection.get(place.collection) ?? new Set<AggregateId>();
+      ids.add(place.id);
+      byCollection.set(place.collection, ids);
+    }
+    const done = new Set<string>();
+    for (const collection of this.collections) {
+      const ids = byCollection.get(collection);
+      const filters: Array<Record<string, unknown>> = [];
+      if (ids !== undefined) filters.push({ _id: { $in: [...ids] } });
+      if (unlocated.length > 0) filters.push({ [OUTBOX_NEXT]: { $exists: true } });
+      for (const filter of filters) {
+        const documents = await collection.find(filter as mongo.Filter<OutboxDocument>).toArray();
+        for (const document of documents) {
+          const key = JSON.stringify(document._id);
+          if (done.has(key)) continue;
+          const outbox = document[OUTBOX] ?? {};
+          if (!eventIds.some((id) => outbox[id]?.owner === owner)) continue;
+          done.add(key);
+          const result = await this.changeDocument(collection, document, change);
+          if (result !== null) collect(result);
+        }
+      }
+      done.clear();
+    }
+  }
+
+  /**
+   * Applies `change` to a document with compare-and-set on `_outboxRev`, re-reading and
+   * re-applying it when a concurrent write or relay changed the document meanwhile. Resolves
+   * the change's result, or null when the change decided there was nothing to do.
+   */
+  private async changeDocument<R>(
+    collection: OutboxCollection,
+    document: OutboxDocument,
+    change: (collection: OutboxCollection, document: OutboxDocument) => Promise<Change<R> | null>,
+  ): Promise<R | null> {
+    let current: OutboxDocument | null = document;
+    for (let round = 0; round < CAS_ROUNDS && current !== null; round++) {
+      const decided = await change(collection, current);
+      if (decided === null) return null;
+      if (await this.writeBack(collection, current, current[OUTBOX_REV] ?? 0, decided.outbox)) return decided.result;
+      current = await collection.findOne({ _id: current._id } as mongo.Filter<OutboxDocument>);
+    }
+    if (current === null) return null;
+    throw new RepositoryError(`The outbox of ${JSON.stringify(document._id)} kept changing under ${CAS_ROUNDS} attempts; nothing was changed, try again`);
+  }
+
+  /**
+   * Writes `outbox` back to a document read at revision `rev`, with the hint and the dead-letter
+   * count that follow from it; a drained tombstone is deleted. False when the document changed
+   * since (nothing written).
+   */
+  private async writeBack(collection: OutboxCollection, document: OutboxDocument, rev: number, outbox: Record<string, OutboxEntry>): Promise<boolean> {
+    const filter = { _id: document._id, [OUTBOX_REV]: rev } as mongo.Filter<OutboxDocument>;
+    const entries = Object.values(outbox);
+    if (document[DELETED] === true && entries.length === 0) {
+      return (await collection.deleteOne(filter)).deletedCount === 1;
+    }
+    const pending = pendingOf({ _id: document._id, [OUTBOX]: outbox });
+    const dead = entries.length - pending.length;
+    const next = nextHint(pending);
+    // Only what changed is sent: entries removed are unset, entries changed are set whole.
+    const before = document[OUTBOX] ?? {};
+    const set: Record<string, unknown> = {};
+    const unset: Record<string, ''> = {};
+    for (const id of Object.keys(before)) if (outbox[id] === undefined) unset[`${OUTBOX}.${id}`] = '';
+    for (const [id, entry] of Object.entries(outbox)) if (!sameEntry(before[id], entry)) set[`${OUTBOX}.${id}`] = entry;
+    if (next === undefined) unset[OUTBOX_NEXT] = '';
+    else set[OUTBOX_NEXT] = next;
+    if (dead === 0) unset[OUTBOX_DEAD] = '';
+    else set[OUTBOX_DEAD] = dead;
+    const update: Record<string, unknown> = { $inc: { [OUTBOX_REV]: 1 } };
+    if (Object.keys(set).length > 0) update.$set = set;
+    if (Object.keys(unset).length > 0) update.$unset = unset;
+    return (await collection.updateOne(filter, update as unknown as mongo.UpdateFilter<OutboxDocument>)).matchedCount === 1;
+  }
+}
+
+function sameEntry(a: OutboxEntry | undefined, b: OutboxEntry): boolean {
+  return (
+    a !== undefined &&
+    a.owner === b.owner &&
+    a.leaseUntil === b.leaseUntil &&
+    a.attempts === b.attempts &&
+    a.nextAttemptAt === b.nextAttemptAt &&
+    a.deadAt === b.deadAt &&
+    a.lastError === b.lastError &&
+    (a.older ?? 0) === (b.older ?? 0)
+  );
+}
+
+/** Event ids as every store checks them, and as a field name may hold them (letters, digits, '-', '_'). */
+function checkIds(ids: unknown): string[] {
+  const checked = checkEventIds(ids);
+  // An id becomes part of a field path here: one that could not have been stored is refused
+  // rather than sent (it could name another field or an operator).
+  for (const id of checked) if (!isStorableEventId(id)) throw new TypeError(`outbox: not an event id of this store: ${JSON.stringify(id)}`);
+  return checked;
+}

@@ -1,0 +1,188 @@
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
+
+/**
+ * The storage port of the transactional outbox: what OutboxRelay needs of a store that keeps
+ * data-sync events with the writes that produced them (a PostgreSQL table written in the
+ * write's transaction, pending events carried inside a MongoDB document, a Map in memory).
+ *
+ * Writing events is not part of this port: each backend stores them inside its own write.
+ * This port is the relay's side — claim, ack, fail, release — and the operator's side —
+ * status, dead letters, replay.
+ *
+ * Terms used by every contract below:
+ * - An **instance** is one aggregate instance: the pair (`aggregate` name, `aggregateId`).
+ * - An event is **pending** from the commit of its write until it is acked or dead-lettered.
+ *   A **dead letter** is an event that failed `maxAttempts` times; it stays stored, is never
+ *   claimed, and returns to pending only through `replayDeadLetters`.
+ * - **Order** of an instance's events: by `version` ascending, then in the order one write
+ *   collected them (one write may carry several events of the same version).
+ * - The **head** of an instance is its first pending event in that order. An instance is
+ *   **claimable** at time `now` when it has a head, the head's `nextAttemptAt <= now`, and none
+ *   of its pending events is under a live lease (`leaseUntil > now`) — whoever holds it, the
+ *   caller included. An expired lease counts as none.
+ * - Every time (`now`, `storedAt`, `leaseUntil`, `nextAttemptAt`, `deadAt`) is epoch
+ *   milliseconds from the application's clock (`Date.now()` unless a test injects one); the
+ *   store never reads its own clock for them, so leases and retries are testable with a fake
+ *   clock. A lease should be far longer than the clock skew between relay hosts.
+ * - An `owner` is an opaque non-empty string naming one relay (unique per process).
+ *
+ * Every method validates its arguments first and rejects bad input (an empty owner, a
+ * non-positive limit or lease, a non-finite time) with an error before changing anything.
+ */
+export interface OutboxStore {
+  /**
+   * Claims up to `limit` claimable instances for `owner` until `now + leaseMs`, and returns,
+   * for each, every pending event of that instance in order (head first), each now leased to
+   * `owner` with that `leaseUntil`. Instances are taken oldest head first (by `storedAt`).
+   *
+   * Guarantees:
+   * - Atomic per instance: of any number of concurrent callers (processes included), at most
+   *   one receives a given instance while its lease is live; a caller gets all of the
+   *   instance's pending events or none of them.
+   * - An instance with any pending event leased to anyone with `leaseUntil > now`, or whose
+   *   head is not due (`nextAttemptAt > now`), is not returned — later events of that instance wait behind
+   *   it, which is what keeps delivery in order.
+   * - A lease that has expired (`leaseUntil <= now`) is ignored: a crashed relay's claims are
+   *   taken over once their lease ran out.
+   * - Dead letters are never returned. Resolves `[]` when nothing is claimable.
+   */
+  claim(request: OutboxClaimRequest): Promise<OutboxClaim[]>;
+
+  /**
+   * The handlers ran for these events: removes them from the outbox for good. Only events
+   * still leased to `owner` are removed (an event whose lease another relay took over stays
+   * for that relay; it may then be delivered twice, which at-least-once allows). Unknown ids,
+   * and ids of events not leased to `owner`, are ignored. Resolves the number removed.
+   */
+  ack(owner: string, eventIds: readonly string[]): Promise<number>;
+
+  /**
+   * Delivering `eventId` (leased to `owner`) failed. Atomically: its `attempts` grows by one
+   * and `lastError` becomes `failure.error`; when `attempts` reaches `failure.maxAttempts` it
+   * becomes a dead letter (`deadAt = failure.now`), else its `nextAttemptAt` becomes
+   * `failure.retryAt`. In both cases the lease of every event of that instance held by `owner`
+   * is cleared (the relay stops at the first failure of an instance; whoever claims next starts
+   * again from the head). Resolves the event's state after the call, or `null` (changing
+   * nothing) when the event is not pending or not leased to `owner`.
+   */
+  fail(owner: string, eventId: string, failure: OutboxFailure): Promise<OutboxFailureOutcome | null>;
+
+  /**
+   * Clears every lease held by `owner` (graceful shutdown, or giving up a claim without
+   * delivering): those events become claimable at once, their `attempts` and `nextAttemptAt`
+   * unchanged. With `eventIds`, only those events' leases. Resolves the number of events released.
+   */
+  release(owner: string, eventIds?: readonly string[]): Promise<number>;
+
+  /**
+   * Counts for health checks at time `now`: `pending` events (leased or not, due or not),
+   * `oldestPendingAgeMs` = `now - storedAt` of the oldest pending event (`null` when none),
+   * `deadLetters` = the number of dead letters.
+   */
+  status(now: number): Promise<OutboxStatus>;
+
+  /**
+   * Dead letters, oldest `deadAt` first (ties in order of `eventId`), at most `query.limit`
+   * (default 100), only of `query.aggregate` when given, starting after the dead letter whose
+   * id is `query.after` when given (paging: pass the last `eventId` of the previous page; an
+   * `after` that is not a dead letter of this store yields `[]`).
+   */
+  listDeadLetters(query?: OutboxDeadLetterQuery): Promise<OutboxRecord[]>;
+
+  /**
+   * Makes these dead letters pending again: `attempts` 0, `nextAttemptAt = now`, no lease,
+   * `deadAt` and `lastError` cleared. Ids that are not dead letters are ignored. Resolves the
+   * number replayed. (A replayed event is older than the instance's later events that were
+   * delivered meanwhile; handlers idempotent by version ignore it.)
+   */
+  replayDeadLetters(eventIds: readonly string[], now: number): Promise<number>;
+
+  /**
+   * Optional: calls `listener` soon after new events were committed (PostgreSQL LISTEN/NOTIFY,
+   * an in-process emitter), so a relay need not wait for its next poll. A hint only — it may
+   * be missed or spurious; polling stays the guarantee. Resolves a function that unsubscribes.
+   */
+  watch?(listener: () => void): Promise<() => Promise<void>>;
+}
+
+export interface OutboxClaimRequest {
+  /** The relay claiming; non-empty. */
+  readonly owner: string;
+  /** The most instances to claim; a positive integer. */
+  readonly limit: number;
+  /** How long the claim holds; a positive integer of milliseconds. */
+  readonly leaseMs: number;
+  /** The time of the claim (epoch ms). */
+  readonly now: number;
+}
+
+/** One instance's pending events, leased to one relay. */
+export interface OutboxClaim {
+  readonly aggregate: string;
+  readonly aggregateId: AggregateId;
+  readonly owner: string;
+  readonly leaseUntil: number;
+  /** Every pending event of the instance, in order (head first); never empty. */
+  readonly events: readonly OutboxRecord[];
+}
+
+/** A stored event with its delivery state. */
+export interface OutboxRecord {
+  readonly eventId: string;
+  /** The aggregate name (`event.aggregate`). */
+  readonly aggregate: string;
+  /** The instance's id (`event.id`, with its type: string or number). */
+  readonly aggregateId: AggregateId;
+  /** `event.version`. */
+  readonly version: number;
+  /** The event as written (equal field by field to what the write collected, `eventId` included). */
+  readonly event: DataSyncEvent;
+  /** When its write stored it. */
+  readonly storedAt: number;
+  /** Failed deliveries so far. */
+  readonly attempts: number;
+  /** Not claimable before this time. */
+  readonly nextAttemptAt: number;
+  /** The error message of the last failed delivery, or null. */
+  readonly lastError: string | null;
+  /** When it became a dead letter, or null while pending. */
+  readonly deadAt: number | null;
+}
+
+export interface OutboxFailure {
+  /** The failure's message (kept as `lastError`). */
+  readonly error: string;
+  /** When to try again, if it stays pending (epoch ms). */
+  readonly retryAt: number;
+  /** Attempts after which the event is a dead letter; a positive integer. */
+  readonly maxAttempts: number;
+  /** The time of the failure (epoch ms; becomes `deadAt`). */
+  readonly now: number;
+}
+
+export interface OutboxFailureOutcome {
+  readonly attempts: number;
+  /** True when this failure made it a dead letter. */
+  readonly dead: boolean;
+  /** When it will be tried again (null when dead). */
+  readonly nextAttemptAt: number | null;
+}
+
+export interface OutboxStatus {
+  /** Events not yet delivered and not dead (leased or not). */
+  readonly pending: number;
+  /** Age of the oldest pending event, or null when none is pending. */
+  readonly oldestPendingAgeMs: number | null;
+  /** Events that failed `maxAttempts` times and wait for a replay. */
+  readonly deadLetters: number;
+}
+
+export interface OutboxDeadLetterQuery {
+  /** At most this many (positive integer; default 100). */
+  readonly limit?: number;
+  /** Only this aggregate name's. */
+  readonly aggregate?: string;
+  /** The `eventId` of the last dead letter of the previous page. */
+  readonly after?: string;
+}

@@ -1,0 +1,389 @@
+import { Logger } from '@nestjs/common';
+import type { Client, Pool, QueryResult } from 'pg';
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { ambientClientFor } from '../backends/postgres/pg-ambient-transaction.js';
+import { quoteIdentifier, quoteTableName } from '../backends/postgres/postgres-sql.utils.js';
+import { checkEventId, checkEventIds, checkOwner, checkPositiveInteger, checkText, checkTime } from './outbox-arguments.js';
+import type {
+  OutboxClaim,
+  OutboxClaimRequest,
+  OutboxDeadLetterQuery,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox.interfaces.js';
+
+export interface PostgresOutboxStoreOptions {
+  /** The pool of the repositories whose writes store their events here (the same database). */
+  pool: Pool;
+  /** The outbox table, `name` or `schema.name` (default `ddd_kit_outbox`). */
+  table?: string;
+  /** Create the table and its indexes on first use when missing (default true); `createTableStatement()` prints the DDL. */
+  createTable?: boolean;
+  /**
+   * The LISTEN/NOTIFY channel a write notifies on commit and `watch` listens to (default
+   * `ddd_kit_outbox`); `false`: no NOTIFY (relays then find new events by polling alone).
+   */
+  notifyChannel?: string | false;
+}
+
+/** One SQL statement with its values (the shape PostgresRepository runs). */
+interface Statement {
+  text: string;
+  values?: readonly unknown[];
+}
+
+interface Row {
+  seq: string;
+  event_id: string;
+  aggregate: string;
+  aggregate_id: string;
+  version: string;
+  payload: DataSyncEvent;
+  stored_at: string;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  dead_at: string | null;
+  owner: string | null;
+  lease_until: string | null;
+}
+
+const CREATE_RACE = new Set(['23505', '42P07', '42710']);
+const logger = new Logger('PostgresOutboxStore');
+
+/**
+ * The outbox of PostgresRepository: one row per data-sync event in a table of the repositories'
+ * database, inserted by the very statement that writes the aggregate's row
+ * (`WITH w AS (<the conditional write> RETURNING 1) INSERT INTO outbox … SELECT … FROM w`), so
+ * the events exist exactly when the write does — in its ambient transaction when there is one,
+ * autocommitted with it otherwise — at the cost of no extra round trip.
+ *
+ * The table (every time an epoch-ms bigint from the application's clock):
+ *   seq bigserial PRIMARY KEY, event_id text UNIQUE, aggregate text, aggregate_id text,
+ *   version bigint, payload jsonb (the event), stored_at, attempts, next_attempt_at,
+ *   last_error, dead_at (null while pending), owner, lease_until (the claim).
+ * A claim locks each instance's head row `FOR UPDATE SKIP LOCKED` and leases every pending row
+ * of the instance in the same statement: concurrent relays skip what another is claiming, and
+ * the lease keeps it theirs after the statement; a lease that ran out is free again.
+ * Delivered rows are deleted; dead letters stay until replayed (or deleted by hand).
+ */
+export class PostgresOutboxStore implements OutboxStore {
+  readonly pool: Pool;
+  private readonly table: string;
+  private readonly tableName: string;
+  private readonly indexPrefix: string;
+  private readonly createTableOnFirstUse: boolean;
+  private readonly channel: string | undefined;
+  private tableReady?: Promise<void>;
+  private ready = false;
+
+  constructor(options: PostgresOutboxStoreOptions) {
+    const pool = options?.pool;
+    if (pool === undefined || pool === null || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
+      throw new RepositoryConfigurationError('PostgresOutboxStore: pool must be a pg.Pool');
+    }
+    this.pool = pool;
+    this.tableName = options.table ?? 'ddd_kit_outbox';
+    this.table = quoteTableName(this.tableName, 'PostgresOutboxStore: table');
+    const bare = this.tableName.split('.').pop()!;
+    this.indexPrefix = bare.slice(0, 40);
+    if (options.createTable !== undefined && typeof options.createTable !== 'boolean') throw new RepositoryConfigurationError('PostgresOutboxStore: createTable must be a boolean');
+    this.createTableOnFirstUse = options.createTable ?? true;
+    const channel = options.notifyChannel ?? 'ddd_kit_outbox';
+    if (channel !== false) quoteIdentifier(channel, 'PostgresOutboxStore: notifyChannel');
+    this.channel = channel === false ? undefined : channel;
+  }
+
+  /** The DDL of the table and its indexes, for teams that migrate by hand. */
+  createTableStatement(): string {
+    const t = this.table;
+    const p = this.indexPrefix;
+    return (
+      `CREATE TABLE IF NOT EXISTS ${t} (\n` +
+      '  seq bigserial PRIMARY KEY,\n' +
+      '  event_id text NOT NULL UNIQUE,\n' +
+      '  aggregate text NOT NULL,\n' +
+      '  aggregate_id text NOT NULL,\n' +
+      '  version bigint NOT NULL,\n' +
+      '  payload jsonb NOT NULL,\n' +
+      '  stored_at bigint NOT NULL,\n' +
+      '  attempts integer NOT NULL DEFAULT 0,\n' +
+      '  next_attempt_at bigint NOT NULL,\n' +
+      '  last_error text,\n' +
+      '  dead_at bigint,\n' +
+      '  owner text,\n' +
+      '  lease_until bigint\n' +
+      ');\n' +
+      `CREATE INDEX IF NOT EXISTS "${p}_pending_idx" ON ${t} (aggregate, aggregate_id, version, seq) WHERE dead_at IS NULL;\n` +
+      `CREATE INDEX IF NOT EXISTS "${p}_owner_idx" ON ${t} (owner) WHERE owner IS NOT NULL;\n` +
+      `CREATE INDEX IF NOT EXISTS "${p}_dead_idx" ON ${t} (dead_at, event_id) WHERE dead_at IS NOT NULL;`
+    );
+  }
+
+  /** Creates the table when missing (what first use does); a no-op once done. */
+  async ensureTable(): Promise<void> {
+    if (this.ready || !this.createTableOnFirstUse) return;
+    await (this.tableReady ??= this.makeTableReady());
+  }
+
+  /**
+   * The repository's conditional write extended to insert `events` in the same statement when
+   * (and only when) it matched a row; its row count is then the number of events inserted.
+   * Every value is a parameter; the write's own `$n` stay as they are.
+   */
+  withEvents(write: Statement, events: readonly DataSyncEvent[], now: number = Date.now()): Statement {
+    if (events.length === 0) return write;
+    const values: unknown[] = [...(write.values ?? [])];
+    const rows = events.map((event, i) => {
+      const at = values.length;
+      values.push(event.eventId, event.aggregate, String(event.id), event.version, JSON.stringify(event), i);
+      return `($${at + 1}::text, $${at + 2}::text, $${at + 3}::text, $${at + 4}::bigint, $${at + 5}::jsonb, $${at + 6}::integer)`;
+    });
+    values.push(now);
+    const time = values.length;
+    let notify = '';
+    if (this.channel !== undefined) {
+      values.push(this.channel);
+      notify = ` RETURNING pg_notify($${values.length}, '')`;
+    }
+    const text =
+      `WITH w AS (${write.text} RETURNING 1) ` +
+      `INSERT INTO ${this.table} (event_id, aggregate, aggregate_id, version, payload, stored_at, next_attempt_at) ` +
+      `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, $${time}::bigint, $${time}::bigint ` +
+      `FROM w CROSS JOIN (VALUES ${rows.join(', ')}) AS v(event_id, aggregate, aggregate_id, version, payload, ord) ORDER BY v.ord` +
+      notify;
+    return { text, values };
+  }
+
+  async claim(request: OutboxClaimRequest): Promise<OutboxClaim[]> {
+    const owner = checkOwner(request?.owner);
+    const limit = checkPositiveInteger(request.limit, 'limit');
+    const leaseMs = checkPositiveInteger(request.leaseMs, 'leaseMs');
+    const now = checkTime(request.now, 'now');
+    const t = this.table;
+    // The head of each instance is locked SKIP LOCKED (another claim holding it skips the
+    // instance); a concurrent claim that committed first is seen by the lock's re-check of the
+    // head's lease. Every pending row of a locked instance is then leased in the same statement.
+    const result = await this.run<Row & { head_seq: string; head_stored_at: string }>(
+      `WITH heads AS (
+         SELECT DISTINCT ON (aggregate, aggregate_id) seq FROM ${t}
+         WHERE dead_at IS NULL ORDER BY aggregate, aggregate_id, version, seq
+       ), due AS (
+         SELECT o.seq, o.aggregate, o.aggregate_id, o.stored_at FROM ${t} o
+         WHERE o.seq IN (SELECT seq FROM heads) AND o.dead_at IS NULL AND o.next_attempt_at <= $1
+           AND (o.lease_until IS NULL OR o.lease_until <= $1)
+           AND NOT EXISTS (SELECT 1 FROM ${t} x WHERE x.aggregate = o.aggregate AND x.aggregate_id = o.aggregate_id
+                           AND x.dead_at IS NULL AND x.lease_until > $1)
+         ORDER BY o.stored_at, o.seq LIMIT $2
+         FOR UPDATE OF o SKIP LOCKED
+       )
+       UPDATE ${t} o SET owner = $3, lease_until = $4
+       FROM due d WHERE o.aggregate = d.aggregate AND o.aggregate_id = d.aggregate_id AND o.dead_at IS NULL
+       RETURNING o.*, d.seq AS head_seq, d.stored_at AS head_stored_at`,
+      [now, limit, owner, now + leaseMs],
+    );
+    const byHead = new Map<string, { order: [number, number]; rows: Row[] }>();
+    for (const row of result.rows) {
+      const group = byHead.get(row.head_seq) ?? { order: [Number(row.head_stored_at), Number(row.head_seq)] as [number, number], rows: [] };
+      group.rows.push(row);
+      byHead.set(row.head_seq, group);
+    }
+    return [...byHead.values()]
+      .sort((a, b) => a.order[0] - b.order[0] || a.order[1] - b.order[1])
+      .map(({ rows }) => {
+        rows.sort((a, b) => Number(a.version) - Number(b.version) || Number(a.seq) - Number(b.seq));
+        const events = rows.map(toRecord);
+        return { aggregate: events[0].aggregate, aggregateId: events[0].aggregateId, owner, leaseUntil: now + leaseMs, events };
+      });
+  }
+
+  async ack(owner: string, eventIds: readonly string[]): Promise<number> {
+    checkOwner(owner);
+    const ids = checkEventIds(eventIds);
+    if (ids.length === 0) return 0;
+    const result = await this.run(`DELETE FROM ${this.table} WHERE event_id = ANY($1::text[]) AND owner = $2 AND dead_at IS NULL`, [ids, owner]);
+    return result.rowCount ?? 0;
+  }
+
+  async fail(owner: string, eventId: string, failure: OutboxFailure): Promise<OutboxFailureOutcome | null> {
+    checkOwner(owner);
+    checkEventId(eventId);
+    const error = checkText(failure?.error, 'failure.error');
+    const retryAt = checkTime(failure.retryAt, 'failure.retryAt');
+    const maxAttempts = checkPositiveInteger(failure.maxAttempts, 'failure.maxAttempts');
+    const now = checkTime(failure.now, 'failure.now');
+    const t = this.table;
+    const result = await this.run<{ attempts: number; dead_at: string | null; next_attempt_at: string }>(
+      `WITH target AS (
+         SELECT seq, aggregate, aggregate_id, attempts + 1 AS attempts FROM ${t}
+         WHERE event_id = $1 AND owner = $2 AND dead_at IS NULL FOR UPDATE
+       ), failed AS (
+         UPDATE ${t} o SET attempts = g.attempts, last_error = $3,
+           dead_at = CASE WHEN g.attempts >= $4 THEN $5::bigint ELSE NULL END,
+           next_attempt_at = CASE WHEN g.attempts >= $4 THEN o.next_attempt_at ELSE $6::bigint END,
+           owner = NULL, lease_until = NULL
+         FROM target g WHERE o.seq = g.seq
+         RETURNING o.attempts, o.dead_at, o.next_attempt_at
+       ), released AS (
+         UPDATE ${t} o SET owner = NULL, lease_until = NULL FROM target g
+         WHERE o.aggregate = g.aggregate AND o.aggregate_id = g.aggregate_id AND o.owner = $2 AND o.seq <> g.seq
+         RETURNING 1
+       )
+       SELECT f.*, (SELECT count(*) FROM released) AS released FROM failed f`,
+      [eventId, owner, error, maxAttempts, now, retryAt],
+    );
+    if (result.rows.length === 0) return null;
+    const row = result.rows[0];
+    const dead = row.dead_at !== null;
+    return { attempts: row.attempts, dead, nextAttemptAt: dead ? null : Number(row.next_attempt_at) };
+  }
+
+  async release(owner: string, eventIds?: readonly string[]): Promise<number> {
+    checkOwner(owner);
+    const ids = eventIds === undefined ? null : checkEventIds(eventIds);
+    const result = await this.run(
+      `UPDATE ${this.table} SET owner = NULL, lease_until = NULL WHERE owner = $1 AND dead_at IS NULL AND ($2::text[] IS NULL OR event_id = ANY($2::text[]))`,
+      [owner, ids],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async status(now: number): Promise<OutboxStatus> {
+    checkTime(now, 'now');
+    const result = await this.run<{ pending: string; oldest: string | null; dead: string }>(
+      `SELECT count(*) FILTER (WHERE dead_at IS NULL) AS pending, min(stored_at) FILTER (WHERE dead_at IS NULL) AS oldest,
+              count(*) FILTER (WHERE dead_at IS NOT NULL) AS dead FROM ${this.table}`,
+      [],
+    );
+    const row = result.rows[0];
+    return { pending: Number(row.pending), oldestPendingAgeMs: row.oldest === null ? null : now - Number(row.oldest), deadLetters: Number(row.dead) };
+  }
+
+  async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
+    const limit = query.limit === undefined ? 100 : checkPositiveInteger(query.limit, 'limit');
+    const aggregate = query.aggregate === undefined ? null : checkText(query.aggregate, 'aggregate');
+    const after = query.after === undefined ? null : checkEventId(query.after);
+    const t = this.table;
+    const result = await this.run<Row>(
+      `SELECT * FROM ${t} d WHERE d.dead_at IS NOT NULL AND ($2::text IS NULL OR d.aggregate = $2)
+         AND ($3::text IS NULL OR (d.dead_at, d.event_id COLLATE "C") > (SELECT c.dead_at, c.event_id COLLATE "C" FROM ${t} c WHERE c.event_id = $3 AND c.dead_at IS NOT NULL))
+       ORDER BY d.dead_at, d.event_id COLLATE "C" LIMIT $1`,
+      [limit, aggregate, after],
+    );
+    return result.rows.map(toRecord);
+  }
+
+  async replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
+    const ids = checkEventIds(eventIds);
+    checkTime(now, 'now');
+    if (ids.length === 0) return 0;
+    const notify = this.channel === undefined ? '' : `, pg_notify($3, '')`;
+    const result = await this.run(
+      `UPDATE ${this.table} SET attempts = 0, next_attempt_at = $2, owner = NULL, lease_until = NULL, dead_at = NULL, last_error = NULL
+       WHERE event_id = ANY($1::text[]) AND dead_at IS NOT NULL RETURNING 1${notify}`,
+      this.channel === undefined ? [ids, now] : [ids, now, this.channel],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  /**
+   * LISTEN on a connection of its own (from the pool's settings): `listener` runs on every
+   * commit of a write with events. A lost connection is reopened after a second; meanwhile the
+   * relay's polling finds the events.
+   */
+  async watch(listener: () => void): Promise<() => Promise<void>> {
+    if (this.channel === undefined) return async () => undefined;
+    const channel = this.channel;
+    const { default: pg } = await import('pg');
+    let client: Client | undefined;
+    let stopped = false;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (): Promise<void> => {
+      const next = new pg.Client((this.pool as unknown as { options: object }).options);
+      next.on('notification', (message) => message.channel === channel && listener());
+      const onLost = (error?: Error) => {
+        if (stopped || client !== next) return;
+        client = undefined;
+        if (error) logger.warn(`LISTEN ${channel} connection lost (${error.message}); reconnecting, polling meanwhile`);
+        next.end().catch(() => undefined);
+        retry = setTimeout(() => void connect().catch(() => undefined), 1000);
+        retry.unref();
+      };
+      next.on('error', onLost);
+      next.on('end', () => onLost());
+      client = next;
+      try {
+        await next.connect();
+        await next.query(`LISTEN ${quoteIdentifier(channel, 'notifyChannel')}`);
+        listener(); // events may have arrived while not listening
+      } catch (error) {
+        onLost(error as Error);
+        throw error;
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      if (retry !== undefined) clearTimeout(retry);
+      const current = client;
+      client = undefined;
+      await current?.end().catch(() => undefined);
+    };
+  }
+
+  private async run<R extends Record<string, any> = Record<string, unknown>>(text: string, values: unknown[]): Promise<QueryResult<R>> {
+    await this.ensureTable();
+    // Operator calls inside a use case's transaction join it, like the repository's statements.
+    const queryable = ambientClientFor(this.pool) ?? this.pool;
+    try {
+      return (await queryable.query(text, values)) as QueryResult<R>;
+    } catch (error) {
+      if ((error as { code?: string }).code === '42P01') {
+        throw new RepositoryConfigurationError(
+          `PostgresOutboxStore: table ${this.table} does not exist. Create it (createTableStatement() gives the DDL) or let the store create it (createTable: true, the default).`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  }
+
+  private async makeTableReady(): Promise<void> {
+    const attempt = (async () => {
+      const found: QueryResult<{ present: boolean }> = await this.pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [this.table]);
+      if (!found.rows[0]?.present) {
+        try {
+          await this.pool.query(this.createTableStatement());
+        } catch (error) {
+          if (!CREATE_RACE.has((error as { code?: string }).code ?? '')) throw error;
+        }
+      }
+      this.ready = true;
+    })();
+    attempt.catch(() => {
+      if (this.tableReady === attempt) this.tableReady = undefined;
+    });
+    return attempt;
+  }
+}
+
+function toRecord(row: Row): OutboxRecord {
+  const event = Object.freeze(row.payload);
+  return {
+    eventId: row.event_id,
+    aggregate: row.aggregate,
+    aggregateId: event.id as AggregateId,
+    version: Number(row.version),
+    event,
+    storedAt: Number(row.stored_at),
+    attempts: row.attempts,
+    nextAttemptAt: Number(row.next_attempt_at),
+    lastError: row.last_error,
+    deadAt: row.dead_at === null ? null : Number(row.dead_at),
+  };
+}
