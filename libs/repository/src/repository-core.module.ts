@@ -19,6 +19,9 @@ import {
   type RepositoryPostgresHandle,
 } from './repository.providers.js';
 
+/** The store handles, for RepositoryHealthIndicator (`@ddd-kit/repository/health`) wherever it is provided. */
+const healthTokens = [REPOSITORY_CONNECTION, REPOSITORY_POSTGRES];
+
 const sharedProviders: Provider[] = [
   connectionProvider,
   postgresProvider,
@@ -50,7 +53,7 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule],
       providers: [{ provide: REPOSITORY_MODULE_OPTIONS, useValue: validated }, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, ...healthTokens],
     };
   }
 
@@ -80,7 +83,7 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule, ...(options.imports ?? [])],
       providers: [...providers, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, ...healthTokens],
     };
   }
 

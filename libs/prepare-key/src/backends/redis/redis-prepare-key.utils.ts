@@ -1,3 +1,4 @@
+import type { Cluster, Redis } from 'ioredis';
 import type { StoredRecord } from '../../prepare-key.interfaces.js';
 
 const PLAIN = /^[A-Za-z0-9_.~-]*$/;
@@ -45,4 +46,19 @@ export function decodeRecord(record: string): StoredRecord | undefined {
   const first = record.indexOf('|');
   const second = record.indexOf('|', first + 1);
   return { ttlAt: Number(record.slice(0, first)), value: record.slice(second + 1) };
+}
+
+/**
+ * PING, answered by the server. On a Cluster every master is asked (each holds a share of the
+ * records); before the Cluster knows its nodes, the Cluster itself is (it queues until it does).
+ */
+export async function pingRedis(client: Redis | Cluster): Promise<void> {
+  if ((client as Cluster).isCluster === true) {
+    const masters = (client as Cluster).nodes('master');
+    if (masters.length > 0) {
+      await Promise.all(masters.map((node) => node.ping()));
+      return;
+    }
+  }
+  await client.ping();
 }
