@@ -49,16 +49,34 @@ export function decodeRecord(record: string): StoredRecord | undefined {
 }
 
 /**
- * PING, answered by the server. On a Cluster every master is asked (each holds a share of the
- * records); before the Cluster knows its nodes, the Cluster itself is (it queues until it does).
+ * PING, answered by the server. On a Cluster every master that owns slots is asked (each holds
+ * a share of the records), found from the slot map: ioredis drops a node it lost from `nodes()`,
+ * so a master it cannot reach counts as down rather than missing. Before the Cluster has a slot
+ * map, the Cluster itself is asked (it queues the command until it has one).
  */
 export async function pingRedis(client: Redis | Cluster): Promise<void> {
-  if ((client as Cluster).isCluster === true) {
-    const masters = (client as Cluster).nodes('master');
-    if (masters.length > 0) {
-      await Promise.all(masters.map((node) => node.ping()));
-      return;
-    }
+  if ((client as Cluster).isCluster !== true) {
+    await client.ping();
+    return;
   }
-  await client.ping();
+  const cluster = client as Cluster;
+  const owners = new Set<string>();
+  for (const nodes of cluster.slots) if (nodes?.[0] !== undefined) owners.add(nodes[0]);
+  if (owners.size === 0) {
+    await cluster.ping();
+    return;
+  }
+  const connected = new Map(cluster.nodes('all').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+  await Promise.all(
+    [...owners].map(async (owner) => {
+      const node = connected.get(owner);
+      if (node === undefined) {
+        // ioredis reconnects to a lost master only when the slot map is refreshed (a command's
+        // MOVED, or slotsRefreshInterval): ask for a refresh, so a later check can find it again.
+        cluster.refreshSlotsCache();
+        throw new Error(`the Cluster has no connection to master ${owner}`);
+      }
+      await node.ping();
+    }),
+  );
 }
