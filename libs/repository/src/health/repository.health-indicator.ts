@@ -20,7 +20,8 @@ const CONNECTED = 1;
  * when one fails or takes longer than `timeoutMs`. With neither (in-memory repositories) there is
  * nothing to reach and it is up. Provide it in a module that imports `TerminusModule`.
  *
- * Up: `{ stores: ['mongodb', 'postgresql'], responseTime }`; down: `{ message }` naming the store.
+ * Up: `{ stores: ['mongodb', 'postgresql'], responseTime }`; down: `{ message }` naming the store
+ * (`postgresql: no answer within 1000 ms`).
  */
 @Injectable()
 export class RepositoryHealthIndicator {
@@ -42,17 +43,27 @@ export class RepositoryHealthIndicator {
     // On the pool itself: a health check never joins (or waits for) an ambient transaction.
     if (pool !== null) checks.push(['postgresql', () => pool.query('SELECT 1')]);
     if (checks.length === 0) return session.up({ stores: ['memory'] });
-    return session
-      .attempt(async () => {
-        const results = await Promise.allSettled(checks.map(([, check]) => check()));
-        const failed = results.flatMap((result, i) =>
-          result.status === 'rejected' ? [`${checks[i][0]}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`] : [],
-        );
-        if (failed.length > 0) throw new Error(failed.join('; '));
-        return { stores: checks.map(([store]) => store) };
-      })
-      .withTimeout(options.timeoutMs ?? DEFAULT_REPOSITORY_HEALTH_TIMEOUT_MS);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_REPOSITORY_HEALTH_TIMEOUT_MS;
+    return session.attempt(async () => {
+      // Each store on its own deadline, so that the message names the one that did not answer.
+      const results = await Promise.allSettled(checks.map(([, check]) => within(timeoutMs, check())));
+      const failed = results.flatMap((result, i) =>
+        result.status === 'rejected' ? [`${checks[i][0]}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`] : [],
+      );
+      if (failed.length > 0) throw new Error(failed.join('; '));
+      return { stores: checks.map(([store]) => store) };
+    });
   }
+}
+
+function within<T>(ms: number, work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  // A late answer (or failure) of the store is of no interest once the deadline passed.
+  work.catch(() => undefined);
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
 /** The `ping` command; a connection that is not open fails at once (mongoose would wait for it). */
