@@ -137,6 +137,9 @@ describe.each(backends)('PrepareKeyHealthIndicator on %s', (_label, backend, ope
     for (const proxy of target.proxies) proxy.blackhole();
     const down = await until(indicator, 'down');
     expect(down).toEqual({ status: 'down', message: `timeout of ${TIMEOUT_MS}ms exceeded`, responseTime: expect.any(Number) });
+    // Every probe, not some: on a Cluster each master is asked (a ping of one node would pass two times in three).
+    const again = await Promise.all(Array.from({ length: 6 }, () => indicator.isHealthy('store', { timeoutMs: TIMEOUT_MS })));
+    expect(again.map((result) => result.store.status)).toEqual(Array(6).fill('down'));
 
     for (const proxy of target.proxies) proxy.heal({ reset: true });
     expect(await until(indicator, 'up')).toMatchObject({ status: 'up', backend });
