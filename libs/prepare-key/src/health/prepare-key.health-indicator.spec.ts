@@ -186,6 +186,13 @@ describe('PrepareKeyHealthIndicator', () => {
     expect(got).toEqual(['ddd-kit-ping/probe']);
     failure = new Error('connection refused');
     expect((await indicator.isHealthy())['prepare-key']).toMatchObject({ status: 'down', message: 'CustomFactory: connection refused' });
+
+    // One that implements the contract structurally (no ping() of its own) gets the same probe.
+    failure = undefined;
+    got.length = 0;
+    const structural = { create: <V>(name: string) => new CustomFactory().create<V>(name) } as PrepareKeyFactory;
+    expect((await indicatorFor(structural).isHealthy())['prepare-key']).toMatchObject({ status: 'up', backend: 'PrepareKeyFactory' });
+    expect(got).toEqual(['ddd-kit-ping/probe']);
   });
 
   it('is up and says so when the module is disabled or has no factory (nothing to reach)', async () => {

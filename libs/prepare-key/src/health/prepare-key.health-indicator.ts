@@ -37,7 +37,9 @@ export class PrepareKeyHealthIndicator {
     if (options.factory === undefined && this.options.enabled === false) return session.up({ backend: 'disabled' });
     // No factory and no key declared is a valid configuration: there is no store to check.
     if (factory === undefined) return session.up({ backend: 'none' });
-    const backend = factory.constructor?.name || 'PrepareKeyFactory';
+    const type = (factory as { constructor?: { name?: string } }).constructor;
+    // A plain object implementing the contract has no class name worth reporting.
+    const backend = type !== undefined && type !== Object && type.name ? type.name : 'PrepareKeyFactory';
     return session
       .attempt(async () => {
         try {
