@@ -171,3 +171,37 @@ describe('readiness of the app when its machine ID is lost', () => {
     expect(back.body.details['machine-id']).toMatchObject({ status: 'up', held: true, lost: false, machineId: other.machineId });
   });
 });
+
+describe('readiness of the app whose Redis serves only the machine IDs (reservations and users in memory)', () => {
+  let proxy: FaultProxy;
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    const through = await proxyUrl('redis', redisUrl());
+    proxy = through.proxy;
+    app = await createTestApp({ ...memoryBackend.config(), redisUrl: through.url, machineId: 'redis' });
+  });
+
+  afterAll(async () => {
+    proxy?.heal({ reset: true });
+    await app?.close();
+    await proxy?.close();
+  });
+
+  it('lists Redis among the checks: black-holed, readiness is 503 naming it; healed, 200', async () => {
+    const http = request(app.getHttpServer());
+    const ready = await until('readiness', async () => http.get('/health/ready'), (r) => r.status === 200);
+    expect(Object.keys(ready.body.details).sort()).toEqual(['machine-id', 'prepare-key', 'redis', 'repository']);
+    expect(ready.body.details.redis).toEqual({ status: 'up', responseTime: expect.any(Number) });
+
+    proxy.blackhole();
+    try {
+      const down = await until('readiness turning red', async () => http.get('/health/ready'), (r) => r.status === 503);
+      expect(Object.keys(down.body.error)).toEqual(['redis']);
+      expect(down.body.details['prepare-key']).toMatchObject({ status: 'up', backend: 'MemoryPrepareKeyFactory' });
+    } finally {
+      proxy.heal({ reset: true });
+    }
+    await until('readiness turning green again', async () => http.get('/health/ready'), (r) => r.status === 200);
+  });
+});
