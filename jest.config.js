@@ -9,6 +9,7 @@ export default {
     '^@ddd-kit/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
     '^@ddd-kit/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing/index.ts',
     '^@ddd-kit/repository/nats$': '<rootDir>/libs/repository/src/outbox/nats/index.ts',
+    '^@ddd-kit/([a-z-]+)/health$': '<rootDir>/libs/$1/src/health/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

@@ -56,6 +56,11 @@ const DRIVERS = new Set(['ioredis', 'mongoose', 'mongodb', 'pg']);
 
 /** Optional peers that are not drivers but that a library loads when present (telemetry). */
 const LOADED_WHEN_PRESENT = new Set(['@opentelemetry/api']);
+/**
+ * Optional peers of an optional feature behind a subpath export (`/health` needs
+ * @nestjs/terminus): the main entry must boot without them, so the memory check blocks them too.
+ */
+const FEATURE_PEERS = new Set(['@nestjs/terminus']);
 
 /** Types a TypeScript consumer of a peer installs beside it (the peer ships none). */
 const TYPES_OF: Record<string, string> = { pg: '@types/pg' };
@@ -155,7 +160,7 @@ function blockedFor(lib: Library): string[] {
     }
   };
   visit(lib.pkg);
-  const all = new Set(libraries.flatMap((l) => optionalPeers(l.pkg)).filter((name) => DRIVERS.has(name) || LOADED_WHEN_PRESENT.has(name)));
+  const all = new Set(libraries.flatMap((l) => optionalPeers(l.pkg)).filter((name) => DRIVERS.has(name) || LOADED_WHEN_PRESENT.has(name) || FEATURE_PEERS.has(name)));
   return [...all].filter((name) => !required.has(name)).sort();
 }
 
@@ -279,6 +284,12 @@ describe('packed libraries installed outside the workspace', () => {
       },
       180_000,
     );
+
+    it('boots the /health entries (@nestjs/terminus indicators) of the libraries that have one', async () => {
+      const { dir } = project(flavour);
+      const { stdout } = await sh(process.execPath, [join('dist', 'main.js'), 'memory', 'health'], dir, cleanEnv(), 120_000);
+      expect(stdout).toContain('ok health memory');
+    }, 180_000);
 
     const withDrivers = libraries.filter((lib) => optionalPeers(lib.pkg).some((name) => DRIVERS.has(name)));
     it.each(withDrivers.map((lib) => [lib.dir, lib] as const))(

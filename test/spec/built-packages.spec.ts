@@ -22,12 +22,28 @@ const expected: Record<string, string[]> = {
     'retryOnConflict', 'RepositoryModule', 'InjectRepository', 'OnDataSync', 'getRepositoryToken', 'ReadReplicaReconciler'],
 };
 
+/** Subpath entries: `/health` needs the optional peer @nestjs/terminus, which the workspace installs. */
+const subpaths: Record<string, string[]> = {
+  '@ddd-kit/prepare-key/health': ['PrepareKeyHealthIndicator'],
+  '@ddd-kit/id-generator/health': ['MachineIdHealthIndicator'],
+  '@ddd-kit/repository/health': ['RepositoryHealthIndicator'],
+};
+
 describe('built packages', () => {
   it.each(Object.entries(expected))('plain Node ESM imports %s with its public names', async (pkg, names) => {
     assertBuilt(`libs/${pkg.slice('@ddd-kit/'.length)}`);
     const script = `const m = await import(${JSON.stringify(pkg)}); console.log(JSON.stringify(Object.keys(m)));`;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root }).catch((err) => {
       throw new Error(`importing ${pkg} from dist failed (run \`npm run build\` first):\n${err.stderr ?? err}`);
+    });
+    expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(names));
+  });
+
+  it.each(Object.entries(subpaths))('plain Node ESM imports %s with its public names', async (entry, names) => {
+    assertBuilt(`libs/${entry.split('/')[1]}`);
+    const script = `const m = await import(${JSON.stringify(entry)}); console.log(JSON.stringify(Object.keys(m)));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root }).catch((err) => {
+      throw new Error(`importing ${entry} from dist failed (run \`npm run build\` first):\n${err.stderr ?? err}`);
     });
     expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(names));
   });

@@ -14,7 +14,7 @@ import type { Connection } from 'mongoose';
 import type { Pool } from 'pg';
 import { HttpErrorFilter } from './common/http-exception.filter.js';
 import type { AppConfig } from './config/app-config.js';
-import { HealthController } from './health/health.controller.js';
+import { HealthModule } from './health/health.module.js';
 import { MONGO_CONNECTION, POSTGRES_POOL, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
 import { InfrastructureModule } from './infrastructure/infrastructure.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -69,8 +69,8 @@ export class RegistrationModule {
           }),
         }),
         UsersModule.forRoot(config),
+        HealthModule,
       ],
-      controllers: [HealthController],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },
         {

@@ -7,4 +7,17 @@ import type { PrepareKey } from './prepare-key.js';
  */
 export abstract class PrepareKeyFactory {
   abstract create<V = unknown>(name: string): PrepareKey<V>;
+
+  /**
+   * One round trip to the store, as a health check runs it: resolves once the store answered,
+   * rejects with the driver's error otherwise. The built-in backends send their store's own
+   * ping; this default, for factories written elsewhere, reads a key nobody reserves.
+   */
+  async ping(): Promise<void> {
+    await this.create(PING_NAME).get(PING_KEY);
+  }
 }
+
+/** The name and key the default `ping()` reads: reserved for it, never written. */
+const PING_NAME = 'ddd-kit-ping';
+const PING_KEY = 'probe';

@@ -22,6 +22,9 @@ import {
   type RepositoryPostgresHandle,
 } from './repository.providers.js';
 
+/** The store handles, for RepositoryHealthIndicator (`@ddd-kit/repository/health`) wherever it is provided. */
+const healthTokens = [REPOSITORY_CONNECTION, REPOSITORY_POSTGRES];
+
 const sharedProviders: Provider[] = [
   connectionProvider,
   postgresProvider,
@@ -56,7 +59,7 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule],
       providers: [{ provide: REPOSITORY_MODULE_OPTIONS, useValue: validated }, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay, ...healthTokens],
     };
   }
 
@@ -86,7 +89,7 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule, ...(options.imports ?? [])],
       providers: [...providers, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay, ...healthTokens],
     };
   }
 

@@ -1,13 +1,79 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { HealthCheck, HealthCheckService, HealthIndicatorService, type HealthCheckResult, type HealthIndicatorFunction } from '@nestjs/terminus';
+import { MachineIdHealthIndicator } from '@ddd-kit/id-generator/health';
+import { PrepareKeyHealthIndicator } from '@ddd-kit/prepare-key/health';
+import { RepositoryHealthIndicator } from '@ddd-kit/repository/health';
+import type { Redis } from 'ioredis';
+import type { AppConfig } from '../config/app-config.js';
+import { APP_CONFIG, REDIS_CLIENT } from '../infrastructure/infrastructure.constants.js';
+import { healthCheckSchema } from './health.openapi.js';
 
+/** How long one store may take to answer a readiness probe. */
+const STORE_TIMEOUT_MS = 1_000;
+
+/**
+ * - `GET /health/live`: the process answers (no store is asked: a store outage must not get the
+ *   process restarted, only taken out of the load balancer).
+ * - `GET /health/ready`: every store the app uses answers and the machine ID is held — the
+ *   PrepareKey backend, the repository's stores, the lease (and the Redis it is leased from,
+ *   when the PrepareKey backend is elsewhere).
+ * - `GET /health`: liveness, as it has always been (probes and scripts written against it keep working).
+ *
+ * Both answer in @nestjs/terminus JSON, 503 when a check is down or the app is shutting down.
+ */
 @ApiTags('health')
 @Controller('health')
 export class HealthController {
+  constructor(
+    @Inject(HealthCheckService) private readonly health: HealthCheckService,
+    @Inject(HealthIndicatorService) private readonly indicators: HealthIndicatorService,
+    @Inject(PrepareKeyHealthIndicator) private readonly prepareKey: PrepareKeyHealthIndicator,
+    @Inject(MachineIdHealthIndicator) private readonly machineId: MachineIdHealthIndicator,
+    @Inject(RepositoryHealthIndicator) private readonly repository: RepositoryHealthIndicator,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
+  ) {}
+
   @Get()
-  @ApiOperation({ summary: 'The process answers' })
-  @ApiOkResponse({ description: 'the process is up', schema: { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } } } })
-  check(): { status: 'ok' } {
-    return { status: 'ok' };
+  @HealthCheck()
+  @ApiOperation({ summary: 'Liveness (the same as /health/live)' })
+  @ApiOkResponse({ description: 'the process answers', schema: healthCheckSchema('ok') })
+  @ApiServiceUnavailableResponse({ description: 'the app is shutting down', schema: healthCheckSchema('shutting_down') })
+  check(): Promise<HealthCheckResult> {
+    return this.live();
+  }
+
+  @Get('live')
+  @HealthCheck()
+  @ApiOperation({ summary: 'Liveness: the process answers; no store is asked' })
+  @ApiOkResponse({ description: 'the process answers', schema: healthCheckSchema('ok') })
+  @ApiServiceUnavailableResponse({ description: 'the app is shutting down', schema: healthCheckSchema('shutting_down') })
+  live(): Promise<HealthCheckResult> {
+    return this.health.check([]);
+  }
+
+  @Get('ready')
+  @HealthCheck()
+  @ApiOperation({ summary: 'Readiness: each store in use answers and the machine ID is held' })
+  @ApiOkResponse({
+    description: 'ready: `details` has one entry a check (`prepare-key`, `repository`, `machine-id`, and `redis` when only the machine IDs use it), each `up`',
+    schema: healthCheckSchema('ok'),
+  })
+  @ApiServiceUnavailableResponse({
+    description: 'not ready: a store did not answer in time, or the machine ID is lost or its lease ran out (`error` names which), or the app is shutting down',
+    schema: healthCheckSchema('error'),
+  })
+  ready(): Promise<HealthCheckResult> {
+    const checks: HealthIndicatorFunction[] = [
+      () => this.prepareKey.isHealthy('prepare-key', { timeoutMs: STORE_TIMEOUT_MS }),
+      () => this.repository.isHealthy('repository', { timeoutMs: STORE_TIMEOUT_MS }),
+      () => this.machineId.isHealthy('machine-id'),
+    ];
+    const redis = this.redis;
+    if (redis !== null && this.config.prepareBackend !== 'redis') {
+      checks.push(() => this.indicators.check('redis').attempt(() => redis.ping().then(() => undefined)).withTimeout(STORE_TIMEOUT_MS));
+    }
+    return this.health.check(checks);
   }
 }

@@ -44,4 +44,7 @@ export class MemoryPrepareKeyFactory extends PrepareKeyFactory {
     }
     return new MemoryPrepareKey<V>(name, store, this.clock);
   }
+
+  /** The records live in this process: there is no store to reach. */
+  override async ping(): Promise<void> {}
 }

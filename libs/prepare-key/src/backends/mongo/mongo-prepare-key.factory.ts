@@ -10,7 +10,7 @@ import {
 } from './mongo-prepare-key.constants.js';
 import type { MongoPrepareKeyFactoryOptions } from './mongo-prepare-key.interfaces.js';
 import { MongoPrepareKey } from './mongo-prepare-key.js';
-import { encodeCollectionPart } from './mongo-prepare-key.utils.js';
+import { encodeCollectionPart, pingMongo } from './mongo-prepare-key.utils.js';
 import { MongoRecordCollection } from './mongo-record-collection.js';
 
 /**
@@ -65,5 +65,10 @@ export class MongoPrepareKeyFactory extends PrepareKeyFactory {
       this.collections.set(collectionName, records);
     }
     return new MongoPrepareKey<V>(name, records, this.retentionMs);
+  }
+
+  /** The `ping` command on the connection's database. */
+  override async ping(): Promise<void> {
+    await pingMongo(this.connection);
   }
 }

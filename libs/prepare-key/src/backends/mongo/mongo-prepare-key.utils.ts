@@ -1,3 +1,4 @@
+import type { Connection } from 'mongoose';
 import { DUPLICATE_KEY_CODE } from './mongo-prepare-key.constants.js';
 
 const PLAIN = /^[A-Za-z0-9_-]*$/;
@@ -13,4 +14,19 @@ export function encodeCollectionPart(name: string): string {
 
 export function isDuplicateKeyError(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === DUPLICATE_KEY_CODE;
+}
+
+/** Mongoose's readyState of an open connection. */
+const CONNECTED = 1;
+
+/**
+ * The `ping` command, answered by the server. A connection that is not open fails at once
+ * (mongoose would otherwise wait for it to reconnect).
+ */
+export async function pingMongo(connection: Connection): Promise<void> {
+  const db = connection.db;
+  if (connection.readyState !== CONNECTED || db === undefined) {
+    throw new Error(`the MongoDB connection is not open (mongoose readyState ${connection.readyState})`);
+  }
+  await db.command({ ping: 1 });
 }

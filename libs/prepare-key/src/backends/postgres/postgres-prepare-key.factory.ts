@@ -94,6 +94,11 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
     return new PostgresPrepareKey<V>(name, this.context);
   }
 
+  /** `SELECT 1` on the pool, outside any ambient transaction (a health check must not join a use case). */
+  override async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
   /** Deletes rows past their retention (and old tombstones); resolves the number deleted. */
   async sweep(): Promise<number> {
     await this.ready();

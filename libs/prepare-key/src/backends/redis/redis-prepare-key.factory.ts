@@ -6,6 +6,7 @@ import { assertName } from '../../prepare-key.validation.js';
 import { DEFAULT_REDIS_KEY_PREFIX, DEFAULT_REDIS_RETENTION_MS } from './redis-prepare-key.constants.js';
 import type { RedisPrepareKeyFactoryOptions } from './redis-prepare-key.interfaces.js';
 import { RedisKeyScanner } from './redis-key-scanner.js';
+import { pingRedis } from './redis-prepare-key.utils.js';
 import { RedisPrepareKey, type RedisPrepareKeyContext } from './redis-prepare-key.js';
 import { ServerClock } from '../../server-clock.js';
 
@@ -35,6 +36,11 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
   create<V = unknown>(name: string): PrepareKey<V> {
     assertName(name);
     return new RedisPrepareKey<V>(name, this.context);
+  }
+
+  /** PING; on a Cluster, to every master (records live on all of them). */
+  override async ping(): Promise<void> {
+    await pingRedis(this.context.client);
   }
 }
 

@@ -1,3 +1,4 @@
+import type { Cluster, Redis } from 'ioredis';
 import type { StoredRecord } from '../../prepare-key.interfaces.js';
 
 const PLAIN = /^[A-Za-z0-9_.~-]*$/;
@@ -45,4 +46,37 @@ export function decodeRecord(record: string): StoredRecord | undefined {
   const first = record.indexOf('|');
   const second = record.indexOf('|', first + 1);
   return { ttlAt: Number(record.slice(0, first)), value: record.slice(second + 1) };
+}
+
+/**
+ * PING, answered by the server. On a Cluster every master that owns slots is asked (each holds
+ * a share of the records), found from the slot map: ioredis drops a node it lost from `nodes()`,
+ * so a master it cannot reach counts as down rather than missing. Before the Cluster has a slot
+ * map, the Cluster itself is asked (it queues the command until it has one).
+ */
+export async function pingRedis(client: Redis | Cluster): Promise<void> {
+  if ((client as Cluster).isCluster !== true) {
+    await client.ping();
+    return;
+  }
+  const cluster = client as Cluster;
+  const owners = new Set<string>();
+  for (const nodes of cluster.slots) if (nodes?.[0] !== undefined) owners.add(nodes[0]);
+  if (owners.size === 0) {
+    await cluster.ping();
+    return;
+  }
+  const connected = new Map(cluster.nodes('all').map((node) => [`${node.options.host}:${node.options.port}`, node]));
+  await Promise.all(
+    [...owners].map(async (owner) => {
+      const node = connected.get(owner);
+      if (node === undefined) {
+        // ioredis reconnects to a lost master only when the slot map is refreshed (a command's
+        // MOVED, or slotsRefreshInterval): ask for a refresh, so a later check can find it again.
+        cluster.refreshSlotsCache();
+        throw new Error(`the Cluster has no connection to master ${owner}`);
+      }
+      await node.ping();
+    }),
+  );
 }

@@ -1,0 +1,3 @@
+// `@ddd-kit/id-generator/health`: health indicators for `@nestjs/terminus` (an optional peer:
+// only applications that import this entry need it installed).
+export { MachineIdHealthIndicator, type MachineIdHealthCheckOptions, type MachineIdHealthDetails } from './machine-id.health-indicator.js';

@@ -1,0 +1,7 @@
+// `@ddd-kit/prepare-key/health`: health indicators for `@nestjs/terminus` (an optional peer:
+// only applications that import this entry need it installed).
+export {
+  DEFAULT_PREPARE_KEY_HEALTH_TIMEOUT_MS,
+  PrepareKeyHealthIndicator,
+  type PrepareKeyHealthCheckOptions,
+} from './prepare-key.health-indicator.js';

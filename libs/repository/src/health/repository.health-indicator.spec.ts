@@ -1,0 +1,122 @@
+// The repository health indicator on the stores RepositoryModule opened (MongoDB wire protocol
+// and PostgreSQL, each behind the fault proxy): up while both answer, down naming the store that
+// is black-holed or whose connections are reset, up again once it answers.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Controller, Get, Inject, Module, type INestApplicationContext } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
+import { mongoLabel, mongoUri, postgresSchema, uniqueName } from '../../../../test/support/servers.js';
+import { RepositoryModule } from '../repository.module.js';
+import { RepositoryHealthIndicator } from './repository.health-indicator.js';
+
+const TIMEOUT_MS = 300;
+
+@Controller('health')
+class HealthController {
+  constructor(
+    @Inject(HealthCheckService) private readonly health: HealthCheckService,
+    @Inject(RepositoryHealthIndicator) readonly repository: RepositoryHealthIndicator,
+  ) {}
+
+  @Get()
+  check() {
+    return this.health.check([() => this.repository.isHealthy('repository', { timeoutMs: TIMEOUT_MS })]);
+  }
+}
+
+@Module({ imports: [TerminusModule], controllers: [HealthController], providers: [RepositoryHealthIndicator] })
+class HealthModule {}
+
+type Entry = Record<string, unknown> & { status: string };
+
+async function until(app: INestApplicationContext, status: 'up' | 'down'): Promise<Entry> {
+  const indicator = app.get(HealthController).repository;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const entry = (await indicator.isHealthy('repository', { timeoutMs: TIMEOUT_MS })).repository as Entry;
+    if (entry.status === status) return entry;
+    if (Date.now() > deadline) throw new Error(`the indicator did not report ${status}; last: ${JSON.stringify(entry)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe(`RepositoryHealthIndicator on ${mongoLabel()} and PostgreSQL`, () => {
+  let schema: Awaited<ReturnType<typeof postgresSchema>>;
+  let mongoProxy: FaultProxy;
+  let postgresProxy: FaultProxy;
+  let app: INestApplicationContext;
+
+  beforeAll(async () => {
+    schema = await postgresSchema('repository_health');
+    const mongo = await proxyUrl('mongo', mongoUri());
+    const postgres = await proxyUrl('postgres', schema.url);
+    mongoProxy = mongo.proxy;
+    postgresProxy = postgres.proxy;
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RepositoryModule.forRoot({
+          uri: mongo.url,
+          connectionOptions: { dbName: uniqueName('repository_health'), serverSelectionTimeoutMS: 2_000 },
+          postgres: { url: postgres.url, poolOptions: { max: 2 } },
+        }),
+        HealthModule,
+      ],
+    }).compile();
+    app = await moduleRef.init();
+  });
+
+  afterAll(async () => {
+    for (const proxy of [mongoProxy, postgresProxy]) proxy?.heal({ reset: true });
+    await app?.close();
+    await Promise.all([mongoProxy?.close(), postgresProxy?.close()]);
+    await schema?.drop();
+  });
+
+  it('is up, listing both stores, while both answer (terminus JSON through HealthCheckService)', async () => {
+    expect(await app.get(HealthController).check()).toEqual({
+      status: 'ok',
+      info: { repository: { status: 'up', stores: ['mongodb', 'postgresql'], responseTime: expect.any(Number) } },
+      error: {},
+      details: { repository: { status: 'up', stores: ['mongodb', 'postgresql'], responseTime: expect.any(Number) } },
+    });
+  });
+
+  it.each([
+    ['postgresql', () => postgresProxy],
+    ['mongodb', () => mongoProxy],
+  ])('is down naming %s while it is black-holed, and up again once it answers', async (store, proxy) => {
+    await until(app, 'up');
+    proxy().blackhole();
+    try {
+      expect(await until(app, 'down')).toEqual({ status: 'down', message: `${store}: no answer within ${TIMEOUT_MS} ms`, responseTime: expect.any(Number) });
+    } finally {
+      proxy().heal({ reset: true });
+    }
+    expect(await until(app, 'up')).toMatchObject({ stores: ['mongodb', 'postgresql'] });
+  });
+
+  it('is down naming PostgreSQL when its connections are reset and new ones refused', async () => {
+    await until(app, 'up');
+    postgresProxy.blackhole();
+    postgresProxy.resetAll();
+    try {
+      expect((await until(app, 'down')).message).toMatch(/^postgresql: /);
+    } finally {
+      postgresProxy.heal({ reset: true });
+    }
+    await until(app, 'up');
+  });
+});
+
+describe('RepositoryHealthIndicator without a store', () => {
+  it('is up with the in-memory repositories: nothing to reach', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [RepositoryModule.forRoot({}), HealthModule] }).compile();
+    const app = await moduleRef.init();
+    try {
+      expect(await app.get(HealthController).check()).toMatchObject({ status: 'ok', details: { repository: { status: 'up', stores: ['memory'] } } });
+    } finally {
+      await app.close();
+    }
+  });
+});
