@@ -1,0 +1,348 @@
+// The transactional outbox (@ddd-kit/repository): what storing a write's data-sync events with
+// the write costs, and how fast the relay hands them on.
+//
+// Write cost, each side in the same run, alternating slices:
+// - PostgreSQL: PostgresRepository.update with a PostgresOutboxStore (the UPDATE and the
+//   outbox INSERT in one statement, NOTIFY on commit) beside PostgresRepository.update alone,
+//   and, as the floor the driver sets, pg running that same combined statement beside the
+//   plain conditional UPDATE.
+// - MongoDB-wire emulator: MongooseRepository.update with a MongoOutboxStore (the events ride in
+//   the same conditional updateOne) beside MongooseRepository.update alone.
+// Between slices the outbox is emptied (untimed) as a relay would keep it, and every event the
+// outbox side wrote is counted there: one per update, or the run fails.
+//
+// Relay (see relayRows): throughput draining a backlog, and delivery lag from commit to the
+// handler under a steady write load.
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
+import pg from 'pg';
+import * as repositoryLib from '@ddd-kit/repository';
+import { alternate, cpuNote, measureBatches, median, notes } from './util.js'; // median: relay lag
+
+const { AggregateRoot, DataSyncEventBus, MongooseRepository, MongoOutboxStore, PostgresOutboxStore, PostgresRepository } = repositoryLib;
+
+class Counter extends AggregateRoot {
+  constructor(id, label) {
+    super(id);
+    this.label = label;
+    this.count = 0;
+  }
+}
+
+class CounterDocuments extends MongooseRepository {
+  toDocument(counter) {
+    return { label: counter.label, count: counter.count };
+  }
+
+  toAggregate(document) {
+    const counter = new Counter(document._id, document.label);
+    counter.count = document.count;
+    return counter;
+  }
+}
+
+class CounterRows extends PostgresRepository {
+  table = 'outbox_bench_counters';
+  columns = { label: 'text NOT NULL', count: 'integer NOT NULL' };
+
+  toRow(counter) {
+    return { label: counter.label, count: counter.count };
+  }
+
+  toAggregate(row) {
+    const counter = new Counter(row.id, row.label);
+    counter.count = row.count;
+    return counter;
+  }
+}
+
+const WRITERS = 16;
+/**
+ * Aggregates each writer takes in turn: a relay keeps an aggregate's outbox short (an aggregate
+ * is written far less often than the relay runs), so no document carries a slice's worth of
+ * events and no side updates a row that is still hot from its previous write.
+ */
+const PER_WRITER = 32;
+const OWNER = 'outbox-bench';
+
+/** `writers` loops, each calling `op(itsIndex)`, for `ms`. */
+async function perWriterOpsPerSecond(op, { writers, ms }) {
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, index) => {
+      while (process.hrtime.bigint() < deadline) {
+        await op(index);
+        ops++;
+      }
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return { opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: (used.user + used.system) / ops };
+}
+
+/**
+ * Updates of a set of loaded aggregates, writer `w` cycling through its own PER_WRITER of them.
+ * Each update is checked: the version advanced by one (the repository throws
+ * OptimisticLockError when its conditional write matched nothing).
+ */
+function rotatingUpdates(repository, aggregates) {
+  const next = new Array(WRITERS).fill(0);
+  let done = 0;
+  const update = async (w) => {
+    const counter = aggregates[w * PER_WRITER + (next[w]++ % PER_WRITER)];
+    const before = counter.oldVersion;
+    counter.count++;
+    await repository.update(counter);
+    if (counter.oldVersion !== before + 1) throw new Error(`update left version ${counter.oldVersion} after ${before}`);
+    done++;
+  };
+  return { update, done: () => done };
+}
+
+async function loadAggregates(repository, prefix) {
+  const aggregates = [];
+  for (let i = 0; i < WRITERS * PER_WRITER; i++) {
+    const counter = new Counter(`${prefix}${i}`, `counter ${i}`);
+    await repository.insert(counter);
+    aggregates.push(await repository.findById(counter.id));
+  }
+  return aggregates;
+}
+
+/** Claims and acks everything pending in `store`; resolves the number of events taken. */
+async function drain(store) {
+  let taken = 0;
+  for (;;) {
+    const claims = await store.claim({ owner: OWNER, limit: 500, leaseMs: 60_000, now: Date.now() });
+    if (claims.length === 0) return taken;
+    const ids = claims.flatMap((claim) => claim.events.map((record) => record.eventId));
+    const acked = await store.ack(OWNER, ids);
+    if (acked !== ids.length) throw new Error(`ack removed ${acked} of ${ids.length} claimed events`);
+    taken += acked;
+  }
+}
+
+export default async function outboxBench({ log }) {
+  const only = process.env.OUTBOX_BENCH_ONLY; // 'postgres' | 'mongo' | 'relay': one group while developing
+  const rows = [];
+  if (!only || only === 'postgres') rows.push(...(await postgresWriteRows({ log })));
+  if (!only || only === 'mongo') rows.push(...(await mongoWriteRows({ log })));
+  if (!only || only === 'relay') rows.push(...(await relayRows({ log })));
+  return rows;
+}
+
+// ---------------------------------------------------------------- PostgreSQL write cost
+
+const PG_SLICE_MS = 250;
+const PG_PAIRS = 16;
+
+async function postgresWriteRows({ log }) {
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set (bench/run.js provides it)');
+  // As in repository.bench.js: synchronous_commit off on every side, so a WAL flush's swings on
+  // a shared machine do not drown what is measured.
+  const pool = new pg.Pool({ connectionString: url, max: WRITERS, options: '-c synchronous_commit=off' });
+  const tables = ['outbox_bench_counters', 'outbox_bench_plain', 'outbox_bench_quiet', 'outbox_bench_raw', 'outbox_bench_events'];
+  try {
+    const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_events' });
+    const bus = new DataSyncEventBus();
+    const withOutbox = new CounterRows({ pool, aggregate: Counter, publisher: bus, outbox: store });
+    const alone = new CounterRows({ pool, aggregate: Counter, publisher: bus, table: 'outbox_bench_plain' });
+    // The same outbox without NOTIFY (relays then poll): what the notification adds to commits.
+    const quietStore = new PostgresOutboxStore({ pool, table: 'outbox_bench_events', notifyChannel: false });
+    const quiet = new CounterRows({ pool, aggregate: Counter, publisher: bus, outbox: quietStore, table: 'outbox_bench_quiet' });
+    await withOutbox.ensureTable();
+    await alone.ensureTable();
+    await quiet.ensureTable();
+    await store.ensureTable();
+    const subject = rotatingUpdates(withOutbox, await loadAggregates(withOutbox, 'o'));
+    const baseline = rotatingUpdates(alone, await loadAggregates(alone, 'p'));
+    const quietSubject = rotatingUpdates(quiet, await loadAggregates(quiet, 'q'));
+    // The inserts stored an event each: out of the count below, which is of updates.
+    const inserted = await drain(store);
+    if (inserted !== 2 * WRITERS * PER_WRITER) throw new Error(`the outbox held ${inserted} events for ${2 * WRITERS * PER_WRITER} inserts`);
+    let stored = 0;
+    const emptyOutbox = async () => {
+      stored += await drain(store);
+    };
+
+    // The driver's floor: the combined statement PostgresOutboxStore builds, run by pg, beside
+    // the bare conditional UPDATE; same table shape, one row each side.
+    await pool.query(withOutbox.createTableStatement().replace('"outbox_bench_counters"', '"outbox_bench_raw"'));
+    await pool.query(`INSERT INTO "outbox_bench_raw" ("id", "version", "label", "count") VALUES ('a', 1, 'a', 0), ('b', 1, 'b', 0)`);
+    const raw = { a: 1, b: 1 };
+    const rawUpdate = (id) => ({ text: 'UPDATE "outbox_bench_raw" SET "label" = $3, "count" = $4, "version" = $5 WHERE "id" = $1 AND "version" = $2', values: [id, raw[id], id, raw[id], raw[id] + 1] });
+    let rawStored = 0;
+    const rawWithEvent = async () => {
+      const event = repositoryLib.DataSyncEvent.upsert('counter', 'a', raw.a + 1, { label: 'a', count: raw.a });
+      const result = await pool.query(store.withEvents(rawUpdate('a'), [event]));
+      if (result.rowCount !== 1) throw new Error(`raw UPDATE + outbox INSERT inserted ${result.rowCount} rows`);
+      raw.a++;
+      rawStored++;
+    };
+    const rawAlone = async () => {
+      const result = await pool.query(rawUpdate('b'));
+      if (result.rowCount !== 1) throw new Error('raw conditional UPDATE matched nothing');
+      raw.b++;
+    };
+
+    const warmUntil = Date.now() + 3000;
+    while (Date.now() < warmUntil) {
+      await subject.update(0);
+      await baseline.update(0);
+      await rawWithEvent();
+      await rawAlone();
+    }
+    await emptyOutbox();
+
+    const one = (op) => () => measureBatches(async () => (await op(0), 1), { ms: PG_SLICE_MS });
+    const sequential = await alternate(one(subject.update), one(baseline.update), { pairs: PG_PAIRS, before: emptyOutbox });
+    log(`postgres sequential: update + outbox ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`);
+    const concurrent = await alternate(
+      () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      { pairs: PG_PAIRS, before: emptyOutbox },
+    );
+    log(`postgres ${WRITERS} writers: update + outbox ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`);
+    const concurrentQuiet = await alternate(
+      () => perWriterOpsPerSecond(quietSubject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      { pairs: PG_PAIRS, before: emptyOutbox },
+    );
+    log(`postgres ${WRITERS} writers, no NOTIFY: update + outbox ${Math.round(concurrentQuiet.ops)} ops/s, update alone ${Math.round(concurrentQuiet.baselineOps)} ops/s`);
+    const driver = await alternate(one(rawWithEvent), one(rawAlone), { pairs: PG_PAIRS, before: emptyOutbox });
+    log(`postgres driver: UPDATE + outbox INSERT ${Math.round(driver.ops)} ops/s, UPDATE alone ${Math.round(driver.baselineOps)} ops/s`);
+    await emptyOutbox();
+
+    // Every update of the outbox side stored exactly one event, and the rows really moved.
+    const updates = subject.done() + quietSubject.done() + rawStored;
+    if (stored !== updates) throw new Error(`the outbox held ${stored} events for ${updates} updates`);
+    for (const [repository, side] of [[withOutbox, 'o'], [alone, 'p'], [quiet, 'q']]) {
+      for (const i of [0, WRITERS * PER_WRITER - 1]) {
+        const loaded = await repository.findById(`${side}${i}`);
+        if (loaded === null || loaded.count === 0) throw new Error(`${side}${i} was never updated`);
+      }
+    }
+
+    const server = 'PostgreSQL, synchronous_commit off on both sides';
+    const checked = `every update checked (version advanced); the ${stored} events of the outbox sides' updates all found in the outbox (one per update)`;
+    return [
+      {
+        case: 'PostgreSQL update with its outbox row',
+        subject: 'PostgresRepository.update, outbox on',
+        baseline: 'PostgresRepository.update, outbox off',
+        ...sequential,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after 3 s of warm-up; one writer over ${PER_WRITER} aggregates, autocommit, NOTIFY on; outbox emptied between slices; ${server}`,
+        note: notes(checked, cpuNote(sequential)),
+      },
+      {
+        case: `PostgreSQL update with its outbox row, ${WRITERS} writers`,
+        subject: 'PostgresRepository.update, outbox on',
+        baseline: 'PostgresRepository.update, outbox off',
+        ...concurrent,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}, NOTIFY on; ${server}`,
+        note: notes(checked, cpuNote(concurrent)),
+      },
+      {
+        case: `PostgreSQL update with its outbox row, ${WRITERS} writers, no NOTIFY`,
+        subject: 'PostgresRepository.update, outbox on (notifyChannel: false)',
+        baseline: 'PostgresRepository.update, outbox off',
+        ...concurrentQuiet,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}; relays would poll; ${server}`,
+        note: notes(checked, cpuNote(concurrentQuiet)),
+      },
+      {
+        case: 'PostgreSQL UPDATE with an outbox INSERT, driver only (the floor of the rows above)',
+        subject: 'pg: WITH w AS (UPDATE … RETURNING 1) INSERT INTO outbox … (+ pg_notify)',
+        baseline: 'pg: the same UPDATE alone',
+        ...driver,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; one writer, one row; ${server}`,
+        note: notes('the statement PostgresOutboxStore.withEvents builds; every statement checked (row count)', cpuNote(driver)),
+      },
+    ];
+  } finally {
+    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`).catch(() => undefined);
+    await pool.end();
+  }
+}
+
+// ---------------------------------------------------------------- MongoDB-wire write cost
+
+const MONGO_SLICE_MS = 1000;
+const MONGO_PAIRS = 6;
+
+async function mongoWriteRows({ log }) {
+  const uri = process.env.MONGODB_URI;
+  if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
+  const connection = await mongoose.createConnection(uri, { dbName: `bench_outbox_${randomUUID().slice(0, 8)}` }).asPromise();
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  try {
+    const store = new MongoOutboxStore();
+    const bus = new DataSyncEventBus();
+    const withOutbox = new CounterDocuments({ connection, collection: 'outbox_counters', aggregate: Counter, publisher: bus, outbox: store });
+    const alone = new CounterDocuments({ connection, collection: 'plain_counters', aggregate: Counter, publisher: bus });
+    const subject = rotatingUpdates(withOutbox, await loadAggregates(withOutbox, 'o'));
+    const baseline = rotatingUpdates(alone, await loadAggregates(alone, 'p'));
+    await store.ensureIndexes();
+    // The inserts stored an event each: out of the count below, which is of updates.
+    const inserted = await drain(store);
+    if (inserted !== WRITERS * PER_WRITER) throw new Error(`the outbox held ${inserted} events for ${WRITERS * PER_WRITER} inserts`);
+    let stored = 0;
+    const emptyOutbox = async () => {
+      stored += await drain(store);
+    };
+
+    const warmUntil = Date.now() + 3000;
+    while (Date.now() < warmUntil) {
+      await subject.update(0);
+      await baseline.update(0);
+    }
+    await emptyOutbox();
+
+    const one = (op) => () => measureBatches(async () => (await op(0), 1), { ms: MONGO_SLICE_MS });
+    const sequential = await alternate(one(subject.update), one(baseline.update), { pairs: MONGO_PAIRS, before: emptyOutbox });
+    log(`${label} sequential: update + events ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`);
+    const concurrent = await alternate(
+      () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: MONGO_SLICE_MS }),
+      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: MONGO_SLICE_MS }),
+      { pairs: MONGO_PAIRS, before: emptyOutbox },
+    );
+    log(`${label} ${WRITERS} writers: update + events ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`);
+    await emptyOutbox();
+    if (stored !== subject.done()) throw new Error(`the documents carried ${stored} events for ${subject.done()} updates`);
+
+    const checked = `every update checked (version advanced); the ${stored} events of the outbox side's updates all found in the documents (one per update)`;
+    return [
+      {
+        case: `${label} update carrying its events`,
+        subject: 'MongooseRepository.update, outbox on',
+        baseline: 'MongooseRepository.update, outbox off',
+        ...sequential,
+        settings: `${MONGO_SLICE_MS} ms slices, ${MONGO_PAIRS} alternating pairs, after 3 s of warm-up; one writer over ${PER_WRITER} aggregates; outbox emptied between slices`,
+        note: notes(checked, cpuNote(sequential)),
+      },
+      {
+        case: `${label} update carrying its events, ${WRITERS} writers`,
+        subject: 'MongooseRepository.update, outbox on',
+        baseline: 'MongooseRepository.update, outbox off',
+        ...concurrent,
+        settings: `${MONGO_SLICE_MS} ms slices, ${MONGO_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own; outbox emptied between slices`,
+        note: notes(checked, cpuNote(concurrent)),
+      },
+    ];
+  } finally {
+    // The emulator has no drop commands: empty the collections instead.
+    await connection.db.collection('outbox_counters').deleteMany({}).catch(() => undefined);
+    await connection.db.collection('plain_counters').deleteMany({}).catch(() => undefined);
+    await connection.close();
+  }
+}
+
+// ---------------------------------------------------------------- relay
+
+async function relayRows() {
+  return [];
+}
