@@ -48,7 +48,7 @@ export class MongoUserReadModel extends UserReadModel {
       // The upsert's document takes its _id from a plain equality in the filter (servers differ
       // on whether `$eq` seeds it); the id is the aggregate's own, checked to be a string.
       if (typeof event.id !== 'string') throw new TypeError(`user id must be a string, got ${typeof event.id}`);
-      const update =
+      const update: mongo.UpdateFilter<UserViewDocument> =
         event.type === 'PURGE'
           ? { $set: { version: event.version, deleted: true }, $unset: { username: '' as const } }
           : { $set: { username: event.snapshot.username, version: event.version }, $unset: { deleted: '' as const } };
