@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import pg from 'pg';
 import * as repositoryLib from '@ddd-kit/repository';
-import { alternate, cpuNote, measureBatches, median, notes } from './util.js'; // median: relay lag
+import { alternate, cpuNote, measureBatches, median, notes } from './util.js';
 
 const { AggregateRoot, DataSyncEventBus, MongooseRepository, MongoOutboxStore, PostgresOutboxStore, PostgresRepository } = repositoryLib;
 
@@ -343,6 +343,209 @@ async function mongoWriteRows({ log }) {
 
 // ---------------------------------------------------------------- relay
 
-async function relayRows() {
-  return [];
+const RELAY_PAIRS = 3;
+const BACKLOG_WRITE_MS = 1500;
+const STEADY_MS = 8000;
+
+/** The p-th percentile (0–100) of sorted numbers, nearest rank. */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * A handler that checks what it receives: for each aggregate, versions one after another from
+ * where the aggregate stood (a repeat is counted as a duplicate; a gap or a step back throws),
+ * and the time each write's events arrived.
+ */
+function checkingHandler(aggregates) {
+  const next = new Map(aggregates.map((a) => [a.id, a.oldVersion + 1]));
+  const arrived = new Map();
+  let delivered = 0;
+  let duplicates = 0;
+  let failure;
+  const deliver = async (_aggregate, events) => {
+    const now = performance.now();
+    for (const event of events) {
+      const expected = next.get(event.id);
+      if (event.version === expected - 1) {
+        duplicates++;
+        continue;
+      }
+      if (event.version !== expected) {
+        failure ??= new Error(`relay delivered ${event.id} v${event.version} where v${expected} was next`);
+        throw failure;
+      }
+      next.set(event.id, expected + 1);
+      arrived.set(`${event.id}:${event.version}`, now);
+      delivered++;
+    }
+  };
+  return {
+    deliver,
+    delivered: () => delivered,
+    duplicates: () => duplicates,
+    arrivedAt: (id, version) => arrived.get(`${id}:${version}`),
+    check: () => {
+      if (failure) throw failure;
+    },
+  };
+}
+
+/** Resolves once `done()` holds, checking every few ms; throws after `withinMs` (a relay that stalls fails the run). */
+async function until(done, what, withinMs = 120_000) {
+  const deadline = Date.now() + withinMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/**
+ * Relay throughput and delivery lag on one backend:
+ * - throughput: a backlog written by WRITERS writers (relay stopped), then drained by one relay;
+ *   events/s drained beside the events/s the writers produced it at (pairs: write, then drain).
+ * - lag: a steady write load at half the drain rate measured (paced writers), the relay running;
+ *   lag = when the handler got the event − when the write's call resolved (its commit known).
+ */
+async function relayRowsOn({ label, repository, store, aggregates, relaySettings, wakeNote, log }) {
+  const { OutboxRelay } = repositoryLib;
+  if (typeof OutboxRelay !== 'function') throw new Error('@ddd-kit/repository exports no OutboxRelay (built from a branch without the relay?)');
+  const writes = rotatingUpdates(repository, aggregates);
+  await drain(store);
+
+  const drainRates = [];
+  const writeRates = [];
+  for (let pair = 0; pair < RELAY_PAIRS; pair++) {
+    const handler = checkingHandler(aggregates);
+    const before = writes.done();
+    const written = await perWriterOpsPerSecond(writes.update, { writers: WRITERS, ms: BACKLOG_WRITE_MS });
+    const backlog = writes.done() - before;
+    const relay = new OutboxRelay({ stores: [store], deliver: handler.deliver, owner: `bench-relay-${pair}`, ...relaySettings });
+    const start = performance.now();
+    await relay.start();
+    await until(() => handler.delivered() >= backlog || handler.duplicates() > 0, `${label}: draining ${backlog} events`);
+    const seconds = (performance.now() - start) / 1000;
+    await relay.stop();
+    handler.check();
+    if (handler.delivered() !== backlog || handler.duplicates() !== 0) throw new Error(`${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${backlog}`);
+    const status = await store.status(Date.now());
+    if (status.pending !== 0 || status.deadLetters !== 0) throw new Error(`${label}: ${status.pending} pending, ${status.deadLetters} dead after draining`);
+    drainRates.push(backlog / seconds);
+    writeRates.push(written.opsPerSec);
+    log(`${label} relay: drained ${backlog} events at ${Math.round(backlog / seconds)} events/s; written at ${Math.round(written.opsPerSec)} writes/s`);
+  }
+  const ratios = drainRates.map((rate, i) => rate / writeRates[i]);
+  const throughput = {
+    ops: median(drainRates),
+    baselineOps: median(writeRates),
+    ratio: median(ratios),
+    spread: [Math.min(...ratios), Math.max(...ratios)],
+    pairs: RELAY_PAIRS,
+  };
+
+  // Steady load: paced writers (one write per writer per period), the relay running all along.
+  const rate = Math.max(10, Math.floor(throughput.ops / 2));
+  const handler = checkingHandler(aggregates);
+  const relay = new OutboxRelay({ stores: [store], deliver: handler.deliver, owner: 'bench-relay-steady', ...relaySettings });
+  await relay.start();
+  const committed = [];
+  const periodMs = (1000 * WRITERS) / rate;
+  const begin = performance.now();
+  const next = new Array(WRITERS).fill(0);
+  let late = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async (_, w) => {
+      for (let k = 0; ; k++) {
+        const due = begin + (w / WRITERS) * periodMs + k * periodMs;
+        if (due > begin + STEADY_MS) return;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        else late++;
+        const counter = aggregates[w * PER_WRITER + (next[w]++ % PER_WRITER)];
+        const before = counter.oldVersion;
+        counter.count++;
+        await repository.update(counter);
+        if (counter.oldVersion !== before + 1) throw new Error(`update left version ${counter.oldVersion} after ${before}`);
+        committed.push([counter.id, counter.oldVersion, performance.now()]);
+      }
+    }),
+  );
+  const wroteFor = (performance.now() - begin) / 1000;
+  await until(() => handler.delivered() >= committed.length || handler.duplicates() > 0, `${label}: delivering the steady load`);
+  await relay.stop();
+  handler.check();
+  if (handler.delivered() !== committed.length || handler.duplicates() !== 0) throw new Error(`${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${committed.length}`);
+  let early = 0;
+  const lags = committed
+    .map(([id, version, at]) => {
+      const lag = handler.arrivedAt(id, version) - at;
+      if (lag < 0) early++;
+      return Math.max(0, lag);
+    })
+    .sort((a, b) => a - b);
+  const [p50, p99, max] = [percentile(lags, 50), percentile(lags, 99), lags[lags.length - 1]];
+  const lastArrival = Math.max(...committed.map(([id, version]) => handler.arrivedAt(id, version)));
+  const deliveredPerSec = committed.length / ((lastArrival - begin) / 1000);
+  log(`${label} steady ${rate} writes/s: lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
+
+  const settings = `one relay (${Object.entries(relaySettings).map(([k, v]) => `${k} ${v}`).join(', ') || 'default settings'}); ${wakeNote}; handler: an order check per aggregate, no I/O`;
+  return [
+    {
+      case: `${label} relay throughput (a backlog drained)`,
+      subject: 'OutboxRelay: events/s delivered',
+      baseline: `update with the outbox on, ${WRITERS} writers: events/s written`,
+      ...throughput,
+      settings: `${RELAY_PAIRS} pairs: ${BACKLOG_WRITE_MS} ms of writes (relay stopped), then the relay drains them; ${WRITERS} writers × ${PER_WRITER} aggregates; ${settings}`,
+      note: 'ratio > 1: one relay drains faster than 16 writers fill; every event checked: in version order per aggregate, none missing, none repeated; outbox empty after each drain',
+    },
+    {
+      case: `${label} relay delivery lag under a steady write load`,
+      subject: 'OutboxRelay: events/s delivered',
+      baseline: 'paced writes/s',
+      ops: deliveredPerSec,
+      baselineOps: committed.length / wroteFor,
+      settings: `${STEADY_MS / 1000} s at ${rate} writes/s (half the drain rate above), ${WRITERS} paced writers (${late} writes started late); ${settings}`,
+      note: notes(
+        `lag from the write's commit (its call resolved) to the handler: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms over ${lags.length} events`,
+        early > 0 ? `${early} handled before the writer saw its commit (counted as 0 ms)` : undefined,
+        'every event checked as above',
+      ),
+    },
+  ];
+}
+
+async function relayRows({ log }) {
+  const rows = [];
+  // PostgreSQL: woken by LISTEN/NOTIFY on commit, polling every second as the fallback.
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set (bench/run.js provides it)');
+  const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: '-c synchronous_commit=off' });
+  try {
+    const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_relay_events' });
+    const repository = new CounterRows({ pool, aggregate: Counter, publisher: new DataSyncEventBus(), outbox: store, table: 'outbox_bench_relay' });
+    await repository.ensureTable();
+    const aggregates = await loadAggregates(repository, 'r');
+    rows.push(...(await relayRowsOn({ label: 'PostgreSQL', repository, store, aggregates, relaySettings: {}, wakeNote: 'woken by LISTEN/NOTIFY, polling every 1 s besides', log })));
+  } finally {
+    await pool.query('DROP TABLE IF EXISTS "outbox_bench_relay", "outbox_bench_relay_events"').catch(() => undefined);
+    await pool.end();
+  }
+
+  // MongoDB-wire: no change stream on the emulator, so the relay polls.
+  const uri = process.env.MONGODB_URI;
+  if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
+  const connection = await mongoose.createConnection(uri, { dbName: `bench_relay_${randomUUID().slice(0, 8)}` }).asPromise();
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  try {
+    const store = new MongoOutboxStore();
+    const repository = new CounterDocuments({ connection, collection: 'relay_counters', aggregate: Counter, publisher: new DataSyncEventBus(), outbox: store });
+    const aggregates = await loadAggregates(repository, 'r');
+    await store.ensureIndexes();
+    rows.push(...(await relayRowsOn({ label, repository, store, aggregates, relaySettings: { pollIntervalMs: 50 }, wakeNote: 'polling (no notification from this store)', log })));
+  } finally {
+    await connection.db.collection('relay_counters').deleteMany({}).catch(() => undefined);
+    await connection.close();
+  }
+  return rows;
 }
