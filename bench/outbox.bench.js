@@ -445,7 +445,8 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
   };
 
   // Steady load: paced writers (one write per writer per period), the relay running all along.
-  const rate = Math.max(10, Math.floor(throughput.ops / 2));
+  // Half of what both sides managed above: writers keep their pace, the relay has room.
+  const rate = Math.max(10, Math.floor(Math.min(throughput.ops, throughput.baselineOps) / 2));
   const handler = checkingHandler(aggregates);
   const relay = new OutboxRelay({ stores: [store], deliver: handler.deliver, owner: 'bench-relay-steady', ...relaySettings });
   await relay.start();
@@ -505,7 +506,7 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
       baseline: 'paced writes/s',
       ops: deliveredPerSec,
       baselineOps: committed.length / wroteFor,
-      settings: `${STEADY_MS / 1000} s at ${rate} writes/s (half the drain rate above), ${WRITERS} paced writers (${late} writes started late); ${settings}`,
+      settings: `${STEADY_MS / 1000} s at ${rate} writes/s (half the lower of the two rates above), ${WRITERS} paced writers (${late} writes started late); ${settings}`,
       note: notes(
         `lag from the write's commit (its call resolved) to the handler: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms over ${lags.length} events`,
         early > 0 ? `${early} handled before the writer saw its commit (counted as 0 ms)` : undefined,
