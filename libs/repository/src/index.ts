@@ -25,6 +25,8 @@ export type {
 export { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
 export { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
 export type { PostgresOutboxStoreOptions } from './outbox/postgres-outbox.store.js';
+export { OutboxRelay } from './outbox/outbox-relay.js';
+export type { OutboxDelivery, OutboxRelayCounters, OutboxRelayOptions, OutboxRelaySettings } from './outbox/outbox-relay.js';
 
 // Repositories
 export type {
@@ -82,6 +84,7 @@ export type {
   RepositoryModuleAsyncOptions,
   RepositoryModuleOptions,
   RepositoryOptionsFactory,
+  RepositoryOutboxOptions,
   RepositoryPostgresOptions,
 } from './interfaces/repository-module-options.interface.js';
 export { getRepositoryPoolToken, getRepositoryToken } from './repository.utils.js';

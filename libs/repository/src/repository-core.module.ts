@@ -2,6 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown,
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 import { DataSyncExplorer } from './data-sync/data-sync.explorer.js';
+import { OutboxRelay } from './outbox/outbox-relay.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
 import type {
   RepositoryModuleAsyncOptions,
@@ -12,6 +13,8 @@ import { RepositoryBinder } from './repository.binder.js';
 import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
 import {
   connectionProvider,
+  outboxRelayProvider,
+  outboxStoresProvider,
   postgresPoolProvider,
   postgresProvider,
   validateRepositoryModuleOptions,
@@ -29,6 +32,8 @@ const sharedProviders: Provider[] = [
     useFactory: (options: RepositoryModuleOptions) => new DataSyncEventBus({ onHandlerError: options.onDataSyncError }),
   },
   DataSyncExplorer,
+  outboxStoresProvider,
+  outboxRelayProvider,
   RepositoryBinder,
 ];
 
@@ -42,6 +47,7 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
   constructor(
     @Inject(REPOSITORY_CONNECTION) private readonly handle: RepositoryConnectionHandle,
     @Inject(REPOSITORY_POSTGRES) private readonly postgres: RepositoryPostgresHandle,
+    @Inject(OutboxRelay) private readonly relay: OutboxRelay | null,
   ) {}
 
   static forRoot(options: RepositoryModuleOptions = {}): DynamicModule {
@@ -50,7 +56,7 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule],
       providers: [{ provide: REPOSITORY_MODULE_OPTIONS, useValue: validated }, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay],
     };
   }
 
@@ -80,11 +86,14 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule, ...(options.imports ?? [])],
       providers: [...providers, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL],
+      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay],
     };
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // Nest runs the shutdown hooks of one module together: the relay finishes or releases its
+    // claims before the pool they are released through is ended.
+    await this.relay?.stop();
     await Promise.all([
       this.handle.owned && this.handle.connection !== null ? this.handle.connection.close() : undefined,
       this.postgres.owned && this.postgres.pool !== null ? this.postgres.pool.end() : undefined,

@@ -12,8 +12,9 @@ import type { RepositoryFeature } from './interfaces/repository-module-options.i
 import { AbstractRepository, CONFIGURE_REPOSITORY } from './repository/abstract-repository.js';
 import { getUniqueKeys } from './unique-keys/unique-key.decorator.js';
 import type { UniqueKeyResolver } from './unique-keys/unique-key.interfaces.js';
-import type { RepositoryConnectionHandle, RepositoryPostgresHandle } from './repository.providers.js';
-import { REPOSITORY_CONNECTION, REPOSITORY_POSTGRES } from './repository.constants.js';
+import type { RepositoryConnectionHandle, RepositoryOutboxStores, RepositoryPostgresHandle } from './repository.providers.js';
+import { REPOSITORY_CONNECTION, REPOSITORY_OUTBOX_STORES, REPOSITORY_POSTGRES } from './repository.constants.js';
+import type { OutboxStore } from './outbox/outbox.interfaces.js';
 
 type AnyRepository = AbstractRepository<any, AggregateRoot<any, any>>;
 
@@ -32,6 +33,7 @@ export class RepositoryBinder {
     @Inject(REPOSITORY_CONNECTION) private readonly connection: RepositoryConnectionHandle,
     private readonly moduleRef: ModuleRef,
     @Inject(REPOSITORY_POSTGRES) private readonly postgres: RepositoryPostgresHandle,
+    @Inject(REPOSITORY_OUTBOX_STORES) private readonly outboxStores: RepositoryOutboxStores | null,
     // Present when IdGeneratorModule.forRoot is imported (it is global); insert then fills empty IDs.
     @Optional() private readonly idGenerators?: AggregateIdGeneratorRegistrar,
   ) {}
@@ -81,6 +83,26 @@ export class RepositoryBinder {
     return (name) => registry.forName(name) as ReturnType<UniqueKeyResolver>;
   }
 
+  /** The outbox store of the repository's backend when the outbox is on (memory, PostgreSQL on the module's pool). */
+  private outboxFor(repository: AnyRepository, name: string): OutboxStore | undefined {
+    const stores = this.outboxStores;
+    if (stores === null) return undefined;
+    if (repository instanceof InMemoryRepository) return stores.memory;
+    if (repository instanceof PostgresRepository) {
+      if (stores.postgres === undefined || (repository.hasPool && !repository.usesPool(stores.postgres.pool))) {
+        throw new RepositoryConfigurationError(
+          `${name}: the outbox is on, and a PostgresRepository stores its events in the outbox table of the module's pool; ` +
+            'this one has a pool of its own. Give it the module\'s pool (RepositoryModule.forRoot({ postgres: { pool } })).',
+        );
+      }
+      return stores.postgres;
+    }
+    throw new RepositoryConfigurationError(
+      `${name}: the outbox is on (RepositoryModule.forRoot({ outbox })) but its backend has no outbox store, so its events could be lost; ` +
+        'use a repository whose backend has one (InMemoryRepository, PostgresRepository) or turn the outbox off.',
+    );
+  }
+
   private configure(repository: AnyRepository, feature: RepositoryFeature, uniqueKeys: UniqueKeyResolver | undefined): AnyRepository {
     const name = (feature.repository as Type | undefined)?.name ?? 'InMemoryRepository';
     if (!(repository instanceof AbstractRepository)) {
@@ -98,7 +120,9 @@ export class RepositoryBinder {
           '{ postgres: { pool } } to RepositoryModule.forRoot / forRootAsync.',
       );
     }
+    const outbox = this.outboxFor(repository, name);
     repository[CONFIGURE_REPOSITORY]({
+      ...(outbox === undefined ? {} : { outbox }),
       aggregate: feature.aggregate,
       publisher: this.bus,
       idGenerators: this.idGenerators ?? null,

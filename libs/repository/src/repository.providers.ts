@@ -4,12 +4,17 @@ import type { Connection } from 'mongoose';
 import type { Pool } from 'pg';
 import { AggregateRoot } from './aggregate/aggregate-root.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
-import type { RepositoryFeature, RepositoryModuleOptions, RepositoryPostgresOptions } from './interfaces/repository-module-options.interface.js';
+import type { RepositoryFeature, RepositoryModuleOptions, RepositoryOutboxOptions, RepositoryPostgresOptions } from './interfaces/repository-module-options.interface.js';
 import { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 import { PostgresRepository } from './backends/postgres/postgres.repository.js';
 import { AbstractRepository } from './repository/abstract-repository.js';
 import { RepositoryBinder } from './repository.binder.js';
-import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
+import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_OUTBOX_STORES, REPOSITORY_POSTGRES, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
+import { quoteIdentifier, quoteTableName } from './backends/postgres/postgres-sql.utils.js';
+import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
+import { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
+import { OutboxRelay, validateRelaySettings } from './outbox/outbox-relay.js';
+import { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
 import { getRepositoryToken } from './repository.utils.js';
 
 export interface RepositoryConnectionHandle {
@@ -41,8 +46,67 @@ export function validateRepositoryModuleOptions(options: unknown): RepositoryMod
   if (uri === undefined && connectionOptions !== undefined) fail('connectionOptions needs uri');
   if (onDataSyncError !== undefined && typeof onDataSyncError !== 'function') fail('onDataSyncError must be a function');
   validatePostgresOptions((options as RepositoryModuleOptions).postgres, fail);
+  validateOutboxOptions((options as RepositoryModuleOptions).outbox, fail);
   return options as RepositoryModuleOptions;
 }
+
+function validateOutboxOptions(outbox: RepositoryModuleOptions['outbox'], fail: (what: string) => never): void {
+  if (outbox === undefined || typeof outbox === 'boolean') return;
+  if (outbox === null || typeof outbox !== 'object') fail('outbox must be true, false or an object of outbox options');
+  const { relay, table, notifyChannel } = outbox;
+  if (relay !== undefined && typeof relay !== 'boolean') fail('outbox.relay must be a boolean');
+  try {
+    validateRelaySettings(outbox);
+    if (table !== undefined) quoteTableName(table, 'outbox.table');
+    if (notifyChannel !== undefined && notifyChannel !== false) quoteIdentifier(notifyChannel, 'outbox.notifyChannel');
+  } catch (error) {
+    fail((error as Error).message);
+  }
+}
+
+/** The outbox options when the outbox is on, else undefined. */
+export function outboxOptionsOf(options: RepositoryModuleOptions): RepositoryOutboxOptions | undefined {
+  const outbox = options.outbox;
+  if (outbox === undefined || outbox === false) return undefined;
+  return outbox === true ? {} : outbox;
+}
+
+/** The outbox stores, one per backend in use (PostgreSQL when the module has a pool), or null when the outbox is off. */
+export interface RepositoryOutboxStores {
+  memory: InMemoryOutboxStore;
+  postgres?: PostgresOutboxStore;
+}
+
+export const outboxStoresProvider: FactoryProvider = {
+  provide: REPOSITORY_OUTBOX_STORES,
+  inject: [REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES],
+  useFactory: (options: RepositoryModuleOptions, postgres: RepositoryPostgresHandle): RepositoryOutboxStores | null => {
+    const outbox = outboxOptionsOf(options);
+    if (outbox === undefined) return null;
+    const stores: RepositoryOutboxStores = { memory: new InMemoryOutboxStore() };
+    if (postgres.pool !== null) {
+      stores.postgres = new PostgresOutboxStore({ pool: postgres.pool, table: outbox.table, createTable: postgres.createTables, notifyChannel: outbox.notifyChannel });
+    }
+    return stores;
+  },
+};
+
+/** The relay over the module's outbox stores (null when the outbox is off); it starts on bootstrap unless `outbox.relay` is false. */
+export const outboxRelayProvider: FactoryProvider = {
+  provide: OutboxRelay,
+  inject: [REPOSITORY_MODULE_OPTIONS, REPOSITORY_OUTBOX_STORES, DataSyncEventBus],
+  useFactory: (options: RepositoryModuleOptions, stores: RepositoryOutboxStores | null, bus: DataSyncEventBus): OutboxRelay | null => {
+    const outbox = outboxOptionsOf(options);
+    if (outbox === undefined || stores === null) return null;
+    const { relay, table: _table, notifyChannel: _channel, ...settings } = outbox;
+    return new OutboxRelay({
+      ...settings,
+      stores: stores.postgres === undefined ? [stores.memory] : [stores.memory, stores.postgres],
+      deliver: (aggregate, events) => bus.deliver(aggregate, events),
+      autoStart: relay ?? true,
+    });
+  },
+};
 
 function validatePostgresOptions(postgres: RepositoryPostgresOptions | undefined, fail: (what: string) => never): void {
   if (postgres === undefined) return;

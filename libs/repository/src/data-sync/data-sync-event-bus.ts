@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
 import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from './data-sync-event.js';
 import type { DataSyncHandler, DataSyncPublisher } from './data-sync.interfaces.js';
@@ -14,8 +15,9 @@ export interface DataSyncEventBusOptions {
  * handlers one after another and resolves once all have finished, so a read model kept by a
  * handler is up to date when the write returns. A handler's failure is reported, not thrown:
  * the write it describes is already stored, and the other handlers still get the events.
- * Delivery is in memory only: events of a process that dies after a write are lost, which is
- * what reconciliation repairs.
+ * `publish` is in memory only: events of a process that dies after a write are lost, which is
+ * what reconciliation repairs — unless the outbox is on (RepositoryModule.forRoot({ outbox })):
+ * then writes store their events and OutboxRelay hands them to `deliver`, at least once.
  */
 export class DataSyncEventBus implements DataSyncPublisher {
   private readonly logger = new Logger('DataSyncEventBus');
@@ -55,11 +57,7 @@ export class DataSyncEventBus implements DataSyncPublisher {
   }
 
   async publish(aggregate: AggregateClass, events: readonly DataSyncEvent[]): Promise<void> {
-    if (this.pendingDiscovery !== undefined) {
-      const discover = this.pendingDiscovery;
-      this.pendingDiscovery = undefined;
-      discover();
-    }
+    this.discover();
     const handlers = this.handlers.get(aggregate);
     if (handlers === undefined || handlers.length === 0 || events.length === 0) return;
     const delivered = Object.freeze([...events]);
@@ -69,6 +67,40 @@ export class DataSyncEventBus implements DataSyncPublisher {
       } catch (error) {
         this.onHandlerError(error, delivered, aggregate);
       }
+    }
+  }
+
+  /**
+   * Delivers the events of one write to the handlers of every aggregate class named
+   * `aggregate` (its `@Aggregate` name, else its class name), one handler after another, and
+   * rejects when any of them failed — after running the others. OutboxRelay delivers through
+   * this: a rejection is a failed attempt, retried later (every handler runs again then, so
+   * handlers must be idempotent). Resolves at once when no handler listens.
+   */
+  async deliver(aggregate: string, events: readonly DataSyncEvent[]): Promise<void> {
+    this.discover();
+    if (events.length === 0) return;
+    const delivered = Object.freeze([...events]);
+    const failures: unknown[] = [];
+    for (const [type, handlers] of [...this.handlers]) {
+      if (handlers.length === 0 || getAggregateName(type) !== aggregate) continue;
+      for (const handler of [...handlers]) {
+        try {
+          await handler(delivered);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+    }
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} data-sync handlers of ${aggregate} failed`);
+  }
+
+  private discover(): void {
+    if (this.pendingDiscovery !== undefined) {
+      const discover = this.pendingDiscovery;
+      this.pendingDiscovery = undefined;
+      discover();
     }
   }
 }

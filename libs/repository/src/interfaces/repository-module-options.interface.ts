@@ -4,6 +4,7 @@ import type { Pool, PoolConfig } from 'pg';
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import type { OutboxRelaySettings } from '../outbox/outbox-relay.js';
 import type { AbstractRepository } from '../repository/abstract-repository.js';
 
 export interface RepositoryModuleOptions {
@@ -23,6 +24,23 @@ export interface RepositoryModuleOptions {
   postgres?: RepositoryPostgresOptions;
   /** Called when an `@OnDataSync` handler fails; the default logs the error. */
   onDataSyncError?: (error: unknown, events: readonly DataSyncEvent[], aggregate: AggregateClass) => void;
+  /**
+   * Durable data-sync events (a transactional outbox): `true` or an object turns it on. Each
+   * write then stores its events atomically with the aggregate (PostgreSQL: the outbox table,
+   * in the same statement; memory: beside the map) instead of publishing them in process, and
+   * OutboxRelay delivers them to the `@OnDataSync` handlers at least once, in version order per
+   * aggregate. Off by default: writes publish in process after they succeed, as before.
+   */
+  outbox?: boolean | RepositoryOutboxOptions;
+}
+
+export interface RepositoryOutboxOptions extends OutboxRelaySettings {
+  /** Run the relay in this application (default true); false: writes store events, another process relays them. */
+  relay?: boolean;
+  /** PostgreSQL: the outbox table, `name` or `schema.name` (default `ddd_kit_outbox`), created on first use unless `postgres.createTables` is false. */
+  table?: string;
+  /** PostgreSQL: the LISTEN/NOTIFY channel (default `ddd_kit_outbox`); false: relays poll only. */
+  notifyChannel?: string | false;
 }
 
 export interface RepositoryPostgresOptions {

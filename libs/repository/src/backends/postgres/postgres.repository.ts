@@ -140,6 +140,11 @@ export abstract class PostgresRepository<
     return this.pool !== undefined;
   }
 
+  /** True when `pool` is the one this repository runs on. */
+  usesPool(pool: Pool): boolean {
+    return this.pool === pool;
+  }
+
   /** The column holding the id. Override (as a getter) to use another. */
   protected get idColumn(): string {
     return 'id';
