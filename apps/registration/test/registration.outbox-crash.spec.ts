@@ -60,7 +60,7 @@ describe.each(setups)('the read model after a SIGKILL between the write and its 
     const name = freshName('crash');
     const response = await fetch(`${url}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: name }) });
     expect(response.status).toBe(201);
-    const { secret: _secret, ...user } = await response.json();
+    const { secret: _secret, ...user } = (await response.json()) as { id: string; username: string; version: number; secret: string };
 
     // The write committed (the user is there), its event is claimed, and no handler ran.
     await parked.waitFor('the relay parked after its claim', () => parked.output.includes('outbox-relay parked after claiming'));
