@@ -8,7 +8,7 @@ import {
   PrepareKeyModule,
   RedisPrepareKeyFactory,
 } from '@ddd-kit/prepare-key';
-import { RepositoryModule, type RepositoryOutboxOptions } from '@ddd-kit/repository';
+import { RepositoryModule } from '@ddd-kit/repository';
 import type { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { Pool } from 'pg';
@@ -17,26 +17,8 @@ import type { AppConfig } from './config/app-config.js';
 import { HealthController } from './health/health.controller.js';
 import { MONGO_CONNECTION, POSTGRES_POOL, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
 import { InfrastructureModule } from './infrastructure/infrastructure.module.js';
+import { OutboxModule, outboxOptions } from './outbox/outbox.module.js';
 import { UsersModule } from './users/users.module.js';
-
-/**
- * Durable data-sync events on a shared repository: each write stores its events with the user
- * (the outbox table in the same transaction on PostgreSQL, inside the user's document on
- * MongoDB) and the relay feeds the read model from there, at least once, so a crash between
- * the write and the projector delays an event and never loses it. In memory there is nothing
- * durable to gain: events are delivered in process, before the request answers.
- *
- * The lease: a claim of an instance killed mid-delivery is taken over after it (the projector
- * is one statement, far shorter). PostgreSQL wakes the relay on commit (LISTEN/NOTIFY);
- * MongoDB has no such signal here, so the relay polls more often.
- */
-export function outboxOptions(config: AppConfig): RepositoryOutboxOptions {
-  return {
-    relay: config.outboxRelay ?? true,
-    leaseMs: 10_000,
-    pollIntervalMs: config.repositoryBackend === 'mongo' ? 200 : 1_000,
-  };
-}
 
 /** Reservations of this app in a Redis it may share with others. */
 export const DEFAULT_PREPARE_KEY_PREFIX = 'registration:prepare';
@@ -85,9 +67,11 @@ export class RegistrationModule {
           useFactory: (mongo: Connection | null, postgres: Pool | null) => ({
             ...(mongo ? { connection: mongo } : {}),
             ...(postgres ? { postgres: { pool: postgres } } : {}),
-            ...(config.repositoryBackend === 'memory' ? {} : { outbox: outboxOptions(config) }),
+            // The outbox of a PostgreSQL repository; a MongoDB one's is OutboxModule's (see there).
+            ...(config.repositoryBackend === 'postgres' ? { outbox: outboxOptions(config) } : {}),
           }),
         }),
+        OutboxModule.forRoot(config),
         UsersModule.forRoot(config),
       ],
       controllers: [HealthController],
