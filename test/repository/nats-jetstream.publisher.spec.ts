@@ -3,13 +3,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { DataSyncEvent } from '@ddd-kit/repository';
-import { NatsJetStreamPublisher, NatsPublishError, type IdentifiedDataSyncEvent } from '@ddd-kit/repository/nats';
-import { natsUrl, uniqueName } from '../support/servers.js';
+import mongoose from 'mongoose';
+import { DataSyncEvent, MongoOutboxStore, OutboxRelay } from '@ddd-kit/repository';
+import { NatsJetStreamPublisher, NatsPublishError } from '@ddd-kit/repository/nats';
+import { mongoLabel, mongoUri, natsUrl, uniqueName } from '../support/servers.js';
+import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
 import { proxyUrl } from '../support/fault-proxy/index.js';
 
-const identified = (eventId: string, id: string, version: number): IdentifiedDataSyncEvent =>
-  ({ ...DataSyncEvent.upsert('counter', id, version, { id, count: version }), eventId }) as IdentifiedDataSyncEvent;
+type IdentifiedDataSyncEvent = DataSyncEvent;
+const identified = (eventId: string, id: string, version: number): DataSyncEvent => ({ ...DataSyncEvent.upsert('counter', id, version, { id, count: version }), eventId });
 
 describe('NatsJetStreamPublisher on NATS JetStream', () => {
   let nc: NatsConnection;
@@ -70,8 +72,8 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
   it('refuses, publishing nothing, an event without eventId, a subject NATS refuses, or an event that does not serialize', async () => {
     const publisher = new NatsJetStreamPublisher({ jetstream: jetstream(nc), subject: stream });
     const before = await messages();
-    const plain = DataSyncEvent.upsert('counter', 'c-4', 1, {});
-    await expect(publisher.publish(plain)).rejects.toThrow(NatsPublishError);
+    const { eventId: _dropped, ...plain } = DataSyncEvent.upsert('counter', 'c-4', 1, {});
+    await expect(publisher.publish(plain as DataSyncEvent)).rejects.toThrow(NatsPublishError);
     await expect(publisher.publish({ ...identified('', 'c-4', 1) })).rejects.toThrow(/without an eventId/);
     await expect(publisher.publish({ ...identified(uniqueName('ev'), 'c-4', 1), aggregate: 'two words' } as IdentifiedDataSyncEvent)).rejects.toThrow(
       /not a NATS subject/,
@@ -85,7 +87,7 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
       publisher.publish({ ...DataSyncEvent.upsert('counter', 'c-4', 1, cyclic), eventId: uniqueName('ev') } as IdentifiedDataSyncEvent),
     ).rejects.toThrow(/could not be serialized/);
     // One bad event in a batch: nothing of the batch is sent.
-    await expect(publisher.publishAll([identified(uniqueName('ev'), 'c-4', 1), plain])).rejects.toThrow(NatsPublishError);
+    await expect(publisher.publishAll([identified(uniqueName('ev'), 'c-4', 1), plain as DataSyncEvent])).rejects.toThrow(NatsPublishError);
     expect(await messages()).toBe(before);
     expect(() => new NatsJetStreamPublisher({ jetstream: jetstream(nc), subject: 'a b' })).toThrow(/not a NATS subject/);
     expect(() => new NatsJetStreamPublisher({ jetstream: jetstream(nc), timeoutMs: 0 })).toThrow(/timeoutMs/);
@@ -136,6 +138,42 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
     } finally {
       await viaProxy.close().catch(() => undefined);
       await proxied.proxy.close();
+    }
+  });
+
+  it(`as OutboxRelay's destination, from a MongoOutboxStore on ${mongoLabel()}: every written event reaches the stream once, a lost acknowledgement included`, async () => {
+    const connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('outbox_nats') }).asPromise();
+    const proxied = await proxyUrl('nats', natsUrl());
+    const viaProxy = await connect({ servers: proxied.url, reconnectTimeWait: 50 });
+    try {
+      const store = new MongoOutboxStore();
+      const repository = new CounterMongooseRepository({ connection, collection: 'counters', aggregate: Counter, outbox: store });
+      const publisher = new NatsJetStreamPublisher({ jetstream: jetstream(viaProxy), subject: stream, timeoutMs: 2000 });
+      const relay = new OutboxRelay({ stores: [store], deliver: publisher.deliver, autoStart: false, backoff: { initialMs: 1, maxMs: 1 } });
+      const before = await messages();
+      const ids = ['n1', 'n2', 'n3'];
+      for (const id of ids) {
+        const counter = new Counter(id, id);
+        await repository.insert(counter);
+        counter.increment();
+        await repository.update(counter);
+      }
+      // The stream stores the second event, its acknowledgement is lost: the relay retries it.
+      const fault = proxied.proxy.dropReply({ match: 'HPUB', nth: 2, then: 'cut' });
+      for (let round = 0; round < 200 && (await store.status(Date.now())).pending > 0; round++) {
+        await relay.runOnce();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await fault.fired;
+      expect(await store.status(Date.now())).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+      expect(relay.counters.failed).toBeGreaterThanOrEqual(1);
+      // Six events written, six messages: the retried one was dropped by the stream as a duplicate.
+      expect(await messages()).toBe(before + ids.length * 2);
+      await relay.stop();
+    } finally {
+      await viaProxy.close().catch(() => undefined);
+      await proxied.proxy.close();
+      await connection.close();
     }
   });
 });

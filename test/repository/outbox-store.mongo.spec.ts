@@ -116,13 +116,16 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     ]);
   });
 
-  it('the store claims from the collection of every repository it is given to, without being told', async () => {
-    const { store, repository } = await setup('registered');
-    expect(store.namespaces).toEqual([]);
+  it('the store claims from the collection of every repository it is given to, without being told, in a process that only relays', async () => {
+    const { repository } = await setup('registered');
     await repository.insert(new Counter('r', 'registered'));
-    expect(store.namespaces).toEqual([`${observed.db!.databaseName}.registered`]);
-    const [claim] = await store.claim({ owner: 'r', limit: 10, leaseMs: 1000, now: Date.now() });
+    // Another process: the same repository class, given a store of its own, writing nothing.
+    const relayOnly = new MongoOutboxStore();
+    new CounterMongooseRepository({ connection: observed, collection: 'registered', aggregate: Counter, outbox: relayOnly });
+    expect(relayOnly.namespaces).toEqual([]);
+    const [claim] = await relayOnly.claim({ owner: 'r', limit: 10, leaseMs: 1000, now: Date.now() });
     expect(claim).toMatchObject({ aggregateId: 'r' });
+    expect(relayOnly.namespaces).toEqual([`${observed.db!.databaseName}.registered`]);
   });
 
   it('refuses, writing nothing: an event without a usable id, a toDocument that sets an outbox field, another backend\'s outbox', async () => {

@@ -70,6 +70,8 @@ interface Change<R> {
  */
 export class MongoOutboxStore implements OutboxStore {
   private readonly collections: OutboxCollection[];
+  /** Collections known by how to get them (a repository's, before its connection is open). */
+  private sources: Array<() => Promise<mongo.Collection<any>>> = [];
   /** Where the events this store handed out live, so ack/fail/release go straight to the document. */
   private readonly located = new Map<string, { collection: OutboxCollection; id: AggregateId }>();
   private nextCollection = 0;
@@ -93,6 +95,25 @@ export class MongoOutboxStore implements OutboxStore {
     if (this.indexed !== undefined) await this.ensureIndexesOn(collection as OutboxCollection);
   }
 
+  /**
+   * Adds a collection by how to get it, resolved when the store next needs its collections
+   * (MongooseRepository registers itself so, when it is given this store as its `outbox`: a
+   * process that only relays still claims from every repository it configured).
+   */
+  addSource(resolve: () => Promise<mongo.Collection<any>>): void {
+    if (typeof resolve !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore.addSource takes a function resolving a collection');
+    this.sources.push(resolve);
+  }
+
+  /** Resolves the sources added since the last call; a source that cannot resolve fails the operation and is tried again next time. */
+  private async resolveSources(): Promise<void> {
+    while (this.sources.length > 0) {
+      const collection = await this.sources[0]();
+      this.sources.shift();
+      await this.addCollection(collection);
+    }
+  }
+
   /** The namespaces (`db.collection`) this store claims from. */
   get namespaces(): string[] {
     return this.collections.map((c) => c.namespace);
@@ -104,6 +125,7 @@ export class MongoOutboxStore implements OutboxStore {
    */
   async ensureIndexes(): Promise<void> {
     this.indexed ??= new Set();
+    await this.resolveSources();
     for (const collection of this.collections) await this.ensureIndexesOn(collection);
   }
 
@@ -126,6 +148,7 @@ export class MongoOutboxStore implements OutboxStore {
     const now = checkTime(request.now, 'now');
     const leaseUntil = now + leaseMs;
     const claims: OutboxClaim[] = [];
+    await this.resolveSources();
     if (this.collections.length === 0) return claims;
     // Round-robin over collections, so one busy aggregate type does not starve the others.
     const start = this.nextCollection++ % this.collections.length;
@@ -190,6 +213,7 @@ export class MongoOutboxStore implements OutboxStore {
     checkIds(eventIds);
     const wanted = new Set(eventIds);
     let removed = 0;
+    await this.resolveSources();
     await this.forDocumentsHolding(eventIds, owner, async (collection, document) => {
       const outbox = { ...(document[OUTBOX] ?? {}) };
       let count = 0;
@@ -215,6 +239,7 @@ export class MongoOutboxStore implements OutboxStore {
     checkPositiveInteger(failure.maxAttempts, 'maxAttempts');
     const error = typeof failure.error === 'string' ? checkText(failure.error, 'error') : errorText(failure.error);
     let outcome: OutboxFailureOutcome | null = null;
+    await this.resolveSources();
     await this.forDocumentsHolding([eventId], owner, async (_collection, document) => {
       const outbox = { ...(document[OUTBOX] ?? {}) };
       const entry = outbox[eventId];
@@ -243,6 +268,7 @@ export class MongoOutboxStore implements OutboxStore {
     if (eventIds !== undefined) checkIds(eventIds);
     const only = eventIds === undefined ? undefined : new Set(eventIds);
     let released = 0;
+    await this.resolveSources();
     const change = async (_collection: OutboxCollection, document: OutboxDocument): Promise<Change<number>> => {
       const outbox = { ...(document[OUTBOX] ?? {}) };
       let count = 0;
@@ -275,6 +301,7 @@ export class MongoOutboxStore implements OutboxStore {
 
   async status(now: number): Promise<OutboxStatus> {
     checkTime(now, 'now');
+    await this.resolveSources();
     let pending = 0;
     let oldest: number | null = null;
     let deadLetters = 0;
@@ -316,6 +343,7 @@ export class MongoOutboxStore implements OutboxStore {
     checkTime(now, 'now');
     const wanted = new Set(eventIds);
     let replayed = 0;
+    await this.resolveSources();
     for (const collection of this.collections) {
       const documents = await collection.find({ [OUTBOX_DEAD]: { $gt: 0 } } as mongo.Filter<OutboxDocument>).toArray();
       for (const document of documents) {
@@ -340,6 +368,7 @@ export class MongoOutboxStore implements OutboxStore {
   // ---------------------------------------------------------------- internals
 
   private async deadLetters(): Promise<Array<{ entry: OutboxEntry; id: AggregateId }>> {
+    await this.resolveSources();
     const letters: Array<{ entry: OutboxEntry; id: AggregateId }> = [];
     for (const collection of this.collections) {
       const documents = await collection.find({ [OUTBOX_DEAD]: { $gt: 0 } } as mongo.Filter<OutboxDocument>).toArray();
@@ -429,15 +458,34 @@ export class MongoOutboxStore implements OutboxStore {
     const pending = pendingOf({ _id: document._id, [OUTBOX]: outbox });
     const dead = entries.length - pending.length;
     const next = nextHint(pending);
-    const set: Record<string, unknown> = { [OUTBOX]: outbox };
+    // Only what changed is sent: entries removed are unset, entries changed are set whole.
+    const before = document[OUTBOX] ?? {};
+    const set: Record<string, unknown> = {};
     const unset: Record<string, ''> = {};
+    for (const id of Object.keys(before)) if (outbox[id] === undefined) unset[`${OUTBOX}.${id}`] = '';
+    for (const [id, entry] of Object.entries(outbox)) if (!sameEntry(before[id], entry)) set[`${OUTBOX}.${id}`] = entry;
     if (next === undefined) unset[OUTBOX_NEXT] = '';
     else set[OUTBOX_NEXT] = next;
     if (dead === 0) unset[OUTBOX_DEAD] = '';
     else set[OUTBOX_DEAD] = dead;
-    const update = { $set: set, $unset: unset, $inc: { [OUTBOX_REV]: 1 } } as unknown as mongo.UpdateFilter<OutboxDocument>;
-    return (await collection.updateOne(filter, update)).matchedCount === 1;
+    const update: Record<string, unknown> = { $inc: { [OUTBOX_REV]: 1 } };
+    if (Object.keys(set).length > 0) update.$set = set;
+    if (Object.keys(unset).length > 0) update.$unset = unset;
+    return (await collection.updateOne(filter, update as unknown as mongo.UpdateFilter<OutboxDocument>)).matchedCount === 1;
   }
+}
+
+function sameEntry(a: OutboxEntry | undefined, b: OutboxEntry): boolean {
+  return (
+    a !== undefined &&
+    a.owner === b.owner &&
+    a.leaseUntil === b.leaseUntil &&
+    a.attempts === b.attempts &&
+    a.nextAttemptAt === b.nextAttemptAt &&
+    a.deadAt === b.deadAt &&
+    a.lastError === b.lastError &&
+    (a.older ?? 0) === (b.older ?? 0)
+  );
 }
 
 /** Event ids as every store checks them, and as a field name may hold them (letters, digits, '-', '_'). */

@@ -12,27 +12,39 @@ export interface ReplicaRecord<ID extends AggregateId, S> {
  * A read model in a Map: fed with `apply(events)` from an `@OnDataSync` handler, queried with
  * `get` / `find`, and repaired by ReadReplicaReconciler through the ReadReplica port.
  *
- * `apply` ignores an UPSERT older than what it holds (handlers of concurrent writes may finish
- * out of order); `upsert` and `purge` (the port, used by reconciliation) always apply. It keeps
- * no tombstones, so an UPSERT overtaken by the PURGE of a later write would bring the entry back
- * until the next reconciliation finds it ORPHAN.
+ * `apply` is idempotent by version, as every data-sync handler should be (the outbox delivers
+ * at least once, and a replayed dead letter arrives after newer events): an event whose
+ * version is not newer than what the replica last applied for that id changes nothing — a
+ * repeat, an older UPSERT, and an UPSERT older than a PURGE already applied (the PURGE leaves a
+ * tombstone with its version, so a stale UPSERT cannot bring a deleted entry back). `upsert`
+ * and `purge` (the port, used by reconciliation) always apply, and `purge` leaves no tombstone.
+ * One consequence: an id inserted again after its removal starts over at version 1, which the
+ * tombstone hides — ids are not meant to be reused (generated ids never are).
  */
 export class InMemoryReadReplica<ID extends AggregateId = AggregateId, S = unknown> implements ReadReplica<ID, S> {
   private readonly records = new Map<ID, ReplicaRecord<ID, S>>();
+  /** The version of the last PURGE applied per deleted id: what a stale UPSERT is judged against. */
+  private readonly tombstones = new Map<ID, number>();
 
   /** Applies the events of one write (an `@OnDataSync` handler can just call this). */
   apply(events: readonly DataSyncEvent[]): void {
     for (const event of events) {
       const id = event.id as ID;
+      const applied = this.records.get(id)?.version ?? this.tombstones.get(id);
+      if (applied !== undefined && applied >= event.version) continue;
       if (event.type === DataSyncEventType.PURGE) {
         this.records.delete(id);
+        this.tombstones.set(id, event.version);
       } else {
-        const held = this.records.get(id);
-        if (held === undefined || held.version < event.version) {
-          this.records.set(id, { id, version: event.version, snapshot: event.snapshot as S });
-        }
+        this.tombstones.delete(id);
+        this.records.set(id, { id, version: event.version, snapshot: event.snapshot as S });
       }
     }
+  }
+
+  /** The version of the PURGE that deleted `id`, while no newer UPSERT came (undefined otherwise). */
+  tombstone(id: ID): number | undefined {
+    return this.tombstones.get(id);
   }
 
   get(id: ID): ReplicaRecord<ID, S> | undefined {
@@ -67,10 +79,12 @@ export class InMemoryReadReplica<ID extends AggregateId = AggregateId, S = unkno
   }
 
   async upsert(id: ID, version: number, snapshot: S): Promise<void> {
+    this.tombstones.delete(id);
     this.records.set(id, { id, version, snapshot });
   }
 
   async purge(id: ID): Promise<void> {
+    this.tombstones.delete(id);
     this.records.delete(id);
   }
 

@@ -50,6 +50,32 @@ describe('InMemoryReadReplica', () => {
     replica.apply([DataSyncEvent.purge('Doc', 'x', 4)]);
     expect(replica.get('x')).toBeUndefined();
   });
+
+  it('apply is idempotent by version: a repeated or older event changes nothing, a stale UPSERT after a PURGE included', () => {
+    const replica = new InMemoryReadReplica<string, { v: number }>();
+    const v1 = DataSyncEvent.upsert('Doc', 'x', 1, { v: 1 });
+    const v2 = DataSyncEvent.upsert('Doc', 'x', 2, { v: 2 });
+    replica.apply([v1]);
+    replica.apply([v2]);
+    replica.apply([v2]); // delivered twice
+    replica.apply([v1]); // a replayed dead letter, older than what is held
+    expect(replica.get('x')).toEqual({ id: 'x', version: 2, snapshot: { v: 2 } });
+    // An older PURGE does not delete a newer entry.
+    replica.apply([DataSyncEvent.purge('Doc', 'x', 2)]);
+    expect(replica.get('x')).toEqual({ id: 'x', version: 2, snapshot: { v: 2 } });
+    replica.apply([DataSyncEvent.purge('Doc', 'x', 3)]);
+    expect(replica.get('x')).toBeUndefined();
+    expect(replica.tombstone('x')).toBe(3);
+    // The tombstone keeps a late UPSERT (v2 again, or v1 replayed) from bringing it back.
+    replica.apply([v2]);
+    replica.apply([v1]);
+    expect(replica.get('x')).toBeUndefined();
+    expect(replica.size).toBe(0);
+    // A newer UPSERT does.
+    replica.apply([DataSyncEvent.upsert('Doc', 'x', 4, { v: 4 })]);
+    expect(replica.get('x')).toEqual({ id: 'x', version: 4, snapshot: { v: 4 } });
+    expect(replica.tombstone('x')).toBeUndefined();
+  });
 });
 
 describe('ReadReplicaReconciler', () => {

@@ -75,6 +75,7 @@ export abstract class MongooseRepository<
   private connection?: Connection;
   private collectionName?: string;
   private nativeCollection?: mongo.Collection<RawDocument>;
+  private outboxRegistered?: MongoOutboxStore;
 
   constructor(options: MongooseRepositoryOptions<T> = {}) {
     super(options);
@@ -82,6 +83,12 @@ export abstract class MongooseRepository<
 
   override [CONFIGURE_REPOSITORY](options: MongooseRepositoryOptions<T>): void {
     super[CONFIGURE_REPOSITORY](options);
+    const outbox = this.outbox;
+    if (outbox instanceof MongoOutboxStore && this.outboxRegistered !== outbox) {
+      // The store learns this collection now, so a process that only relays claims from it too.
+      this.outboxRegistered = outbox;
+      outbox.addSource(() => this.collection());
+    }
     if (options.connection !== undefined && options.connection !== null && this.connection === undefined) {
       this.connection = options.connection;
     }
@@ -276,11 +283,8 @@ export abstract class MongooseRepository<
     if (name === undefined) {
       throw new RepositoryConfigurationError(`${this.constructor.name} needs { aggregate } or { collection } to know its collection`);
     }
-    const collection = db.collection<RawDocument>(name);
-    // The store claims from the collections it knows: this one, from now on.
-    if (this.outbox instanceof MongoOutboxStore) await this.outbox.addCollection(collection);
-    this.nativeCollection = collection;
-    return collection;
+    this.nativeCollection = db.collection<RawDocument>(name);
+    return this.nativeCollection;
   }
 
   /** A read's filter, without tombstones when the outbox is on. */

@@ -2,8 +2,4 @@
 // only applications that publish to NATS install @nats-io/jetstream (an optional peer).
 export { NatsJetStreamPublisher, NatsPublishError } from './nats-jetstream.publisher.js';
 export { DEFAULT_NATS_SUBJECT_PREFIX, isPublishableSubject } from './nats-subject.utils.js';
-export type {
-  IdentifiedDataSyncEvent,
-  NatsJetStreamPublisherOptions,
-  NatsPublishResult,
-} from './nats-jetstream-publisher.interfaces.js';
+export type { NatsJetStreamPublisherOptions, NatsPublishResult } from './nats-jetstream-publisher.interfaces.js';

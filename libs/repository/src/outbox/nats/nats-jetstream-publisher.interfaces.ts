@@ -1,12 +1,6 @@
 import type { JetStreamClient } from '@nats-io/jetstream';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 
-/**
- * A data-sync event as the outbox stores it: with the id that names it across retries and
- * relays (the broker de-duplicates on it).
- */
-export type IdentifiedDataSyncEvent = DataSyncEvent & { readonly eventId: string };
-
 export interface NatsJetStreamPublisherOptions {
   /** The JetStream client to publish with (`jetstream(connection)`); the caller owns and closes its connection. */
   jetstream: JetStreamClient;
@@ -15,9 +9,9 @@ export interface NatsJetStreamPublisherOptions {
    * `<prefix>.<aggregate>.<type>` (default prefix `ddd-kit`). A stream must capture it
    * (e.g. `ddd-kit.>`), or every publish fails and the event stays pending.
    */
-  subject?: string | ((event: IdentifiedDataSyncEvent) => string);
+  subject?: string | ((event: DataSyncEvent) => string);
   /** The event's bytes on the wire; default UTF-8 JSON of the event. */
-  serialize?: (event: IdentifiedDataSyncEvent) => Uint8Array | string;
+  serialize?: (event: DataSyncEvent) => Uint8Array | string;
   /** How long to wait for the stream's acknowledgement, in ms (default: the client's timeout). */
   timeoutMs?: number;
   /** When set, the server refuses the message unless this stream stores it (a misrouted subject fails loudly). */

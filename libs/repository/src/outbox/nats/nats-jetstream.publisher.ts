@@ -2,11 +2,7 @@ import type { JetStreamClient, JetStreamPublishOptions } from '@nats-io/jetstrea
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { RepositoryError } from '../../errors/repository.error.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import type {
-  IdentifiedDataSyncEvent,
-  NatsJetStreamPublisherOptions,
-  NatsPublishResult,
-} from './nats-jetstream-publisher.interfaces.js';
+import type { NatsJetStreamPublisherOptions, NatsPublishResult } from './nats-jetstream-publisher.interfaces.js';
 import { DEFAULT_NATS_SUBJECT_PREFIX, isPublishableSubject } from './nats-subject.utils.js';
 
 /** An event that cannot be published as it is (no event id, a subject NATS refuses, bytes that cannot be made). */
@@ -19,14 +15,14 @@ export class NatsPublishError extends RepositoryError {}
  * `duplicate_window` and consumers see it once. Outside that window a resend is stored again:
  * consumers still de-duplicate by (aggregate, id, version), as every data-sync handler does.
  *
- * It is a destination for the outbox relay (`publish`, `publishAll`) and an `@OnDataSync`
- * handler body (`handler`). A publish that is not acknowledged rejects, and the caller (the
+ * It is a destination for OutboxRelay (`deliver`) and an `@OnDataSync` handler body
+ * (`handler`). A publish that is not acknowledged rejects, and the caller (the
  * relay) retries it: delivery is at least once, never "maybe".
  */
 export class NatsJetStreamPublisher {
   private readonly jetstream: JetStreamClient;
-  private readonly subjectOf: (event: IdentifiedDataSyncEvent) => string;
-  private readonly serialize: (event: IdentifiedDataSyncEvent) => Uint8Array | string;
+  private readonly subjectOf: (event: DataSyncEvent) => string;
+  private readonly serialize: (event: DataSyncEvent) => Uint8Array | string;
   private readonly timeoutMs: number | undefined;
   private readonly expectStream: string | undefined;
 
@@ -55,7 +51,7 @@ export class NatsJetStreamPublisher {
   }
 
   /** The subject an event is published to. */
-  subjectFor(event: IdentifiedDataSyncEvent): string {
+  subjectFor(event: DataSyncEvent): string {
     return this.subjectOf(event);
   }
 
@@ -89,21 +85,30 @@ export class NatsJetStreamPublisher {
   /** `publishAll` as a data-sync handler, e.g. the body of an `@OnDataSync` method. */
   readonly handler = (events: readonly DataSyncEvent[]): Promise<NatsPublishResult[]> => this.publishAll(events);
 
+  /**
+   * `publishAll` in the shape of OutboxRelay's `deliver` (aggregate name, one write's events):
+   * the relay acks the events once the stream stored them, and retries (the stream drops the
+   * copies) when it did not answer.
+   */
+  readonly deliver = async (_aggregate: string, events: readonly DataSyncEvent[]): Promise<void> => {
+    await this.publishAll(events);
+  };
+
   private prepare(event: DataSyncEvent): { subject: string; data: Uint8Array | string; eventId: string } {
-    const eventId = (event as Partial<IdentifiedDataSyncEvent> | undefined)?.eventId;
+    // Checked at run time too: an event built by hand (or by an older writer) may lack its id.
+    const eventId = (event as Partial<DataSyncEvent> | undefined)?.eventId;
     if (typeof eventId !== 'string' || eventId.length === 0) {
       throw new NatsPublishError(
         `A data-sync event without an eventId cannot be published to JetStream (the stream de-duplicates on it): ${describe(event)}`,
       );
     }
-    const identified = event as IdentifiedDataSyncEvent;
-    const subject = this.subjectOf(identified);
+    const subject = this.subjectOf(event);
     if (typeof subject !== 'string' || !isPublishableSubject(subject)) {
       throw new NatsPublishError(`Event ${eventId} maps to '${String(subject)}', which is not a NATS subject (dot-separated tokens, no spaces, no * or >)`);
     }
     let data: Uint8Array | string;
     try {
-      data = this.serialize(identified);
+      data = this.serialize(event);
     } catch (cause) {
       throw new NatsPublishError(`Event ${eventId} could not be serialized: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     }

@@ -1,0 +1,90 @@
+// An application instance for the outbox crash tests: it writes Counters (each write stores
+// its event in the outbox) and/or runs an OutboxRelay whose handler keeps a read model, and is
+// SIGKILLed by the test at the moments it chooses.
+//   role 'write':  writes once to each id (insert, or update when stored), reports 'written',
+//                  then waits to be killed (no handler has run: with an outbox nothing is
+//                  published in process). With `park: true` a relay runs too, under the test
+//                  seam DDD_KIT_OUTBOX_TEST_PARK=after-claim: it claims, then parks before any handler.
+//   role 'relay':  runs a relay until told to stop (or killed).
+//   role 'load':   writes to random ids (a steady load: a few ms apart) and runs a relay, until killed.
+import { OutboxRelay, OptimisticLockError, retryOnConflict } from '@ddd-kit/repository';
+import { Counter, openOutboxBackend } from './outbox-backend.mjs';
+
+const args = JSON.parse(process.argv[2]);
+const { backend, ids, leaseMs, role, park } = args;
+if (park) process.env.DDD_KIT_OUTBOX_TEST_PARK = 'after-claim';
+const { repository, store, handle } = await openOutboxBackend(backend, args);
+
+function relay() {
+  return new OutboxRelay({
+    stores: [store],
+    deliver: (_aggregate, events) => handle(events),
+    leaseMs,
+    pollIntervalMs: 20,
+    backoff: { initialMs: 20, maxMs: 200 },
+    batchSize: 8,
+    autoStart: false,
+  });
+}
+
+/** One committed write to `id`: an insert, or an update of what is stored (conflicts retried). */
+async function writeOnce(id) {
+  await retryOnConflict(
+    async () => {
+      const counter = await repository.findById(id);
+      if (counter !== null) {
+        counter.count += 1;
+        await repository.update(counter);
+        return;
+      }
+      const fresh = new Counter(id);
+      fresh.count = 1;
+      try {
+        await repository.insert(fresh);
+      } catch (error) {
+        // Another writer inserted it first: a conflict like any other, retried as an update.
+        if (error?.name === 'DuplicateAggregateError') throw new OptimisticLockError('Counter', id, 0);
+        throw error;
+      }
+    },
+    { attempts: 50 },
+  );
+}
+
+process.on('message', async (message) => {
+  if (message.type === 'stop') {
+    await running?.stop();
+    process.send({ type: 'stopped' });
+    process.exit(0);
+  }
+});
+
+let running;
+if (role === 'write') {
+  for (const id of ids) await writeOnce(id);
+  process.send({ type: 'written' });
+  if (park) {
+    running = relay();
+    await running.start();
+  }
+  await new Promise(() => {}); // parked: the test kills the process here
+} else if (role === 'relay') {
+  running = relay();
+  await running.start();
+  process.send({ type: 'ready' });
+} else if (role === 'load') {
+  running = relay();
+  await running.start();
+  process.send({ type: 'ready' });
+  for (;;) {
+    const id = ids[Math.floor(Math.random() * ids.length)];
+    try {
+      await writeOnce(id);
+    } catch (error) {
+      if (!(error instanceof OptimisticLockError)) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+} else {
+  throw new Error(`unknown role ${role}`);
+}
