@@ -28,7 +28,7 @@ describe('crash: processes killed with SIGKILL under load', () => {
     } finally {
       await deployment.close();
     }
-  }, 400_000);
+  }, 600_000);
 
   it(`on Redis + ${mongoLabel()}: the invariants hold after one reconciliation (seed ${SEED})`, async () => {
     const deployment = redisAndMongo();
