@@ -18,6 +18,8 @@ import {
 } from './support/outbox-crash.support.js';
 
 const LEASE_MS = 1_000;
+/** How long a worker may take to start and report (a process, mongoose, the library): generous, CI machines are shared. */
+const START_MS = 120_000;
 
 let connection: Connection;
 let dbName: string;
@@ -69,7 +71,7 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
     const f = fixture('crash_once', ['a', 'b', 'c']);
     // First life: the writes, then a relay that claims them and parks before its handler.
     const first = startOutboxWorker('write', { ...f.args, park: true });
-    await first.message('written');
+    await first.message('written', START_MS);
     await waitUntil(f.allClaimed, 'the parked relay claiming every event');
     expect(await f.deliveries()).toEqual([]);
     await killHard(first);
@@ -78,52 +80,52 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
 
     // Second life: a relay (a restarted instance) takes the dead one's claims once its lease ran out.
     const second = startOutboxWorker('relay', f.args);
-    await second.message('ready');
+    await second.message('ready', START_MS);
     await waitUntil(async () => (await f.store.status(Date.now())).pending === 0, 'the restarted relay delivering every event');
     await stopGracefully(second);
 
     await expectConverged(f);
     const tally = tallyDeliveries(await f.stored(), await f.deliveries());
     expect(tally).toEqual({ written: 3, delivered: 3, lost: 0, duplicates: 0, unknown: 0 });
-  });
+  }, 180_000);
 
   it('killed after an update committed, with no relay at all: the next instance delivers it', async () => {
     const f = fixture('crash_update', ['u']);
     const writer = startOutboxWorker('write', f.args);
-    await writer.message('written'); // v1
+    await writer.message('written', START_MS); // v1
     await killHard(writer);
     const again = startOutboxWorker('write', f.args);
-    await again.message('written'); // v2, and killed before anything was delivered
+    await again.message('written', START_MS); // v2, and killed before anything was delivered
     await killHard(again);
     expect(await f.deliveries()).toEqual([]);
     const relay = startOutboxWorker('relay', f.args);
-    await relay.message('ready');
+    await relay.message('ready', START_MS);
     await waitUntil(async () => (await f.store.status(Date.now())).pending === 0, 'the relay delivering both versions');
     await stopGracefully(relay);
     await expectConverged(f);
     const deliveries = await f.deliveries();
     expect(deliveries.map((d) => d.version)).toEqual([1, 2]);
-  });
+  }, 180_000);
 
   it('under load with repeated kills: every written event is delivered (lost 0), duplicates counted', async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `load-${i}`);
     const f = fixture('crash_load', ids);
     const workers = [startOutboxWorker('load', f.args), startOutboxWorker('load', f.args)];
-    await Promise.all(workers.map((w) => w.message('ready')));
-    const KILLS = 8;
+    await Promise.all(workers.map((w) => w.message('ready', START_MS)));
+    const KILLS = 6;
     for (let kill = 0; kill < KILLS; kill++) {
       // Let it write and relay for a while, then kill one instance mid-flight and start another.
       const before = await f.deliveryCount();
-      await waitUntil(async () => (await f.deliveryCount()) >= before + 20, 'the instances delivering');
+      await waitUntil(async () => (await f.deliveryCount()) >= before + 15, 'the instances delivering');
       const victim = kill % workers.length;
       await killHard(workers[victim]);
       workers[victim] = startOutboxWorker('load', f.args);
-      await workers[victim].message('ready');
+      await workers[victim].message('ready', START_MS);
     }
     // The last writers die too; then one relay alone drains what they left.
     for (const worker of workers) await killHard(worker);
     const drain = startOutboxWorker('relay', f.args);
-    await drain.message('ready');
+    await drain.message('ready', START_MS);
     await waitUntil(async () => (await f.store.status(Date.now())).pending === 0, 'the last relay draining the outbox');
     await stopGracefully(drain);
 
@@ -138,5 +140,5 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
     expect(tally.written).toBeGreaterThan(ids.length);
     await expectConverged(f);
     expect((await f.store.status(Date.now())).deadLetters).toBe(0);
-  }, 180_000);
+  }, 400_000);
 });

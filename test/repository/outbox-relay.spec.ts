@@ -47,6 +47,14 @@ async function writeVersions(repository: IRepository<string, Counter>, id: strin
 
 const tag = (e: DataSyncEvent) => `${String(e.id)}@${e.version}`;
 
+/** Yields to the event loop until `condition` holds; a hang guard fails the case instead of spinning for ever. */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; !condition(); turn++) {
+    if (turn > 100_000) throw new Error(`never happened: ${what}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 describe('OutboxRelay (in-process store, fake clock)', () => {
   const stops: Array<() => Promise<void>> = [];
   afterEach(async () => {
@@ -167,9 +175,9 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     await writeVersions(s.repository, 'a', 3);
     const relay = s.relay({ pollIntervalMs: 60_000 });
     await relay.start();
-    while (release === undefined) await new Promise((resolve) => setImmediate(resolve));
+    await until(() => release !== undefined, 'the handler of a@1 was entered');
     const stopped = relay.stop();
-    release();
+    release!();
     await stopped;
     expect(entered).toEqual(['a@1']);
     expect(await relay.status()).toMatchObject({ pending: 2 });
@@ -191,7 +199,7 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     await writeVersions(s.repository, 'a', 2);
     const relay = s.relay({ pollIntervalMs: 60_000 });
     await relay.start();
-    while (!entered) await new Promise((resolve) => setImmediate(resolve));
+    await until(() => entered, 'the handler was entered');
     await relay.stop();
     const [claim] = await s.store.claim({ owner: 'other', now: s.clock.now, limit: 10, leaseMs: 1000 });
     expect(claim.events.map((e) => e.version)).toEqual([1, 2]);
@@ -256,7 +264,7 @@ describe('RepositoryModule.forRoot({ outbox })', () => {
     await app.init();
     await app.get<IRepository<string, Counter>>(getRepositoryToken(Counter)).insert(new Counter('a', 'x'));
     const projection = app.get(Projection);
-    while (projection.received.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await until(() => projection.received.length > 0, 'the relay delivered');
     expect(projection.received).toEqual(['a@1']);
   });
 

@@ -191,4 +191,23 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     expect(delivered.size).toBe(ids.length * 11);
     expect([...delivered.values()].every((n) => n === 1)).toBe(true);
   });
+
+  it('claims racing from separate clients: each round, exactly one relay gets the instance', async () => {
+    // Separate MongoClients, so the claims really run side by side on the server.
+    const clients = await Promise.all(Array.from({ length: 6 }, () => mongoose.createConnection(mongoUri(), { dbName: observed.db!.databaseName }).asPromise()));
+    try {
+      const { repository } = await setup('claim_race');
+      const stores = clients.map((c) => new MongoOutboxStore({ collections: [c.db!.collection('claim_race')] }));
+      const counter = new Counter('contested', 'contested');
+      await repository.insert(counter);
+      let now = Date.now();
+      for (let round = 0; round < 40; round++) {
+        now += 10_000; // every earlier lease has expired
+        const results = await Promise.all(stores.flatMap((store, i) => [0, 1].map((j) => store.claim({ owner: `relay-${i}-${j}`, limit: 1, leaseMs: 5_000, now }))));
+        expect({ round, winners: results.filter((claims) => claims.length === 1).length }).toEqual({ round, winners: 1 });
+      }
+    } finally {
+      for (const c of clients) await c.close();
+    }
+  });
 });

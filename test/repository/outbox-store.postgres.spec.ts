@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { PostgresOutboxStore } from '@ddd-kit/repository';
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { getRepositoryToken, OnDataSync, OutboxRelay, PostgresOutboxStore, RepositoryModule, type DataSyncEvent, type IRepository } from '@ddd-kit/repository';
+import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
 import { outboxStoreContract } from './support/outbox-store-contract.js';
@@ -60,5 +63,65 @@ describe('PostgresOutboxStore: the write', () => {
   it('refuses a table name that is not an identifier', () => {
     expect(() => new PostgresOutboxStore({ pool, table: 'x; DROP TABLE y' })).toThrow(/identifier/);
     expect(() => new PostgresOutboxStore({ pool, notifyChannel: 'a b' })).toThrow(/identifier/);
+  });
+});
+
+describe('PostgresOutboxStore: in an ambient transaction', () => {
+  it('the events commit with the transaction, and a rollback takes them away with the row', async () => {
+    const store = new PostgresOutboxStore({ pool, table: 'outbox_tx' });
+    const repository = new CounterPostgresRepository({ aggregate: Counter, pool, table: 'counters_tx', outbox: store });
+    await repository.ensureTable();
+    await store.ensureTable();
+    await runInTransaction(pool, async () => {
+      await repository.insert(new Counter('kept', 'kept'));
+      await repository.insert(new Counter('kept-2', 'kept'));
+    });
+    await expect(
+      runInTransaction(pool, async () => {
+        await repository.insert(new Counter('undone', 'undone'));
+        throw new Error('the use case fails after the write');
+      }),
+    ).rejects.toThrow('the use case fails');
+    const { rows } = await pool.query('SELECT aggregate_id FROM outbox_tx ORDER BY seq');
+    expect(rows.map((r) => r.aggregate_id)).toEqual(['kept', 'kept-2']);
+    expect(await repository.existsById('undone')).toBe(false);
+  });
+});
+
+@Injectable()
+class PgProjection {
+  readonly received: string[] = [];
+  @OnDataSync(Counter)
+  project(events: readonly DataSyncEvent[]): void {
+    this.received.push(...events.map((e) => `${String(e.id)}@${e.version}`));
+  }
+}
+
+describe('RepositoryModule.forRoot({ postgres, outbox })', () => {
+  it('a PostgresRepository writes its events to the module\'s outbox table; the relay delivers them', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RepositoryModule.forRoot({ postgres: { pool }, outbox: { relay: false, table: 'module_outbox' } }),
+        RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterPostgresRepository, table: 'module_counters' }]),
+      ],
+      providers: [PgProjection],
+    }).compile();
+    const app = await moduleRef.init();
+    try {
+      const counters = app.get<IRepository<string, Counter>>(getRepositoryToken(Counter));
+      const counter = new Counter('m', 'module');
+      await counters.insert(counter);
+      counter.increment();
+      await counters.update(counter);
+      expect(app.get(PgProjection).received).toEqual([]);
+      expect((await pool.query('SELECT count(*)::int AS n FROM module_outbox')).rows[0].n).toBe(2);
+      const relay = app.get(OutboxRelay);
+      expect(await relay.status()).toMatchObject({ pending: 2, deadLetters: 0 });
+      await relay.drain();
+      expect(app.get(PgProjection).received).toEqual(['m@1', 'm@2']);
+      expect((await pool.query('SELECT count(*)::int AS n FROM module_outbox')).rows[0].n).toBe(0);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -34,8 +34,8 @@ export async function stopGracefully(worker: WorkerProcess): Promise<void> {
   await worker.exited;
 }
 
-/** Polls `check` until it holds; fails saying what did not happen. */
-export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+/** Polls `check` until it holds; fails saying what did not happen (the bound is generous: CI machines are shared). */
+export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 150_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -20,7 +20,7 @@ function relay() {
     stores: [store],
     deliver: (_aggregate, events) => handle(events),
     leaseMs,
-    pollIntervalMs: 20,
+    pollIntervalMs: 100,
     backoff: { initialMs: 20, maxMs: 200 },
     batchSize: 8,
     autoStart: false,
@@ -83,7 +83,7 @@ if (role === 'write') {
     } catch (error) {
       if (!(error instanceof OptimisticLockError)) throw error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 15));
+    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 } else {
   throw new Error(`unknown role ${role}`);

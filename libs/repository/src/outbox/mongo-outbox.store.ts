@@ -58,7 +58,7 @@ interface Change<R> {
  * will do.
  *
  * Every change the store makes to a document is a compare-and-set on its `_outboxRev`
- * (`findOneAndUpdate` / `updateOne` filtered by the revision it read): a claim takes an instance
+ * (an `updateOne` filtered by the revision it read): a claim takes an instance
  * only if nothing changed it since it was read, so two relays never both get it, and no change
  * ever overwrites events a concurrent write added. Only `$set`/`$unset`/`$inc` are used.
  *
@@ -78,7 +78,7 @@ export class MongoOutboxStore implements OutboxStore {
 
   constructor(options: MongoOutboxStoreOptions = {}) {
     const collections = options?.collections ?? [];
-    if (!Array.isArray(collections) || collections.some((c) => typeof c?.findOneAndUpdate !== 'function')) {
+    if (!Array.isArray(collections) || collections.some((c) => typeof c?.updateOne !== 'function')) {
       throw new RepositoryConfigurationError('MongoOutboxStore: collections must be driver collections (connection.collection(name))');
     }
     this.collections = [];
@@ -90,7 +90,7 @@ export class MongoOutboxStore implements OutboxStore {
    * MongooseRepository calls it for its own collection. Resolves once its indexes exist.
    */
   async addCollection(collection: mongo.Collection<any>): Promise<void> {
-    if (typeof collection?.findOneAndUpdate !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
+    if (typeof collection?.updateOne !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
     if (!this.collections.some((c) => c.namespace === collection.namespace)) this.collections.push(collection as OutboxCollection);
     if (this.indexed !== undefined) await this.ensureIndexesOn(collection as OutboxCollection);
   }
@@ -191,20 +191,22 @@ export class MongoOutboxStore implements OutboxStore {
       set[`${OUTBOX}.${entry.eventId}.owner`] = owner;
       set[`${OUTBOX}.${entry.eventId}.leaseUntil`] = leaseUntil;
     }
-    const claimed = await collection.findOneAndUpdate(
+    // A compare-and-set updateOne, not findOneAndUpdate: the MongoDB-wire emulator the tests
+    // run on lets two concurrent findOneAndUpdate calls match the same revision (tried: about
+    // one contested round in ten), while its updateOne is atomic, as both are on MongoDB. What
+    // was claimed is known without reading it back: the entries of the revision that matched.
+    const result = await collection.updateOne(
       { _id: document._id, [OUTBOX_REV]: rev } as mongo.Filter<OutboxDocument>,
       { $set: set, $inc: { [OUTBOX_REV]: 1 } } as unknown as mongo.UpdateFilter<OutboxDocument>,
-      { returnDocument: 'after', includeResultMetadata: false },
     );
-    if (claimed === null) return null; // changed since it was read: someone else's now, or a newer write; a later claim sees it
-    const events = pendingOf(claimed).filter((entry) => entry.owner === owner && entry.leaseUntil === leaseUntil);
-    for (const entry of events) this.located.set(entry.eventId, { collection, id: claimed._id });
+    if (result.matchedCount !== 1) return null; // changed since it was read: someone else's now, or a newer write; a later claim sees it
+    for (const entry of pending) this.located.set(entry.eventId, { collection, id: document._id });
     return {
-      aggregate: events[0].event.aggregate,
-      aggregateId: claimed._id,
+      aggregate: pending[0].event.aggregate,
+      aggregateId: document._id,
       owner,
       leaseUntil,
-      events: events.map((entry) => toRecord(entry, claimed._id)),
+      events: pending.map((entry) => toRecord({ ...entry, owner, leaseUntil }, document._id)),
     };
   }
 

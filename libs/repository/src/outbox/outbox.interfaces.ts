@@ -85,7 +85,8 @@ export interface OutboxStore {
   /**
    * Dead letters, oldest `deadAt` first (ties in order of `eventId`), at most `query.limit`
    * (default 100), only of `query.aggregate` when given, starting after the dead letter whose
-   * id is `query.after` when given (paging: pass the last `eventId` of the previous page).
+   * id is `query.after` when given (paging: pass the last `eventId` of the previous page; an
+   * `after` that is not a dead letter of this store yields `[]`).
    */
   listDeadLetters(query?: OutboxDeadLetterQuery): Promise<OutboxRecord[]>;
 
