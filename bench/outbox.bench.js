@@ -1,10 +1,25 @@
-// The outbox on PostgreSQL. (1) PostgresRepository.update with its events written to the
-// outbox in the same statement, beside the same update without the outbox, in alternating
-// slices of one run. (2) OutboxRelay under a steady write load: events delivered per second
-// and the delivery lag (from the start of the write to the handler), p50 and p99.
+// The transactional outbox (@ddd-kit/repository): what storing a write's data-sync events with
+// the write costs, and how fast the relay hands them on.
+//
+// Write cost, each side in the same run, alternating slices:
+// - PostgreSQL: PostgresRepository.update with a PostgresOutboxStore (the UPDATE and the
+//   outbox INSERT in one statement, NOTIFY on commit) beside PostgresRepository.update alone,
+//   and, as the floor the driver sets, pg running that same combined statement beside the
+//   plain conditional UPDATE.
+// - MongoDB-wire emulator: MongooseRepository.update with a MongoOutboxStore (the events ride in
+//   the same conditional updateOne) beside MongooseRepository.update alone.
+// Between slices the outbox is emptied (untimed) as a relay would keep it, and every event the
+// outbox side wrote is counted there: one per update, or the run fails.
+//
+// Relay (see relayRows): throughput draining a backlog, and delivery lag from commit to the
+// handler under a steady write load.
+import { randomUUID } from 'node:crypto';
+import mongoose from 'mongoose';
 import pg from 'pg';
-import { AggregateRoot, DataSyncEventBus, OutboxRelay, PostgresOutboxStore, PostgresRepository } from '@ddd-kit/repository';
+import * as repositoryLib from '@ddd-kit/repository';
 import { alternate, cpuNote, measureBatches, median, notes } from './util.js';
+
+const { AggregateRoot, DataSyncEventBus, MongooseRepository, MongoOutboxStore, PostgresOutboxStore, PostgresRepository } = repositoryLib;
 
 class Counter extends AggregateRoot {
   constructor(id, label) {
@@ -14,12 +29,26 @@ class Counter extends AggregateRoot {
   }
 }
 
+class CounterDocuments extends MongooseRepository {
+  toDocument(counter) {
+    return { label: counter.label, count: counter.count };
+  }
+
+  toAggregate(document) {
+    const counter = new Counter(document._id, document.label);
+    counter.count = document.count;
+    return counter;
+  }
+}
+
 class CounterRows extends PostgresRepository {
   table = 'outbox_bench_counters';
   columns = { label: 'text NOT NULL', count: 'integer NOT NULL' };
+
   toRow(counter) {
     return { label: counter.label, count: counter.count };
   }
+
   toAggregate(row) {
     const counter = new Counter(row.id, row.label);
     counter.count = row.count;
@@ -27,129 +56,497 @@ class CounterRows extends PostgresRepository {
   }
 }
 
-const SLICE_MS = 250;
-const PAIRS = 24;
-const LOAD_PER_SECOND = 400;
-const LOAD_SECONDS = 5;
-const WRITERS = 8;
+const WRITERS = 16;
+/**
+ * Aggregates each writer takes in turn: a relay keeps an aggregate's outbox short (an aggregate
+ * is written far less often than the relay runs), so no document carries a slice's worth of
+ * events and no side updates a row that is still hot from its previous write.
+ */
+const PER_WRITER = 32;
+const OWNER = 'outbox-bench';
 
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+/** `writers` loops, each calling `op(itsIndex)`, for `ms`. */
+async function perWriterOpsPerSecond(op, { writers, ms }) {
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, index) => {
+      while (process.hrtime.bigint() < deadline) {
+        await op(index);
+        ops++;
+      }
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return { opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: (used.user + used.system) / ops };
+}
+
+/**
+ * Updates of a set of loaded aggregates, writer `w` cycling through its own PER_WRITER of them.
+ * Each update is checked: the version advanced by one (the repository throws
+ * OptimisticLockError when its conditional write matched nothing).
+ */
+function rotatingUpdates(repository, aggregates) {
+  const next = new Array(WRITERS).fill(0);
+  let done = 0;
+  const update = async (w) => {
+    const counter = aggregates[w * PER_WRITER + (next[w]++ % PER_WRITER)];
+    const before = counter.oldVersion;
+    counter.count++;
+    await repository.update(counter);
+    if (counter.oldVersion !== before + 1) throw new Error(`update left version ${counter.oldVersion} after ${before}`);
+    done++;
+  };
+  return { update, done: () => done };
+}
+
+async function loadAggregates(repository, prefix) {
+  const aggregates = [];
+  for (let i = 0; i < WRITERS * PER_WRITER; i++) {
+    const counter = new Counter(`${prefix}${i}`, `counter ${i}`);
+    await repository.insert(counter);
+    aggregates.push(await repository.findById(counter.id));
+  }
+  return aggregates;
+}
+
+/** Claims and acks everything pending in `store`; resolves the number of events taken. */
+async function drain(store) {
+  let taken = 0;
+  for (;;) {
+    const claims = await store.claim({ owner: OWNER, limit: 500, leaseMs: 60_000, now: Date.now() });
+    if (claims.length === 0) return taken;
+    const ids = claims.flatMap((claim) => claim.events.map((record) => record.eventId));
+    const acked = await store.ack(OWNER, ids);
+    if (acked !== ids.length) throw new Error(`ack removed ${acked} of ${ids.length} claimed events`);
+    taken += acked;
+  }
 }
 
 export default async function outboxBench({ log }) {
+  const only = process.env.OUTBOX_BENCH_ONLY; // 'postgres' | 'mongo' | 'relay': one group while developing
+  const rows = [];
+  if (!only || only === 'postgres') rows.push(...(await postgresWriteRows({ log })));
+  if (!only || only === 'mongo') rows.push(...(await mongoWriteRows({ log })));
+  if (!only || only === 'relay') rows.push(...(await relayRows({ log })));
+  return rows;
+}
+
+// ---------------------------------------------------------------- PostgreSQL write cost
+
+const PG_SLICE_MS = 250;
+const PG_PAIRS = 16;
+
+async function postgresWriteRows({ log }) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set (bench/run.js provides it)');
-  const pool = new pg.Pool({ connectionString: url, max: 16, options: '-c synchronous_commit=off' });
-  const tables = ['outbox_bench_counters', 'outbox_bench_plain', 'outbox_bench_outbox', 'outbox_bench_relay_counters', 'outbox_bench_relay_outbox'];
+  // As in repository.bench.js: synchronous_commit off on every side, so a WAL flush's swings on
+  // a shared machine do not drown what is measured.
+  const pool = new pg.Pool({ connectionString: url, max: WRITERS, options: '-c synchronous_commit=off' });
+  const tables = ['outbox_bench_counters', 'outbox_bench_plain', 'outbox_bench_quiet', 'outbox_bench_raw', 'outbox_bench_events'];
   try {
-    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`);
+    const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_events' });
     const bus = new DataSyncEventBus();
-    const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_outbox' });
-    const outboxed = new CounterRows({ pool, aggregate: Counter, outbox: store });
-    const plain = new CounterRows({ pool, aggregate: Counter, publisher: bus, table: 'outbox_bench_plain' });
-    const a = new Counter('a', 'outboxed');
-    const b = new Counter('b', 'plain');
-    await outboxed.insert(a);
-    await plain.insert(b);
-    const check = (counter, before) => {
-      if (counter.oldVersion !== before + 1) throw new Error(`update left version ${counter.oldVersion} after ${before}`);
+    const withOutbox = new CounterRows({ pool, aggregate: Counter, publisher: bus, outbox: store });
+    const alone = new CounterRows({ pool, aggregate: Counter, publisher: bus, table: 'outbox_bench_plain' });
+    // The same outbox without NOTIFY (relays then poll): what the notification adds to commits.
+    const quietStore = new PostgresOutboxStore({ pool, table: 'outbox_bench_events', notifyChannel: false });
+    const quiet = new CounterRows({ pool, aggregate: Counter, publisher: bus, outbox: quietStore, table: 'outbox_bench_quiet' });
+    await withOutbox.ensureTable();
+    await alone.ensureTable();
+    await quiet.ensureTable();
+    await store.ensureTable();
+    const subject = rotatingUpdates(withOutbox, await loadAggregates(withOutbox, 'o'));
+    const baseline = rotatingUpdates(alone, await loadAggregates(alone, 'p'));
+    const quietSubject = rotatingUpdates(quiet, await loadAggregates(quiet, 'q'));
+    // The inserts stored an event each: out of the count below, which is of updates.
+    const inserted = await drain(store);
+    if (inserted !== 2 * WRITERS * PER_WRITER) throw new Error(`the outbox held ${inserted} events for ${2 * WRITERS * PER_WRITER} inserts`);
+    let stored = 0;
+    const emptyOutbox = async () => {
+      stored += await drain(store);
     };
-    const update = (repository, counter) => async () => {
-      const before = counter.oldVersion;
-      counter.count++;
-      await repository.update(counter);
-      check(counter, before);
-      return 1;
+
+    // The driver's floor: the combined statement PostgresOutboxStore builds, run by pg, beside
+    // the bare conditional UPDATE; same table shape, one row each side.
+    await pool.query(withOutbox.createTableStatement().replace('"outbox_bench_counters"', '"outbox_bench_raw"'));
+    await pool.query(`INSERT INTO "outbox_bench_raw" ("id", "version", "label", "count") VALUES ('a', 1, 'a', 0), ('b', 1, 'b', 0)`);
+    const raw = { a: 1, b: 1 };
+    const rawUpdate = (id) => ({ text: 'UPDATE "outbox_bench_raw" SET "label" = $3, "count" = $4, "version" = $5 WHERE "id" = $1 AND "version" = $2', values: [id, raw[id], id, raw[id], raw[id] + 1] });
+    let rawStored = 0;
+    const rawWithEvent = async () => {
+      const event = repositoryLib.DataSyncEvent.upsert('counter', 'a', raw.a + 1, { label: 'a', count: raw.a });
+      const result = await pool.query(store.withEvents(rawUpdate('a'), [event]));
+      if (result.rowCount !== 1) throw new Error(`raw UPDATE + outbox INSERT inserted ${result.rowCount} rows`);
+      raw.a++;
+      rawStored++;
     };
+    const rawAlone = async () => {
+      const result = await pool.query(rawUpdate('b'));
+      if (result.rowCount !== 1) throw new Error('raw conditional UPDATE matched nothing');
+      raw.b++;
+    };
+
     const warmUntil = Date.now() + 3000;
     while (Date.now() < warmUntil) {
-      await update(outboxed, a)();
-      await update(plain, b)();
+      await subject.update(0);
+      await baseline.update(0);
+      await rawWithEvent();
+      await rawAlone();
     }
-    // The outbox is emptied before every slice: delivered rows are deleted in production too.
-    const result = await alternate(
-      () => measureBatches(update(outboxed, a), { ms: SLICE_MS }),
-      () => measureBatches(update(plain, b), { ms: SLICE_MS }),
-      { pairs: PAIRS, before: async () => void (await pool.query('TRUNCATE "outbox_bench_outbox"')) },
-    );
-    log(`update with outbox ${Math.round(result.ops)} ops/s, without ${Math.round(result.baselineOps)} ops/s`);
-    // The subject really wrote its events: one more update, one more outbox row.
-    await pool.query('TRUNCATE "outbox_bench_outbox"');
-    await update(outboxed, a)();
-    const { rows } = await pool.query('SELECT count(*)::int AS n FROM "outbox_bench_outbox"');
-    if (rows[0].n !== 1) throw new Error(`an outboxed update wrote ${rows[0].n} outbox rows`);
+    await emptyOutbox();
 
-    // (2) relay under a steady load.
-    const relayStore = new PostgresOutboxStore({ pool, table: 'outbox_bench_relay_outbox' });
-    const writes = new CounterRows({ pool, aggregate: Counter, outbox: relayStore, table: 'outbox_bench_relay_counters' });
-    const counters = [];
-    for (let i = 0; i < WRITERS; i++) {
-      const counter = new Counter(`w${i}`, 'load');
-      await writes.insert(counter);
-      counters.push(counter);
-    }
-    const startedAt = new Map();
-    const lags = [];
-    const seen = new Set();
-    const relay = new OutboxRelay({
-      stores: [relayStore],
-      autoStart: false,
-      pollIntervalMs: 1000,
-      deliver: async (_aggregate, events) => {
-        for (const event of events) {
-          const key = `${event.id}@${event.version}`;
-          if (seen.has(key)) continue; // at least once: a repeat is not a second delivery
-          seen.add(key);
-          const start = startedAt.get(key);
-          if (start !== undefined) lags.push(performance.now() - start);
-        }
-      },
-    });
-    await relay.start();
-    await relay.drain();
-    seen.clear();
-    const total = LOAD_PER_SECOND * LOAD_SECONDS;
-    const interval = 1000 / (LOAD_PER_SECOND / WRITERS);
-    const loadStart = performance.now();
-    await Promise.all(
-      counters.map(async (counter, w) => {
-        for (let n = 0; n < total / WRITERS; n++) {
-          const due = loadStart + n * interval + (w * interval) / WRITERS;
-          const wait = due - performance.now();
-          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-          startedAt.set(`${counter.id}@${counter.newVersion}`, performance.now());
-          await update(writes, counter)();
-        }
-      }),
+    const one = (op) => () => measureBatches(async () => (await op(0), 1), { ms: PG_SLICE_MS });
+    const sequential = await alternate(one(subject.update), one(baseline.update), { pairs: PG_PAIRS, before: emptyOutbox });
+    log(`postgres sequential: update + outbox ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`);
+    const concurrent = await alternate(
+      () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      { pairs: PG_PAIRS, before: emptyOutbox },
     );
-    while (seen.size < total) await new Promise((resolve) => setTimeout(resolve, 5));
-    const elapsed = (performance.now() - loadStart) / 1000;
-    await relay.stop();
-    if (lags.length !== total) throw new Error(`${lags.length} lags measured for ${total} events`);
-    const sorted = [...lags].sort((x, y) => x - y);
-    const p50 = percentile(sorted, 50);
-    const p99 = percentile(sorted, 99);
-    log(`relay: ${total} events in ${elapsed.toFixed(2)} s, lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (median ${median(lags).toFixed(1)})`);
+    log(`postgres ${WRITERS} writers: update + outbox ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`);
+    const concurrentQuiet = await alternate(
+      () => perWriterOpsPerSecond(quietSubject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
+      { pairs: PG_PAIRS, before: emptyOutbox },
+    );
+    log(`postgres ${WRITERS} writers, no NOTIFY: update + outbox ${Math.round(concurrentQuiet.ops)} ops/s, update alone ${Math.round(concurrentQuiet.baselineOps)} ops/s`);
+    const driver = await alternate(one(rawWithEvent), one(rawAlone), { pairs: PG_PAIRS, before: emptyOutbox });
+    log(`postgres driver: UPDATE + outbox INSERT ${Math.round(driver.ops)} ops/s, UPDATE alone ${Math.round(driver.baselineOps)} ops/s`);
+    await emptyOutbox();
+
+    // Every update of the outbox side stored exactly one event, and the rows really moved.
+    const updates = subject.done() + quietSubject.done() + rawStored;
+    if (stored !== updates) throw new Error(`the outbox held ${stored} events for ${updates} updates`);
+    for (const [repository, side] of [[withOutbox, 'o'], [alone, 'p'], [quiet, 'q']]) {
+      for (const i of [0, WRITERS * PER_WRITER - 1]) {
+        const loaded = await repository.findById(`${side}${i}`);
+        if (loaded === null || loaded.count === 0) throw new Error(`${side}${i} was never updated`);
+      }
+    }
+
+    const server = 'PostgreSQL, synchronous_commit off on both sides';
+    const checked = `every update checked (version advanced); the ${stored} events of the outbox sides' updates all found in the outbox (one per update)`;
     return [
       {
-        case: 'PostgreSQL update with its outbox row (same statement)',
+        case: 'PostgreSQL update with its outbox row',
         subject: 'PostgresRepository.update, outbox on',
         baseline: 'PostgresRepository.update, outbox off',
-        ...result,
-        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after 3 s of warm-up; one writer, autocommit, NOTIFY on; synchronous_commit off on both sides`,
-        note: notes('every update checked (version advanced)', cpuNote(result)),
+        ...sequential,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after 3 s of warm-up; one writer over ${PER_WRITER} aggregates, autocommit, NOTIFY on; outbox emptied between slices; ${server}`,
+        note: notes(checked, cpuNote(sequential)),
       },
       {
-        case: `OutboxRelay under a steady load (${LOAD_PER_SECOND} writes/s for ${LOAD_SECONDS} s, ${WRITERS} aggregates)`,
-        subject: 'OutboxRelay (one, LISTEN/NOTIFY)',
-        ops: total / elapsed,
-        settings: `PostgreSQL, synchronous_commit off; lag from the start of each write to its handler`,
-        note: notes(`delivery lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms`, `every one of ${total} events delivered`),
+        case: `PostgreSQL update with its outbox row, ${WRITERS} writers`,
+        subject: 'PostgresRepository.update, outbox on',
+        baseline: 'PostgresRepository.update, outbox off',
+        ...concurrent,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}, NOTIFY on; ${server}`,
+        note: notes(checked, cpuNote(concurrent)),
+      },
+      {
+        case: `PostgreSQL update with its outbox row, ${WRITERS} writers, no NOTIFY`,
+        subject: 'PostgresRepository.update, outbox on (notifyChannel: false)',
+        baseline: 'PostgresRepository.update, outbox off',
+        ...concurrentQuiet,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}; relays would poll; ${server}`,
+        note: notes(checked, cpuNote(concurrentQuiet)),
+      },
+      {
+        case: 'PostgreSQL UPDATE with an outbox INSERT, driver only (the floor of the rows above)',
+        subject: 'pg: WITH w AS (UPDATE … RETURNING 1) INSERT INTO outbox … (+ pg_notify)',
+        baseline: 'pg: the same UPDATE alone',
+        ...driver,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; one writer, one row; ${server}`,
+        note: notes('the statement PostgresOutboxStore.withEvents builds; every statement checked (row count)', cpuNote(driver)),
       },
     ];
   } finally {
     await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`).catch(() => undefined);
     await pool.end();
   }
+}
+
+// ---------------------------------------------------------------- MongoDB-wire write cost
+
+const MONGO_SLICE_MS = 1000;
+const MONGO_PAIRS = 6;
+
+async function mongoWriteRows({ log }) {
+  const uri = process.env.MONGODB_URI;
+  if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
+  const connection = await mongoose.createConnection(uri, { dbName: `bench_outbox_${randomUUID().slice(0, 8)}` }).asPromise();
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  try {
+    const store = new MongoOutboxStore();
+    const bus = new DataSyncEventBus();
+    const withOutbox = new CounterDocuments({ connection, collection: 'outbox_counters', aggregate: Counter, publisher: bus, outbox: store });
+    const alone = new CounterDocuments({ connection, collection: 'plain_counters', aggregate: Counter, publisher: bus });
+    const subject = rotatingUpdates(withOutbox, await loadAggregates(withOutbox, 'o'));
+    const baseline = rotatingUpdates(alone, await loadAggregates(alone, 'p'));
+    await store.ensureIndexes();
+    // The inserts stored an event each: out of the count below, which is of updates.
+    const inserted = await drain(store);
+    if (inserted !== WRITERS * PER_WRITER) throw new Error(`the outbox held ${inserted} events for ${WRITERS * PER_WRITER} inserts`);
+    let stored = 0;
+    const emptyOutbox = async () => {
+      stored += await drain(store);
+    };
+
+    const warmUntil = Date.now() + 3000;
+    while (Date.now() < warmUntil) {
+      await subject.update(0);
+      await baseline.update(0);
+    }
+    await emptyOutbox();
+
+    const one = (op) => () => measureBatches(async () => (await op(0), 1), { ms: MONGO_SLICE_MS });
+    const sequential = await alternate(one(subject.update), one(baseline.update), { pairs: MONGO_PAIRS, before: emptyOutbox });
+    log(`${label} sequential: update + events ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`);
+    const concurrent = await alternate(
+      () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: MONGO_SLICE_MS }),
+      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: MONGO_SLICE_MS }),
+      { pairs: MONGO_PAIRS, before: emptyOutbox },
+    );
+    log(`${label} ${WRITERS} writers: update + events ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`);
+    await emptyOutbox();
+    if (stored !== subject.done()) throw new Error(`the documents carried ${stored} events for ${subject.done()} updates`);
+
+    const checked = `every update checked (version advanced); the ${stored} events of the outbox side's updates all found in the documents (one per update)`;
+    return [
+      {
+        case: `${label} update carrying its events`,
+        subject: 'MongooseRepository.update, outbox on',
+        baseline: 'MongooseRepository.update, outbox off',
+        ...sequential,
+        settings: `${MONGO_SLICE_MS} ms slices, ${MONGO_PAIRS} alternating pairs, after 3 s of warm-up; one writer over ${PER_WRITER} aggregates; outbox emptied between slices`,
+        note: notes(checked, cpuNote(sequential)),
+      },
+      {
+        case: `${label} update carrying its events, ${WRITERS} writers`,
+        subject: 'MongooseRepository.update, outbox on',
+        baseline: 'MongooseRepository.update, outbox off',
+        ...concurrent,
+        settings: `${MONGO_SLICE_MS} ms slices, ${MONGO_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own; outbox emptied between slices`,
+        note: notes(checked, cpuNote(concurrent)),
+      },
+    ];
+  } finally {
+    // The emulator has no drop commands: empty the collections instead.
+    await connection.db.collection('outbox_counters').deleteMany({}).catch(() => undefined);
+    await connection.db.collection('plain_counters').deleteMany({}).catch(() => undefined);
+    await connection.close();
+  }
+}
+
+// ---------------------------------------------------------------- relay
+
+const RELAY_PAIRS = 3;
+const BACKLOG_WRITE_MS = 1500;
+const STEADY_MS = 8000;
+
+/** The p-th percentile (0–100) of sorted numbers, nearest rank. */
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+/**
+ * A handler that checks what it receives: for each aggregate, versions one after another from
+ * where the aggregate stood (a repeat is counted as a duplicate; a gap or a step back throws),
+ * and the time each write's events arrived.
+ */
+function checkingHandler(aggregates) {
+  const next = new Map(aggregates.map((a) => [a.id, a.oldVersion + 1]));
+  const arrived = new Map();
+  let delivered = 0;
+  let duplicates = 0;
+  let failure;
+  const deliver = async (_aggregate, events) => {
+    const now = performance.now();
+    for (const event of events) {
+      const expected = next.get(event.id);
+      if (event.version === expected - 1) {
+        duplicates++;
+        continue;
+      }
+      if (event.version !== expected) {
+        failure ??= new Error(`relay delivered ${event.id} v${event.version} where v${expected} was next`);
+        throw failure;
+      }
+      next.set(event.id, expected + 1);
+      arrived.set(`${event.id}:${event.version}`, now);
+      delivered++;
+    }
+  };
+  return {
+    deliver,
+    delivered: () => delivered,
+    duplicates: () => duplicates,
+    arrivedAt: (id, version) => arrived.get(`${id}:${version}`),
+    check: () => {
+      if (failure) throw failure;
+    },
+  };
+}
+
+/** Resolves once `done()` holds, checking every few ms; throws after `withinMs` (a relay that stalls fails the run). */
+async function until(done, what, withinMs = 120_000) {
+  const deadline = Date.now() + withinMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+/**
+ * Relay throughput and delivery lag on one backend:
+ * - throughput: a backlog written by WRITERS writers (relay stopped), then drained by one relay;
+ *   events/s drained beside the events/s the writers produced it at (pairs: write, then drain).
+ * - lag: a steady write load at half the drain rate measured (paced writers), the relay running;
+ *   lag = when the handler got the event − when the write's call resolved (its commit known).
+ */
+async function relayRowsOn({ label, repository, store, aggregates, relaySettings, wakeNote, log }) {
+  const { OutboxRelay } = repositoryLib;
+  if (typeof OutboxRelay !== 'function') throw new Error('@ddd-kit/repository exports no OutboxRelay (built from a branch without the relay?)');
+  const writes = rotatingUpdates(repository, aggregates);
+  await drain(store);
+
+  const drainRates = [];
+  const writeRates = [];
+  for (let pair = 0; pair < RELAY_PAIRS; pair++) {
+    const handler = checkingHandler(aggregates);
+    const before = writes.done();
+    const written = await perWriterOpsPerSecond(writes.update, { writers: WRITERS, ms: BACKLOG_WRITE_MS });
+    const backlog = writes.done() - before;
+    const relay = new OutboxRelay({ stores: [store], deliver: handler.deliver, owner: `bench-relay-${pair}`, ...relaySettings });
+    const start = performance.now();
+    await relay.start();
+    await until(() => handler.delivered() >= backlog || handler.duplicates() > 0, `${label}: draining ${backlog} events`);
+    const seconds = (performance.now() - start) / 1000;
+    await relay.stop();
+    handler.check();
+    if (handler.delivered() !== backlog || handler.duplicates() !== 0) throw new Error(`${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${backlog}`);
+    const status = await store.status(Date.now());
+    if (status.pending !== 0 || status.deadLetters !== 0) throw new Error(`${label}: ${status.pending} pending, ${status.deadLetters} dead after draining`);
+    drainRates.push(backlog / seconds);
+    writeRates.push(written.opsPerSec);
+    log(`${label} relay: drained ${backlog} events at ${Math.round(backlog / seconds)} events/s; written at ${Math.round(written.opsPerSec)} writes/s`);
+  }
+  const ratios = drainRates.map((rate, i) => rate / writeRates[i]);
+  const throughput = {
+    ops: median(drainRates),
+    baselineOps: median(writeRates),
+    ratio: median(ratios),
+    spread: [Math.min(...ratios), Math.max(...ratios)],
+    pairs: RELAY_PAIRS,
+  };
+
+  // Steady load: paced writers (one write per writer per period), the relay running all along.
+  // Half of what both sides managed above: writers keep their pace, the relay has room.
+  const rate = Math.max(10, Math.floor(Math.min(throughput.ops, throughput.baselineOps) / 2));
+  const handler = checkingHandler(aggregates);
+  const relay = new OutboxRelay({ stores: [store], deliver: handler.deliver, owner: 'bench-relay-steady', ...relaySettings });
+  await relay.start();
+  const committed = [];
+  const periodMs = (1000 * WRITERS) / rate;
+  const begin = performance.now();
+  const next = new Array(WRITERS).fill(0);
+  let late = 0;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async (_, w) => {
+      for (let k = 0; ; k++) {
+        const due = begin + (w / WRITERS) * periodMs + k * periodMs;
+        if (due > begin + STEADY_MS) return;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        else late++;
+        const counter = aggregates[w * PER_WRITER + (next[w]++ % PER_WRITER)];
+        const before = counter.oldVersion;
+        counter.count++;
+        await repository.update(counter);
+        if (counter.oldVersion !== before + 1) throw new Error(`update left version ${counter.oldVersion} after ${before}`);
+        committed.push([counter.id, counter.oldVersion, performance.now()]);
+      }
+    }),
+  );
+  const wroteFor = (performance.now() - begin) / 1000;
+  await until(() => handler.delivered() >= committed.length || handler.duplicates() > 0, `${label}: delivering the steady load`);
+  await relay.stop();
+  handler.check();
+  if (handler.delivered() !== committed.length || handler.duplicates() !== 0) throw new Error(`${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${committed.length}`);
+  let early = 0;
+  const lags = committed
+    .map(([id, version, at]) => {
+      const lag = handler.arrivedAt(id, version) - at;
+      if (lag < 0) early++;
+      return Math.max(0, lag);
+    })
+    .sort((a, b) => a - b);
+  const [p50, p99, max] = [percentile(lags, 50), percentile(lags, 99), lags[lags.length - 1]];
+  const lastArrival = Math.max(...committed.map(([id, version]) => handler.arrivedAt(id, version)));
+  const deliveredPerSec = committed.length / ((lastArrival - begin) / 1000);
+  log(`${label} steady ${rate} writes/s: lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
+
+  const settings = `one relay (${Object.entries(relaySettings).map(([k, v]) => `${k} ${v}`).join(', ') || 'default settings'}); ${wakeNote}; handler: an order check per aggregate, no I/O`;
+  return [
+    {
+      case: `${label} relay throughput (a backlog drained)`,
+      subject: 'OutboxRelay: events/s delivered',
+      baseline: `update with the outbox on, ${WRITERS} writers: events/s written`,
+      ...throughput,
+      settings: `${RELAY_PAIRS} pairs: ${BACKLOG_WRITE_MS} ms of writes (relay stopped), then the relay drains them; ${WRITERS} writers × ${PER_WRITER} aggregates; ${settings}`,
+      note: 'ratio > 1: one relay drains faster than 16 writers fill; every event checked: in version order per aggregate, none missing, none repeated; outbox empty after each drain',
+    },
+    {
+      case: `${label} relay delivery lag under a steady write load`,
+      subject: 'OutboxRelay: events/s delivered',
+      baseline: 'paced writes/s',
+      ops: deliveredPerSec,
+      baselineOps: committed.length / wroteFor,
+      settings: `${STEADY_MS / 1000} s at ${rate} writes/s (half the lower of the two rates above), ${WRITERS} paced writers (${late} writes started late); ${settings}`,
+      note: notes(
+        `lag from the write's commit (its call resolved) to the handler: p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms over ${lags.length} events`,
+        early > 0 ? `${early} handled before the writer saw its commit (counted as 0 ms)` : undefined,
+        'every event checked as above',
+      ),
+    },
+  ];
+}
+
+async function relayRows({ log }) {
+  const rows = [];
+  // PostgreSQL: woken by LISTEN/NOTIFY on commit, polling every second as the fallback.
+  const url = process.env.DATABASE_URL;
+  if (!url) throw new Error('DATABASE_URL is not set (bench/run.js provides it)');
+  const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: '-c synchronous_commit=off' });
+  try {
+    const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_relay_events' });
+    const repository = new CounterRows({ pool, aggregate: Counter, publisher: new DataSyncEventBus(), outbox: store, table: 'outbox_bench_relay' });
+    await repository.ensureTable();
+    const aggregates = await loadAggregates(repository, 'r');
+    rows.push(...(await relayRowsOn({ label: 'PostgreSQL', repository, store, aggregates, relaySettings: {}, wakeNote: 'woken by LISTEN/NOTIFY, polling every 1 s besides', log })));
+  } finally {
+    await pool.query('DROP TABLE IF EXISTS "outbox_bench_relay", "outbox_bench_relay_events"').catch(() => undefined);
+    await pool.end();
+  }
+
+  // MongoDB-wire: no change stream on the emulator, so the relay polls.
+  const uri = process.env.MONGODB_URI;
+  if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
+  const connection = await mongoose.createConnection(uri, { dbName: `bench_relay_${randomUUID().slice(0, 8)}` }).asPromise();
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  try {
+    const store = new MongoOutboxStore();
+    const repository = new CounterDocuments({ connection, collection: 'relay_counters', aggregate: Counter, publisher: new DataSyncEventBus(), outbox: store });
+    const aggregates = await loadAggregates(repository, 'r');
+    await store.ensureIndexes();
+    rows.push(...(await relayRowsOn({ label, repository, store, aggregates, relaySettings: { pollIntervalMs: 50 }, wakeNote: 'polling (no notification from this store)', log })));
+  } finally {
+    await connection.db.collection('relay_counters').deleteMany({}).catch(() => undefined);
+    await connection.close();
+  }
+  return rows;
 }

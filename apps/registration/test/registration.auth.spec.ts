@@ -10,6 +10,7 @@ import request from 'supertest';
 import { MONGO_CONNECTION } from '../src/infrastructure/infrastructure.constants.js';
 import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { User } from '../src/users/user.aggregate.js';
+import { eventually } from './support/eventually.js';
 import { backends, bearer, createTestApp, freshName } from './support/test-app.js';
 import type { Connection } from 'mongoose';
 
@@ -136,21 +137,24 @@ describe.each(backends)('registration authentication on $label', (backend) => {
 
     const bodies = [
       (await http.get(`/users/${user.id}`).expect(200)).body,
-      (await http.get('/users').query({ username: user.username }).expect(200)).body,
+      // The read model's answer once the registration's event reached it.
+      await eventually(async () => (await http.get('/users').query({ username: user.username }).expect(200)).body, [{ id: user.id, username: user.username, version: 1 }]),
       (await rename(user, freshName('hash'), bearer(user)).expect(200)).body,
     ];
     for (const body of bodies) {
       expect(JSON.stringify(body)).not.toMatch(/secret/i);
       expect(JSON.stringify(body)).not.toContain(sha256(user.secret));
     }
-    const views = await app.get(UserReadModel).findByUsername(bodies[2].username);
-    expect(views).toEqual([{ id: user.id, username: bodies[2].username, version: 2 }]);
+    await eventually(() => app.get(UserReadModel).findByUsername(bodies[2].username), [{ id: user.id, username: bodies[2].username, version: 2 }]);
 
     const mongo = app.get<Connection | null>(MONGO_CONNECTION);
     if (backend.label !== 'memory') {
       // The user document carries the hash (a field beside username and version); the read model's does not.
       const document = await mongo!.collection(getAggregateName(User)).findOne({ _id: user.id as never });
-      expect(document).toEqual({ _id: user.id, username: bodies[2].username, secretHash: sha256(user.secret), version: 2 });
+      // Beside the fields of the outbox (the events not yet delivered: no secret in them either, see the snapshot above).
+      const fields = Object.fromEntries(Object.entries(document ?? {}).filter(([field]) => !field.startsWith('_outbox')));
+      expect(fields).toEqual({ _id: user.id, username: bodies[2].username, secretHash: sha256(user.secret), version: 2 });
+      expect(JSON.stringify(document)).not.toContain(user.secret);
       const view = await mongo!.collection('user_views').findOne({ _id: user.id as never });
       expect(view).toEqual({ _id: user.id, username: bodies[2].username, version: 2 });
     } else {

@@ -5,6 +5,7 @@ import { CosIdGenerator } from '@ddd-kit/id-generator';
 import { freePort } from '../../../test/support/server-provider.js';
 import { mongoLabel } from '../../../test/support/servers.js';
 import { AppProcess } from './support/app-process.js';
+import { eventually } from './support/eventually.js';
 import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv, viewOf } from './support/test-app.js';
 
 const CALLERS = 50;
@@ -30,7 +31,7 @@ describe.each(backends)('concurrent registration of one name on $label', (backen
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(CALLERS - 1);
     const winner = viewOf(responses.find((r) => r.status === 201)!.body);
-    expect((await http.get('/users').query({ username: name }).expect(200)).body).toEqual([winner]);
+    await eventually(async () => (await http.get('/users').query({ username: name }).expect(200)).body, [winner]);
     await http.get(`/users/${winner.id}`).expect(200, winner);
   });
 });
@@ -78,7 +79,7 @@ describe(`two app instances sharing Redis and ${mongoLabel()}`, () => {
     expect(created).toHaveLength(1);
     expect(responses.filter((r) => r.status === 409)).toHaveLength(CALLERS - 1);
     for (const url of urls) {
-      expect((await request(url).get('/users').query({ username: name }).expect(200)).body).toEqual([viewOf(created[0].body)]);
+      await eventually(async () => (await request(url).get('/users').query({ username: name }).expect(200)).body, [viewOf(created[0].body)]);
     }
   });
 });

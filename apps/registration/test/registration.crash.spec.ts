@@ -14,19 +14,21 @@ const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31
 const OPTIONS = { seed: SEED, kills: 12, instances: 2, clients: 6, names: 12, betweenKillsMs: [300, 900] as [number, number] };
 
 describe('crash: processes killed with SIGKILL under load', () => {
-  it(`on PostgreSQL, with no reconciliation: no two users share a name, every name reserved by its user, no reservation without it (seed ${SEED})`, async () => {
+  it(`on PostgreSQL, with no reconciliation: no two users share a name, every name reserved by its user, no reservation without it; the read model converges (seed ${SEED})`, async () => {
     const deployment = await postgresOnly();
     try {
-      const report = await runCrash(deployment, OPTIONS);
+      const report = await runCrash(deployment, { ...OPTIONS, readModelConverges: true });
       process.stdout.write(`\n[crash on PostgreSQL]\n${JSON.stringify({ ...report, state: undefined, users: report.state.users.length }, null, 2)}\n`);
       expect(report.kills).toBeGreaterThanOrEqual(10);
       expect(report.statuses['POST 201'] ?? 0).toBeGreaterThan(0);
       expect(report.beforeReconcile).toEqual([]);
       expect(report.afterReconcile).toEqual([]);
+      // runCrash waited, before any reconciliation, until the read model showed exactly these users.
+      expect(report.converged).toEqual((await deployment.models()).users);
     } finally {
       await deployment.close();
     }
-  }, 240_000);
+  }, 600_000);
 
   it(`on Redis + ${mongoLabel()}: the invariants hold after one reconciliation (seed ${SEED})`, async () => {
     const deployment = redisAndMongo();

@@ -19,6 +19,11 @@ export interface AppConfig {
   prepareKeyPrefix?: string;
   /** Reservations younger than this are spared by reconciliation (in-flight requests). */
   reconcileGraceMs?: number;
+  /**
+   * Run the outbox relay in this process (default true, on a shared repository). Not from the
+   * environment: `npm run reconcile` turns it off, a one-off job has no events to deliver.
+   */
+  outboxRelay?: boolean;
 }
 
 export class InvalidConfigError extends Error {

@@ -5,8 +5,13 @@ import { UserReadModel } from './user-read-model.js';
 
 /**
  * The read model in a PostgreSQL table shared by every instance of the app:
- * `user_views (id, username, version)`. Every value is a parameter. An UPSERT older than what
- * the table holds changes nothing (handlers of concurrent writes may finish out of order).
+ * `user_views (id, username, version, deleted)`. Every value is a parameter.
+ *
+ * Idempotent by version, as events delivered at least once require: an event no newer than what
+ * the table holds changes nothing, so a repeat or a late redelivery is harmless. A PURGE leaves
+ * a tombstone (`deleted`, with its version) rather than deleting the row, so an older UPSERT
+ * delivered after it (a redelivery, a replayed dead letter) cannot bring the user back.
+ * Tombstones are invisible to queries and to reconciliation; ids are never reused.
  */
 export class PostgresUserReadModel extends UserReadModel {
   private ready?: Promise<unknown>;
@@ -22,7 +27,11 @@ export class PostgresUserReadModel extends UserReadModel {
   /** Created once, at start-up (UsersModule calls it). */
   ensureTable(): Promise<unknown> {
     this.ready ??= (async () => {
-      await this.pool.query(`CREATE TABLE IF NOT EXISTS ${this.table} (id text PRIMARY KEY, username text NOT NULL, version bigint NOT NULL)`);
+      await this.pool.query(
+        `CREATE TABLE IF NOT EXISTS ${this.table} (id text PRIMARY KEY, username text NOT NULL, version bigint NOT NULL, deleted boolean NOT NULL DEFAULT false)`,
+      );
+      // A table made before tombstones.
+      await this.pool.query(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS deleted boolean NOT NULL DEFAULT false`);
       await this.pool.query(`CREATE INDEX IF NOT EXISTS ${this.table}_username ON ${this.table} (username)`);
     })().catch((error: { code?: string }) => {
       // Another instance created them at the same moment.
@@ -32,13 +41,13 @@ export class PostgresUserReadModel extends UserReadModel {
   }
 
   async findByUsername(username: string): Promise<UserView[]> {
-    const { rows } = await this.pool.query(`SELECT id, username, version FROM ${this.table} WHERE username = $1 ORDER BY id`, [username]);
+    const { rows } = await this.pool.query(`SELECT id, username, version FROM ${this.table} WHERE username = $1 AND NOT deleted ORDER BY id`, [username]);
     return rows.map((r) => ({ id: r.id, username: r.username, version: Number(r.version) }));
   }
 
   async apply(events: readonly DataSyncEvent<string, UserSnapshot>[]): Promise<void> {
     for (const event of events) {
-      if (event.type === 'PURGE') await this.purge(event.id);
+      if (event.type === 'PURGE') await this.tombstoneIfNewer(event.id, event.version);
       else await this.upsertIfNewer(event.id, event.version, event.snapshot);
     }
   }
@@ -46,27 +55,37 @@ export class PostgresUserReadModel extends UserReadModel {
   async listVersions({ cursor, limit }: { cursor: string | null; limit: number }): Promise<ReplicaPage<string>> {
     const { rows } =
       cursor === null
-        ? await this.pool.query(`SELECT id, version FROM ${this.table} ORDER BY id LIMIT $1`, [limit])
-        : await this.pool.query(`SELECT id, version FROM ${this.table} WHERE id > $1 ORDER BY id LIMIT $2`, [cursor, limit]);
+        ? await this.pool.query(`SELECT id, version FROM ${this.table} WHERE NOT deleted ORDER BY id LIMIT $1`, [limit])
+        : await this.pool.query(`SELECT id, version FROM ${this.table} WHERE id > $1 AND NOT deleted ORDER BY id LIMIT $2`, [cursor, limit]);
     return { entries: rows.map((r) => ({ id: r.id, version: Number(r.version) })), cursor: rows.length === limit ? rows[rows.length - 1].id : null };
   }
 
   async upsert(id: string, version: number, snapshot: UserSnapshot): Promise<void> {
     await this.pool.query(
-      `INSERT INTO ${this.table} (id, username, version) VALUES ($1, $2, $3) ON CONFLICT (id) DO UPDATE SET username = EXCLUDED.username, version = EXCLUDED.version`,
+      `INSERT INTO ${this.table} (id, username, version) VALUES ($1, $2, $3)
+       ON CONFLICT (id) DO UPDATE SET username = EXCLUDED.username, version = EXCLUDED.version, deleted = false`,
       [id, snapshot.username, version],
     );
   }
 
+  /** Reconciliation's purge (the user is gone): a tombstone at the version held, so no event it already saw comes back. */
   async purge(id: string): Promise<void> {
-    await this.pool.query(`DELETE FROM ${this.table} WHERE id = $1`, [id]);
+    await this.pool.query(`UPDATE ${this.table} SET deleted = true WHERE id = $1`, [id]);
   }
 
   private async upsertIfNewer(id: string, version: number, snapshot: UserSnapshot): Promise<void> {
     await this.pool.query(
       `INSERT INTO ${this.table} (id, username, version) VALUES ($1, $2, $3)
-       ON CONFLICT (id) DO UPDATE SET username = EXCLUDED.username, version = EXCLUDED.version WHERE ${this.table}.version < EXCLUDED.version`,
+       ON CONFLICT (id) DO UPDATE SET username = EXCLUDED.username, version = EXCLUDED.version, deleted = false WHERE ${this.table}.version < EXCLUDED.version`,
       [id, snapshot.username, version],
+    );
+  }
+
+  private async tombstoneIfNewer(id: string, version: number): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.table} (id, username, version, deleted) VALUES ($1, '', $2, true)
+       ON CONFLICT (id) DO UPDATE SET username = '', version = EXCLUDED.version, deleted = true WHERE ${this.table}.version < EXCLUDED.version`,
+      [id, version],
     );
   }
 }

@@ -1,5 +1,6 @@
 import { mulberry32 } from '../../../../test/support/fault-proxy/index.js';
-import { breaches, type Deployment, type StoredState } from './deployments.js';
+import { breaches, type Deployment, type StoredState, type UserVersion } from './deployments.js';
+import { eventually } from './eventually.js';
 import { runLoad, type LoadReport } from './load.js';
 
 export interface CrashOptions {
@@ -11,6 +12,12 @@ export interface CrashOptions {
   names: number;
   /** The pause between kills is drawn from [min, max] ms. */
   betweenKillsMs: [number, number];
+  /**
+   * After the load, wait (instances running, no reconciliation) until the read model shows
+   * exactly the write model's users: events stored with their writes reach it even when the
+   * process that wrote them was killed before its handlers ran.
+   */
+  readModelConverges?: boolean;
 }
 
 export interface CrashReport extends LoadReport {
@@ -21,6 +28,12 @@ export interface CrashReport extends LoadReport {
   afterReconcile: string[];
   reconcile: unknown;
   state: StoredState;
+  /**
+   * With `readModelConverges`: the write model's users once the load stopped, which the read
+   * model came to show exactly (each user at its version, no other entry) while the instances
+   * kept running, before any reconciliation.
+   */
+  converged?: UserVersion[];
 }
 
 /**
@@ -33,6 +46,7 @@ export async function runCrash(deployment: Deployment, options: CrashOptions): P
   const running = await deployment.start({ instances: options.instances, proxied: false });
   let load: LoadReport;
   let kills = 0;
+  let converged: UserVersion[] | undefined;
   try {
     const names = Array.from({ length: options.names }, (_, i) => `crash${options.seed % 10_000}n${i}`);
     let done = false;
@@ -48,6 +62,12 @@ export async function runCrash(deployment: Deployment, options: CrashOptions): P
     await new Promise((resolve) => setTimeout(resolve, min));
     done = true;
     load = await loading;
+    if (options.readModelConverges) {
+      // A killed instance's claims wait for their lease to run out: the bound is well above it.
+      const { users } = await deployment.models();
+      await eventually(async () => (await deployment.models()).views, users, 120_000);
+      converged = users;
+    }
   } finally {
     await running.stop();
   }
@@ -55,5 +75,5 @@ export async function runCrash(deployment: Deployment, options: CrashOptions): P
   const beforeReconcile = breaches(before);
   const reconcile = await deployment.reconcile();
   const state = await deployment.inspect();
-  return { ...load!, seed: options.seed, kills, beforeReconcile, afterReconcile: breaches(state), reconcile, state };
+  return { ...load!, seed: options.seed, kills, beforeReconcile, afterReconcile: breaches(state), reconcile, state, converged };
 }

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { FaultProxy } from '../../../../test/support/fault-proxy/index.js';
 import { freePort } from '../../../../test/support/server-provider.js';
 import { dropMongoDatabase, mongoLabel, mongoUri, postgresSchema, redisUrl, uniqueName } from '../../../../test/support/servers.js';
+import { UserReadModel } from '../../src/read-model/user-read-model.js';
 import { User } from '../../src/users/user.aggregate.js';
 import { UsernamePrepareKey } from '../../src/users/username.prepare-key.js';
 import { AppProcess } from './app-process.js';
@@ -33,6 +34,13 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/** A user as the write model holds it, or as the read model shows it. */
+export interface UserVersion {
+  id: string;
+  username: string;
+  version: number;
+}
+
 /** One deployment of the sample: its stores, how to start it, reconcile it and read its state. */
 export interface Deployment {
   label: string;
@@ -42,8 +50,12 @@ export interface Deployment {
   /** One pass of `npm run reconcile` (every reservation judged: no grace). */
   reconcile(): Promise<unknown>;
   inspect(): Promise<StoredState>;
+  /** The users of the write model and of the read model (`GET /users?username=`'s source), each in id order. */
+  models(): Promise<{ users: UserVersion[]; views: UserVersion[] }>;
   close(): Promise<void>;
 }
+
+const byId = (a: UserVersion, b: UserVersion) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 const RECONCILE = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'reconcile.js');
 
@@ -59,6 +71,7 @@ function processDeployment(spec: {
   servers: Server[];
   env: Record<string, string>;
   inspect: () => Promise<StoredState>;
+  models: Deployment['models'];
   cleanup: () => Promise<void>;
 }): Deployment {
   return {
@@ -108,6 +121,7 @@ function processDeployment(spec: {
     },
     reconcile: () => runReconcile({ ...spec.env, ...Object.fromEntries(spec.servers.map((s) => [s.env, s.url])) }),
     inspect: spec.inspect,
+    models: spec.models,
     close: spec.cleanup,
   };
 }
@@ -127,12 +141,24 @@ export function redisAndMongo(): Deployment {
       const mongo = await new MongoClient(mongodbUri).connect();
       const redis = new Redis(redisUrl());
       try {
-        const users = (await mongo.db().collection('user').find().toArray()).map((d) => ({ id: String(d._id), username: String(d.username) }));
+        // A removed user whose events the relay has not delivered yet stays as a tombstone (`_deleted`): not a user.
+        const users = (await mongo.db().collection('user').find({ _deleted: { $ne: true } }).toArray()).map((d) => ({ id: String(d._id), username: String(d.username) }));
         const reservations = await reservationsOf(new RedisPrepareKeyFactory(redis, { prefix }).create('username'));
         return { users, reservations };
       } finally {
         await mongo.close();
         redis.disconnect();
+      }
+    },
+    models: async () => {
+      const mongo = await new MongoClient(mongodbUri).connect();
+      try {
+        const of = (d: Record<string, unknown>) => ({ id: String(d._id), username: String(d.username), version: Number(d.version) });
+        const users = (await mongo.db().collection('user').find({ _deleted: { $ne: true } }).toArray()).map(of);
+        const views = (await mongo.db().collection('user_views').find({ deleted: { $ne: true } }).toArray()).map(of);
+        return { users: users.sort(byId), views: views.sort(byId) };
+      } finally {
+        await mongo.close();
       }
     },
     cleanup: async () => {
@@ -155,6 +181,17 @@ export async function postgresOnly(): Promise<Deployment> {
         const users = (await pool.query('SELECT id, username FROM users')).rows.map((r) => ({ id: String(r.id), username: String(r.username) }));
         const reservations = await reservationsOf(new PostgresPrepareKeyFactory(pool, { table: 'username_reservations', sweepIntervalMs: 0 }).create('username'));
         return { users, reservations };
+      } finally {
+        await pool.end();
+      }
+    },
+    models: async () => {
+      const pool = new pg.Pool({ connectionString: schema.url });
+      try {
+        const of = (r: Record<string, unknown>) => ({ id: String(r.id), username: String(r.username), version: Number(r.version) });
+        const users = (await pool.query('SELECT id, username, version FROM users ORDER BY id')).rows.map(of);
+        const views = (await pool.query('SELECT id, username, version FROM user_views WHERE NOT deleted ORDER BY id')).rows.map(of);
+        return { users: users.sort(byId), views: views.sort(byId) };
       } finally {
         await pool.end();
       }
@@ -185,6 +222,25 @@ export function memoryOnly(): Deployment {
       const users: StoredState['users'] = [];
       for await (const user of repository.aggregates()) users.push({ id: user.id, username: user.username });
       return { users, reservations: await reservationsOf(app!.get(UsernamePrepareKey)) };
+    },
+    models: async () => {
+      const repository = app!.get<AbstractRepository<string, User>>(getRepositoryToken(User));
+      const users: UserVersion[] = [];
+      for await (const user of repository.aggregates()) users.push({ id: user.id, username: user.username, version: user.oldVersion });
+      // Every entry of the read model, with the name it is found by when it is a user's.
+      const readModel = app!.get(UserReadModel);
+      const views: UserVersion[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await readModel.listVersions({ cursor, limit: 100 });
+        for (const { id } of page.entries) {
+          const user = users.find((u) => u.id === id);
+          const found = user === undefined ? [] : (await readModel.findByUsername(user.username)).filter((v) => v.id === id);
+          views.push(found[0] ?? { id, username: '(not found by its name)', version: page.entries.find((e) => e.id === id)!.version });
+        }
+        cursor = page.cursor;
+      } while (cursor !== null);
+      return { users: users.sort(byId), views: views.sort(byId) };
     },
     close: async () => {
       await app?.close();
