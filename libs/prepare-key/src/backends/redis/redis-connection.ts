@@ -1,3 +1,4 @@
+// The same file sits in the ddd-kit libraries that open a Redis client of their own (each library stands alone).
 import type { Logger } from '@nestjs/common';
 import type { Redis, RedisOptions } from 'ioredis';
 
@@ -42,7 +43,7 @@ export async function openRedis(
   logger: Pick<Logger, 'warn' | 'log'>,
   fail: (cause: Error) => Error,
 ): Promise<Redis> {
-  // Loaded only here: users of the other backends need not install ioredis.
+  // Loaded only here: users of the other stores need not install ioredis.
   const { Redis } = await import('ioredis');
   const options: RedisOptions = { ...connection.options, lazyConnect: true };
   const client = connection.url === undefined ? new Redis(options) : new Redis(connection.url, options);
