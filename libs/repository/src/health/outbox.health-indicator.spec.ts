@@ -1,15 +1,18 @@
 // The outbox health indicator on PostgreSQL (the outbox table behind the fault proxy): up with a
 // drained outbox; down when the oldest pending event is older than maxLagMs (no relay running);
 // dead letters reported, down only when failOnDeadLetters; down when the store is black-holed;
-// up with { enabled: false } when the outbox is off.
+// up with { enabled: false } when the outbox is off. The same lag and black hole on the
+// MongoDB-wire emulator (a MongoOutboxStore inside the documents).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Inject, Module, ServiceUnavailableException, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HealthCheckService, TerminusModule, type HealthCheckResult } from '@nestjs/terminus';
 import pg from 'pg';
 import { proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
-import { postgresSchema } from '../../../../test/support/servers.js';
-import { Counter, CounterPostgresRepository } from '../../../../test/repository/support/counter.aggregate.js';
+import mongoose, { type Connection } from 'mongoose';
+import { mongoLabel, mongoUri, postgresSchema, uniqueName } from '../../../../test/support/servers.js';
+import { Counter, CounterMongooseRepository, CounterPostgresRepository } from '../../../../test/repository/support/counter.aggregate.js';
+import { MongoOutboxStore } from '../outbox/mongo-outbox.store.js';
 import { OutboxRelay } from '../outbox/outbox-relay.js';
 import { PostgresOutboxStore } from '../outbox/postgres-outbox.store.js';
 import { RepositoryModule } from '../repository.module.js';
@@ -127,6 +130,46 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
   it('rejects a maxLagMs that is not a positive number', async () => {
     const { relay } = await outboxWithOneEvent();
     await expect(indicator().outbox.isHealthy('outbox', { relay, maxLagMs: -1 })).rejects.toThrow('maxLagMs must be a positive number');
+  });
+});
+
+describe(`OutboxHealthIndicator on ${mongoLabel()} (MongoOutboxStore)`, () => {
+  let proxy: FaultProxy;
+  let connection: Connection;
+  let app: INestApplicationContext;
+
+  beforeAll(async () => {
+    const proxied = await proxyUrl('mongo', mongoUri());
+    proxy = proxied.proxy;
+    connection = await mongoose.createConnection(proxied.url, { dbName: uniqueName('outbox_health'), serverSelectionTimeoutMS: 2_000 }).asPromise();
+    app = await (await Test.createTestingModule({ imports: [HealthModule] }).compile()).init();
+  });
+
+  afterAll(async () => {
+    proxy?.heal({ reset: true });
+    await app?.close();
+    await connection?.close();
+    await proxy?.close();
+  });
+
+  it('down for an event older than maxLagMs, up once drained, down while the store is black-holed', async () => {
+    const store = new MongoOutboxStore({ collections: [connection.db!.collection('counters')] });
+    await store.ensureIndexes();
+    await new CounterMongooseRepository({ connection, collection: 'counters', aggregate: Counter, outbox: store }).insert(new Counter('m1', 'one'));
+    const outbox = app.get(HealthController).outbox;
+    const later = new OutboxRelay({ stores: [store], deliver: async () => {}, autoStart: false, clock: () => Date.now() + 61_000 });
+    expect((await outbox.isHealthy('outbox', { relay: later })).outbox).toMatchObject({ status: 'down', pending: 1, deadLetters: 0 });
+
+    const relay = new OutboxRelay({ stores: [store], deliver: async () => {}, autoStart: false });
+    expect(await relay.drain()).toBe(1);
+    expect((await outbox.isHealthy('outbox', { relay })).outbox).toEqual({ status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+
+    proxy.blackhole();
+    try {
+      expect((await outbox.isHealthy('outbox', { relay, timeoutMs: TIMEOUT_MS })).outbox).toEqual({ status: 'down', message: `outbox store: no answer within ${TIMEOUT_MS} ms` });
+    } finally {
+      proxy.heal({ reset: true });
+    }
   });
 });
 
