@@ -26,7 +26,7 @@ const expected: Record<string, string[]> = {
 const subpaths: Record<string, string[]> = {
   '@ddd-kit/prepare-key/health': ['PrepareKeyHealthIndicator'],
   '@ddd-kit/id-generator/health': ['MachineIdHealthIndicator'],
-  '@ddd-kit/repository/health': ['RepositoryHealthIndicator'],
+  '@ddd-kit/repository/health': ['RepositoryHealthIndicator', 'OutboxHealthIndicator'],
 };
 
 describe('built packages', () => {

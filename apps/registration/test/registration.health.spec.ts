@@ -13,9 +13,10 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { proxyUrl, type FaultProxy } from '../../../test/support/fault-proxy/index.js';
 import { freePort } from '../../../test/support/server-provider.js';
-import { redisUrl, uniqueName } from '../../../test/support/servers.js';
+import { postgresSchema, redisUrl, uniqueName } from '../../../test/support/servers.js';
+import pg from 'pg';
 import { AppProcess } from './support/app-process.js';
-import { createTestApp, memoryBackend, sharedBackend, sharedBackendEnv } from './support/test-app.js';
+import { createTestApp, freshName, memoryBackend, sharedBackend, sharedBackendEnv } from './support/test-app.js';
 
 interface HealthBody {
   status: string;
@@ -77,6 +78,8 @@ describe('health of the built app on Redis (through the fault proxy) and the Mon
         instanceId: expect.any(String),
         remainingMs: expect.any(Number),
       },
+      // OutboxModule's relay over the users' documents (the MongoDB one RepositoryModule does not wire).
+      outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 },
     });
     expect(body.info).toEqual(body.details);
   });
@@ -203,5 +206,38 @@ describe('readiness of the app whose Redis serves only the machine IDs (reservat
       proxy.heal({ reset: true });
     }
     await until('readiness turning green again', async () => http.get('/health/ready'), (r) => r.status === 200);
+  });
+});
+
+describe('readiness of the app on PostgreSQL with the outbox relay parked', () => {
+  let schema: Awaited<ReturnType<typeof postgresSchema>>;
+  let pool: pg.Pool;
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    schema = await postgresSchema('health_outbox');
+    pool = new pg.Pool({ connectionString: schema.url, max: 1 });
+    // outboxRelay false: events are stored with each write and nothing delivers them.
+    app = await createTestApp({ prepareBackend: 'postgres', repositoryBackend: 'postgres', machineId: 'postgres', databaseUrl: schema.url, port: 0, outboxRelay: false });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await pool?.end();
+    await schema?.drop();
+  });
+
+  it('lists the outbox backlog; an event older than 60 s makes readiness 503 naming the outbox', async () => {
+    const http = request(app.getHttpServer());
+    await http.post('/users').send({ username: freshName('ob') }).expect(201);
+    const ready = await http.get('/health/ready').expect(200);
+    expect(ready.body.details.outbox).toEqual({ status: 'up', pending: 1, oldestPendingAgeMs: expect.any(Number), deadLetters: 0 });
+
+    // The parked event, stored two minutes ago as far as the outbox can tell.
+    const { rowCount } = await pool.query('UPDATE ddd_kit_outbox SET stored_at = stored_at - $1', [120_000]);
+    expect(rowCount).toBe(1);
+    const down = await http.get('/health/ready').expect(503);
+    expect(Object.keys(down.body.error)).toEqual(['outbox']);
+    expect(down.body.error.outbox).toMatchObject({ status: 'down', pending: 1, deadLetters: 0, message: expect.stringMatching(/^the oldest pending event is \d+ ms old \(maxLagMs 60000\)$/) });
   });
 });

@@ -3,10 +3,12 @@ import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } f
 import { HealthCheck, HealthCheckService, HealthIndicatorService, type HealthCheckResult, type HealthIndicatorFunction } from '@nestjs/terminus';
 import { MachineIdHealthIndicator } from '@ddd-kit/id-generator/health';
 import { PrepareKeyHealthIndicator } from '@ddd-kit/prepare-key/health';
-import { RepositoryHealthIndicator } from '@ddd-kit/repository/health';
+import { OutboxRelay } from '@ddd-kit/repository';
+import { OutboxHealthIndicator, RepositoryHealthIndicator } from '@ddd-kit/repository/health';
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG, REDIS_CLIENT } from '../infrastructure/infrastructure.constants.js';
+import { MONGO_OUTBOX_RELAY } from '../outbox/outbox.constants.js';
 import { healthCheckSchema } from './health.openapi.js';
 
 /** How long one store may take to answer a readiness probe. */
@@ -17,7 +19,9 @@ const STORE_TIMEOUT_MS = 1_000;
  *   process restarted, only taken out of the load balancer).
  * - `GET /health/ready`: every store the app uses answers and the machine ID is held — the
  *   PrepareKey backend, the repository's stores, the lease (and the Redis it is leased from,
- *   when the PrepareKey backend is elsewhere).
+ *   when the PrepareKey backend is elsewhere) — and, with the outbox on, its backlog: no pending
+ *   event older than the default 60 s (the read model would be that stale) and the outbox store
+ *   answering. Dead letters are reported, not failed on: a replay fixes them, no restart does.
  * - `GET /health`: liveness, as it has always been (probes and scripts written against it keep working).
  *
  * Both answer in @nestjs/terminus JSON, 503 when a check is down or the app is shutting down.
@@ -31,6 +35,10 @@ export class HealthController {
     @Inject(PrepareKeyHealthIndicator) private readonly prepareKey: PrepareKeyHealthIndicator,
     @Inject(MachineIdHealthIndicator) private readonly machineId: MachineIdHealthIndicator,
     @Inject(RepositoryHealthIndicator) private readonly repository: RepositoryHealthIndicator,
+    @Inject(OutboxHealthIndicator) private readonly outbox: OutboxHealthIndicator,
+    // The active relay: OutboxModule's on MongoDB, RepositoryModule's on PostgreSQL; both null in memory.
+    @Inject(MONGO_OUTBOX_RELAY) private readonly mongoRelay: OutboxRelay | null,
+    @Inject(OutboxRelay) private readonly repositoryRelay: OutboxRelay | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
   ) {}
@@ -57,11 +65,12 @@ export class HealthController {
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: each store in use answers and the machine ID is held' })
   @ApiOkResponse({
-    description: 'ready: `details` has one entry a check (`prepare-key`, `repository`, `machine-id`, and `redis` when only the machine IDs use it), each `up`',
+    description: 'ready: `details` has one entry a check (`prepare-key`, `repository`, `machine-id`, and `redis` when only the machine IDs use it), each `up`; `outbox` with the outbox on (`pending`, `oldestPendingAgeMs`, `deadLetters`)',
     schema: healthCheckSchema('ok'),
   })
   @ApiServiceUnavailableResponse({
-    description: 'not ready: a store did not answer in time, or the machine ID is lost or its lease ran out (`error` names which), or the app is shutting down',
+    description:
+      'not ready: a store did not answer in time, or the machine ID is lost or its lease ran out, or an outbox event waits longer than 60 s (`error` names which), or the app is shutting down',
     schema: healthCheckSchema('error'),
   })
   ready(): Promise<HealthCheckResult> {
@@ -70,6 +79,8 @@ export class HealthController {
       () => this.repository.isHealthy('repository', { timeoutMs: STORE_TIMEOUT_MS }),
       () => this.machineId.isHealthy('machine-id'),
     ];
+    const relay = this.mongoRelay ?? this.repositoryRelay;
+    if (relay !== null) checks.push(() => this.outbox.isHealthy('outbox', { relay, timeoutMs: STORE_TIMEOUT_MS }));
     const redis = this.redis;
     if (redis !== null && this.config.prepareBackend !== 'redis') {
       checks.push(() => this.indicators.check('redis').attempt(() => redis.ping().then(() => undefined)).withTimeout(STORE_TIMEOUT_MS));

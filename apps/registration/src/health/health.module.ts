@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { MachineIdHealthIndicator } from '@ddd-kit/id-generator/health';
 import { PrepareKeyHealthIndicator } from '@ddd-kit/prepare-key/health';
-import { RepositoryHealthIndicator } from '@ddd-kit/repository/health';
+import { OutboxHealthIndicator, RepositoryHealthIndicator } from '@ddd-kit/repository/health';
 import { HealthController } from './health.controller.js';
 
 /**
@@ -13,6 +13,6 @@ import { HealthController } from './health.controller.js';
 @Module({
   imports: [TerminusModule.forRoot({ errorLogStyle: 'pretty' })],
   controllers: [HealthController],
-  providers: [PrepareKeyHealthIndicator, MachineIdHealthIndicator, RepositoryHealthIndicator],
+  providers: [PrepareKeyHealthIndicator, MachineIdHealthIndicator, RepositoryHealthIndicator, OutboxHealthIndicator],
 })
 export class HealthModule {}

@@ -5,5 +5,9 @@ export {
   RepositoryHealthIndicator,
   type RepositoryHealthCheckOptions,
 } from './repository.health-indicator.js';
-// The outbox backlog indicator (pending data-sync events, the relay's lag from its `status()`)
-// belongs here, as `outbox.health-indicator.ts`, once the outbox relay exists.
+export {
+  DEFAULT_OUTBOX_HEALTH_TIMEOUT_MS,
+  DEFAULT_OUTBOX_MAX_LAG_MS,
+  OutboxHealthIndicator,
+  type OutboxHealthCheckOptions,
+} from './outbox.health-indicator.js';
