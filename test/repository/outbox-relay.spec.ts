@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
+  AbstractRepository,
   DataSyncEventBus,
   InMemoryOutboxStore,
   InMemoryReadReplica,
@@ -16,7 +17,7 @@ import {
   type IRepository,
   type OutboxRelayOptions,
 } from '@ddd-kit/repository';
-import { Counter, CounterInMemoryRepository, CounterMongooseRepository, type CounterSnapshot } from './support/counter.aggregate.js';
+import { Counter, CounterInMemoryRepository, type CounterSnapshot } from './support/counter.aggregate.js';
 
 // Writes stamp their events with the real clock; the relay's runs ahead of it, moved by hand.
 class Clock {
@@ -213,6 +214,13 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
   });
 });
 
+/** A repository of a backend of its own, which has no outbox store. */
+class CounterCustomRepository extends AbstractRepository<string, Counter> {
+  protected async doInsert(): Promise<void> {}
+  protected async doUpdate(): Promise<void> {}
+  protected async doRemove(): Promise<void> {}
+}
+
 @Injectable()
 class Projection {
   readonly received: string[] = [];
@@ -273,10 +281,7 @@ describe('RepositoryModule.forRoot({ outbox })', () => {
     expect(() => RepositoryModule.forRoot({ outbox: { table: 'x; DROP' } })).toThrow(RepositoryConfigurationError);
     expect(() => RepositoryModule.forRoot({ outbox: 'yes' as never })).toThrow(RepositoryConfigurationError);
     const moduleRef = Test.createTestingModule({
-      imports: [
-        RepositoryModule.forRoot({ outbox: true, connection: { asPromise: () => undefined } as never }),
-        RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository }]),
-      ],
+      imports: [RepositoryModule.forRoot({ outbox: true }), RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterCustomRepository }])],
     }).compile();
     await expect(moduleRef).rejects.toThrow(/has no outbox store/);
   });

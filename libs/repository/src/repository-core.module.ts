@@ -94,8 +94,8 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
-    // Nest runs the shutdown hooks of one module together: the relay finishes or releases its
-    // claims before the pool they are released through is ended.
+    // The relay stopped in its beforeApplicationShutdown already (so a pool the application
+    // closes in this phase was still open); stop() again is a no-op, kept for hosts that skip that hook.
     await this.relay?.stop();
     await Promise.all([
       this.handle.owned && this.handle.connection !== null ? this.handle.connection.close() : undefined,

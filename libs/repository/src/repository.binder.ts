@@ -83,7 +83,7 @@ export class RepositoryBinder {
     return (name) => registry.forName(name) as ReturnType<UniqueKeyResolver>;
   }
 
-  /** The outbox store of the repository's backend when the outbox is on (memory, PostgreSQL on the module's pool). */
+  /** The outbox store of the repository's backend when the outbox is on (memory, PostgreSQL on the module's pool, MongoDB in the document). */
   private outboxFor(repository: AnyRepository, name: string): OutboxStore | undefined {
     const stores = this.outboxStores;
     if (stores === null) return undefined;
@@ -97,9 +97,20 @@ export class RepositoryBinder {
       }
       return stores.postgres;
     }
+    if (repository instanceof MongooseRepository) {
+      // The events stay in the repository's documents; the store (which the relay claims from)
+      // learns the repository's collection when the repository is configured with it.
+      if (stores.mongo === undefined) {
+        throw new RepositoryConfigurationError(
+          `${name}: the outbox is on, and a MongooseRepository's events are relayed by the module's MongoDB outbox store, ` +
+            'which needs the module\'s connection: pass { uri } or { connection } to RepositoryModule.forRoot / forRootAsync.',
+        );
+      }
+      return stores.mongo;
+    }
     throw new RepositoryConfigurationError(
       `${name}: the outbox is on (RepositoryModule.forRoot({ outbox })) but its backend has no outbox store, so its events could be lost; ` +
-        'use a repository whose backend has one (InMemoryRepository, PostgresRepository) or turn the outbox off.',
+        'use a repository whose backend has one (InMemoryRepository, PostgresRepository, MongooseRepository) or turn the outbox off.',
     );
   }
 

@@ -13,6 +13,7 @@ import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_OUTBOX_STO
 import { quoteIdentifier, quoteTableName } from './backends/postgres/postgres-sql.utils.js';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 import { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
+import { MongoOutboxStore } from './outbox/mongo-outbox.store.js';
 import { OutboxRelay, validateRelaySettings } from './outbox/outbox-relay.js';
 import { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
 import { getRepositoryToken } from './repository.utils.js';
@@ -71,21 +72,32 @@ export function outboxOptionsOf(options: RepositoryModuleOptions): RepositoryOut
   return outbox === true ? {} : outbox;
 }
 
-/** The outbox stores, one per backend in use (PostgreSQL when the module has a pool), or null when the outbox is off. */
+/**
+ * The outbox stores, one per backend in use (PostgreSQL when the module has a pool, MongoDB
+ * when it has a connection), or null when the outbox is off.
+ */
 export interface RepositoryOutboxStores {
   memory: InMemoryOutboxStore;
   postgres?: PostgresOutboxStore;
+  /** Its collections are those of the MongooseRepositories the module configures (each adds its own). */
+  mongo?: MongoOutboxStore;
 }
 
 export const outboxStoresProvider: FactoryProvider = {
   provide: REPOSITORY_OUTBOX_STORES,
-  inject: [REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES],
-  useFactory: (options: RepositoryModuleOptions, postgres: RepositoryPostgresHandle): RepositoryOutboxStores | null => {
+  inject: [REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES, REPOSITORY_CONNECTION],
+  useFactory: async (options: RepositoryModuleOptions, postgres: RepositoryPostgresHandle, mongo: RepositoryConnectionHandle): Promise<RepositoryOutboxStores | null> => {
     const outbox = outboxOptionsOf(options);
     if (outbox === undefined) return null;
     const stores: RepositoryOutboxStores = { memory: new InMemoryOutboxStore() };
     if (postgres.pool !== null) {
       stores.postgres = new PostgresOutboxStore({ pool: postgres.pool, table: outbox.table, createTable: postgres.createTables, notifyChannel: outbox.notifyChannel });
+    }
+    if (mongo.connection !== null) {
+      stores.mongo = new MongoOutboxStore();
+      // No collection yet: this only turns indexing on, so each collection a repository adds
+      // (when the binder configures it, before the relay starts) gets its indexes.
+      await stores.mongo.ensureIndexes();
     }
     return stores;
   },
@@ -101,7 +113,7 @@ export const outboxRelayProvider: FactoryProvider = {
     const { relay, table: _table, notifyChannel: _channel, ...settings } = outbox;
     return new OutboxRelay({
       ...settings,
-      stores: stores.postgres === undefined ? [stores.memory] : [stores.memory, stores.postgres],
+      stores: [stores.memory, stores.postgres, stores.mongo].filter((store) => store !== undefined),
       deliver: (aggregate, events) => bus.deliver(aggregate, events),
       autoStart: relay ?? true,
     });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
 import { errorText } from './outbox-arguments.js';
@@ -58,7 +58,7 @@ export interface OutboxRelayCounters {
  * It wakes on new events when the store can tell (PostgreSQL LISTEN/NOTIFY, in process) and
  * polls every `pollIntervalMs` regardless. `status()` is for health checks.
  */
-export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly owner: string;
   readonly counters: OutboxRelayCounters = { delivered: 0, failed: 0, deadLettered: 0, lost: 0 };
   private readonly logger = new Logger('OutboxRelay');
@@ -113,6 +113,14 @@ export class OutboxRelay implements OnApplicationBootstrap, OnApplicationShutdow
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.autoStart) await this.start();
+  }
+
+  /**
+   * Stops before the shutdown hooks run: a pool or connection the application closes in its
+   * own onApplicationShutdown is still open for the release of the claims.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
   }
 
   async onApplicationShutdown(): Promise<void> {

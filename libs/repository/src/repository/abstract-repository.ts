@@ -80,7 +80,7 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
       if (!this.acceptsOutbox(options.outbox)) {
         throw new RepositoryConfigurationError(
           `${this.constructor.name} cannot store data-sync events with its writes in ${options.outbox?.constructor?.name ?? String(options.outbox)}: ` +
-            'an outbox is written by the repository of its own backend (InMemoryOutboxStore by InMemoryRepository, PostgresOutboxStore by PostgresRepository).',
+            'an outbox is written by the repository of its own backend (InMemoryOutboxStore by InMemoryRepository, PostgresOutboxStore by PostgresRepository, MongoOutboxStore by MongooseRepository).',
         );
       }
       this.outboxStore = options.outbox;
