@@ -17,7 +17,7 @@ import type { AppConfig } from './config/app-config.js';
 import { HealthModule } from './health/health.module.js';
 import { MONGO_CONNECTION, POSTGRES_POOL, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
 import { InfrastructureModule } from './infrastructure/infrastructure.module.js';
-import { OutboxModule, outboxOptions } from './outbox/outbox.module.js';
+import { outboxOptions } from './outbox/outbox-options.js';
 import { UsersModule } from './users/users.module.js';
 
 /** Reservations of this app in a Redis it may share with others. */
@@ -67,11 +67,10 @@ export class RegistrationModule {
           useFactory: (mongo: Connection | null, postgres: Pool | null) => ({
             ...(mongo ? { connection: mongo } : {}),
             ...(postgres ? { postgres: { pool: postgres } } : {}),
-            // The outbox of a PostgreSQL repository; a MongoDB one's is OutboxModule's (see there).
-            ...(config.repositoryBackend === 'postgres' ? { outbox: outboxOptions(config) } : {}),
+            // The outbox of a shared repository (PostgreSQL or MongoDB); none in memory.
+            ...(outboxOptions(config) ? { outbox: outboxOptions(config) } : {}),
           }),
         }),
-        OutboxModule.forRoot(config),
         UsersModule.forRoot(config),
         HealthModule,
       ],

@@ -78,7 +78,7 @@ describe('health of the built app on Redis (through the fault proxy) and the Mon
         instanceId: expect.any(String),
         remainingMs: expect.any(Number),
       },
-      // OutboxModule's relay over the users' documents (the MongoDB one RepositoryModule does not wire).
+      // RepositoryModule's relay over the users' documents.
       outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 },
     });
     expect(body.info).toEqual(body.details);

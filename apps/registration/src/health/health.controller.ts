@@ -8,7 +8,6 @@ import { OutboxHealthIndicator, RepositoryHealthIndicator } from '@ddd-kit/repos
 import type { Redis } from 'ioredis';
 import type { AppConfig } from '../config/app-config.js';
 import { APP_CONFIG, REDIS_CLIENT } from '../infrastructure/infrastructure.constants.js';
-import { MONGO_OUTBOX_RELAY } from '../outbox/outbox.constants.js';
 import { healthCheckSchema } from './health.openapi.js';
 
 /** How long one store may take to answer a readiness probe. */
@@ -36,9 +35,8 @@ export class HealthController {
     @Inject(MachineIdHealthIndicator) private readonly machineId: MachineIdHealthIndicator,
     @Inject(RepositoryHealthIndicator) private readonly repository: RepositoryHealthIndicator,
     @Inject(OutboxHealthIndicator) private readonly outbox: OutboxHealthIndicator,
-    // The active relay: OutboxModule's on MongoDB, RepositoryModule's on PostgreSQL; both null in memory.
-    @Inject(MONGO_OUTBOX_RELAY) private readonly mongoRelay: OutboxRelay | null,
-    @Inject(OutboxRelay) private readonly repositoryRelay: OutboxRelay | null,
+    // RepositoryModule's relay on a shared repository; null in memory (no outbox).
+    @Inject(OutboxRelay) private readonly relay: OutboxRelay | null,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
   ) {}
@@ -79,7 +77,7 @@ export class HealthController {
       () => this.repository.isHealthy('repository', { timeoutMs: STORE_TIMEOUT_MS }),
       () => this.machineId.isHealthy('machine-id'),
     ];
-    const relay = this.mongoRelay ?? this.repositoryRelay;
+    const relay = this.relay;
     if (relay !== null) checks.push(() => this.outbox.isHealthy('outbox', { relay, timeoutMs: STORE_TIMEOUT_MS }));
     const redis = this.redis;
     if (redis !== null && this.config.prepareBackend !== 'redis') {

@@ -1,6 +1,4 @@
-import { Inject, Optional } from '@nestjs/common';
-import { MongooseRepository, MongoOutboxStore, PostgresRepository, type PostgresColumns, type StoredDocument, type StoredRow } from '@ddd-kit/repository';
-import { MONGO_OUTBOX } from '../outbox/outbox.constants.js';
+import { MongooseRepository, PostgresRepository, type PostgresColumns, type StoredDocument, type StoredRow } from '@ddd-kit/repository';
 import { User } from './user.aggregate.js';
 
 interface UserDocument {
@@ -10,14 +8,10 @@ interface UserDocument {
 
 /**
  * Users as `{ _id, username, secretHash, version }` documents; the version field and locking are
- * the base class's. With OutboxModule's store, each write carries its data-sync events in the
- * document (the `_outbox…` fields) and the relay delivers them.
+ * the base class's. With RepositoryModule's outbox on, each write carries its data-sync events
+ * in the document (the `_outbox…` fields) and the module's relay delivers them.
  */
 export class UserMongooseRepository extends MongooseRepository<string, User, UserDocument> {
-  constructor(@Optional() @Inject(MONGO_OUTBOX) outbox?: MongoOutboxStore | null) {
-    super(outbox ? { outbox } : {});
-  }
-
   protected toDocument(user: User): UserDocument {
     return { username: user.username, secretHash: user.secretHash };
   }

@@ -1,0 +1,22 @@
+import type { RepositoryOutboxOptions } from '@ddd-kit/repository';
+import type { AppConfig } from '../config/app-config.js';
+
+/**
+ * Durable data-sync events on a shared repository: each write stores its events with the user
+ * (the outbox table in the same transaction on PostgreSQL, inside the user's document on
+ * MongoDB) and RepositoryModule's relay feeds the read model from there, at least once, so a
+ * crash between the write and the projector delays an event and never loses it. In memory there
+ * is nothing durable to gain: events are delivered in process, before the request answers.
+ *
+ * The lease: a claim of an instance killed mid-delivery is taken over after it (the projector
+ * is one statement, far shorter). PostgreSQL wakes the relay on commit (LISTEN/NOTIFY);
+ * MongoDB gives no such signal, so the relay polls more often.
+ */
+export function outboxOptions(config: AppConfig): RepositoryOutboxOptions | undefined {
+  if (config.repositoryBackend === 'memory') return undefined;
+  return {
+    relay: config.outboxRelay ?? true,
+    leaseMs: 10_000,
+    pollIntervalMs: config.repositoryBackend === 'mongo' ? 200 : 1_000,
+  };
+}
