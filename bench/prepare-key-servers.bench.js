@@ -68,7 +68,7 @@ async function assertSameCall(prefix) {
     },
   };
   const ttlAt = Date.now() + TTL_MS;
-  await new RedisPrepareKeyFactory(recorder, { prefix, retentionMs: 0 }).create('raw').prepare('k0', toTtlAt(value, ttlAt));
+  await new RedisPrepareKeyFactory(recorder, { keyPrefix: prefix, retentionMs: 0 }).create('raw').prepare('k0', toTtlAt(value, ttlAt));
   const libraryCalls = calls.splice(0);
   const op = newOperationId();
   await rawPrepare(recorder, recordKeyHead(prefix, 'raw'), 'k0', ttlAt, op);
@@ -96,7 +96,7 @@ async function loadScript(client) {
 
 /** The library's prepare and the raw EVALSHA on one client, as two measurable sides. */
 function redisSides(client, prefix) {
-  const pk = new RedisPrepareKeyFactory(client, { prefix, retentionMs: 0 }).create('sku');
+  const pk = new RedisPrepareKeyFactory(client, { keyPrefix: prefix, retentionMs: 0 }).create('sku');
   const head = recordKeyHead(prefix, 'raw');
   const subjectKey = freshKeys('k');
   const rawKey = freshKeys('k');
