@@ -68,7 +68,7 @@ export class RegistrationModule {
             ...(mongo ? { connection: mongo } : {}),
             ...(postgres ? { postgres: { pool: postgres } } : {}),
             // The outbox of a shared repository (PostgreSQL or MongoDB); none in memory.
-            ...(outboxOptions(config) ? { outbox: outboxOptions(config) } : {}),
+            outbox: outboxOptions(config) ?? false,
           }),
         }),
         UsersModule.forRoot(config),
