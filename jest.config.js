@@ -15,7 +15,11 @@ export default {
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
   },
-  testMatch: ['<rootDir>/libs/*/src/**/*.spec.ts', '<rootDir>/apps/*/{src,test}/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
+  testMatch: [
+    '<rootDir>/libs/*/src/**/*.spec.ts',
+    '<rootDir>/apps/*/{src,test}/**/*.spec.ts',
+    '<rootDir>/test/**/*.spec.ts',
+  ],
   modulePathIgnorePatterns: ['<rootDir>/libs/.*/dist/', '<rootDir>/apps/.*/dist/'],
   globalSetup: '<rootDir>/test/support/global-setup.js',
   globalTeardown: '<rootDir>/test/support/global-teardown.js',

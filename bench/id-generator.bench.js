@@ -14,7 +14,14 @@ import { setImmediate as yieldToIo } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Snowflake } from '@sapphire/snowflake';
 import { v7 as uuidv7 } from 'uuid';
-import { ClockSync, CosIdGenerator, NanoIdGenerator, SegmentExhaustedError, SegmentId, SnowflakeId } from '@ddd-kit/id-generator';
+import {
+  ClockSync,
+  CosIdGenerator,
+  NanoIdGenerator,
+  SegmentExhaustedError,
+  SegmentId,
+  SnowflakeId,
+} from '@ddd-kit/id-generator';
 import { alternate, measureBatches, measureBatchesSync, notes, sink, SINK_MASK } from './util.js';
 
 const BATCH = 1_000;
@@ -31,12 +38,13 @@ const TIMING = `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, batches of ${
  * generators measured before it.
  */
 function syncSide(next) {
-  const loop = new Function('next', 'sink', 'mask', 'n', 'return function batch() { for (let i = 0; i < n; i++) sink[i & mask] = next(); return n; };')(
-    next,
-    sink,
-    SINK_MASK,
-    BATCH,
-  );
+  const loop = new Function(
+    'next',
+    'sink',
+    'mask',
+    'n',
+    'return function batch() { for (let i = 0; i < n; i++) sink[i & mask] = next(); return n; };',
+  )(next, sink, SINK_MASK, BATCH);
   loop(); // compile before the first timed slice
   return () => measureBatchesSync(loop, { ms: SLICE_MS });
 }
@@ -75,7 +83,11 @@ export default async function ({ log }) {
   {
     const snowflake = new SnowflakeId({ machineId: 1 });
     const limit = 2 ** snowflake.sequenceBits * 1000;
-    const result = await alternate(syncSide(() => snowflake.generate()), limit, { pairs: PAIRS });
+    const result = await alternate(
+      syncSide(() => snowflake.generate()),
+      limit,
+      { pairs: PAIRS },
+    );
     rows.push({
       case: 'SnowflakeId generate() (Radix62)',
       subject: 'SnowflakeId',
@@ -83,13 +95,20 @@ export default async function ({ log }) {
       ...result,
       target: 0.97,
       settings: `${TIMING}; ${snowflake.timestampBits}/${snowflake.machineBits}/${snowflake.sequenceBits} bits (defaults), machineId 1`,
-      note: noDuplicates('SnowflakeId', syncDuplicates(() => snowflake.generate())),
+      note: noDuplicates(
+        'SnowflakeId',
+        syncDuplicates(() => snowflake.generate()),
+      ),
     });
   }
 
   {
     const cosid = new CosIdGenerator({ machineId: 1 });
-    const result = await alternate(syncSide(() => cosid.generate()), uuid, { pairs: PAIRS });
+    const result = await alternate(
+      syncSide(() => cosid.generate()),
+      uuid,
+      { pairs: PAIRS },
+    );
     rows.push({
       case: 'CosIdGenerator generate()',
       subject: 'CosIdGenerator',
@@ -97,20 +116,33 @@ export default async function ({ log }) {
       ...result,
       target: 3,
       settings: `${TIMING}; machineId 1`,
-      note: notes(noDuplicates('CosIdGenerator', syncDuplicates(() => cosid.generate())), dupNote('randomUUID', uuidDups)),
+      note: notes(
+        noDuplicates(
+          'CosIdGenerator',
+          syncDuplicates(() => cosid.generate()),
+        ),
+        dupNote('randomUUID', uuidDups),
+      ),
     });
   }
 
   {
     const global = new ClockSync(new CosIdGenerator({ machineId: 2 }));
-    const result = await alternate(syncSide(() => global.generate()), uuid, { pairs: PAIRS });
+    const result = await alternate(
+      syncSide(() => global.generate()),
+      uuid,
+      { pairs: PAIRS },
+    );
     rows.push({
       case: "ClockSync(CosIdGenerator) (the module's global generator)",
       subject: 'ClockSync(CosIdGenerator)',
       baseline: 'crypto.randomUUID',
       ...result,
       settings: `${TIMING}; ClockSync defaults, machineId 2`,
-      note: noDuplicates('ClockSync(CosId)', syncDuplicates(() => global.generate())),
+      note: noDuplicates(
+        'ClockSync(CosId)',
+        syncDuplicates(() => global.generate()),
+      ),
     });
   }
 
@@ -174,41 +206,63 @@ export default async function ({ log }) {
 
   {
     const nano = new NanoIdGenerator();
-    const result = await alternate(syncSide(() => nano.generate()), uuid, { pairs: PAIRS });
+    const result = await alternate(
+      syncSide(() => nano.generate()),
+      uuid,
+      { pairs: PAIRS },
+    );
     rows.push({
       case: `NanoIdGenerator generate() (${nano.generate().length} chars)`,
       subject: 'NanoIdGenerator',
       baseline: 'crypto.randomUUID',
       ...result,
       settings: `${TIMING}; defaults`,
-      note: noDuplicates('NanoId', syncDuplicates(() => nano.generate())),
+      note: noDuplicates(
+        'NanoId',
+        syncDuplicates(() => nano.generate()),
+      ),
     });
   }
 
   {
-    const result = await alternate(syncSide(() => uuidv7()), uuid, { pairs: PAIRS });
+    const result = await alternate(
+      syncSide(() => uuidv7()),
+      uuid,
+      { pairs: PAIRS },
+    );
     rows.push({
       case: 'peer: uuid v7',
       subject: 'uuid v7',
       baseline: 'crypto.randomUUID',
       ...result,
       settings: TIMING,
-      note: dupNote('uuid v7', syncDuplicates(() => uuidv7())),
+      note: dupNote(
+        'uuid v7',
+        syncDuplicates(() => uuidv7()),
+      ),
     });
   }
 
   {
     const sapphire = new Snowflake(1577203200000n);
-    const result = await alternate(syncSide(() => sapphire.generate()), 2 ** 12 * 1000, { pairs: PAIRS });
+    const result = await alternate(
+      syncSide(() => sapphire.generate()),
+      2 ** 12 * 1000,
+      { pairs: PAIRS },
+    );
     rows.push({
       case: 'peer: @sapphire/snowflake generate()',
       subject: '@sapphire/snowflake',
       baseline: '12-bit sequence limit (2^12 per ms, computed)',
       ...result,
       settings: `${TIMING}; its 12-bit increment`,
-      note: `${dupNote('@sapphire/snowflake', syncDuplicates(() => sapphire.generate()))} (its 12-bit increment wraps within a millisecond)`,
+      note: `${dupNote(
+        '@sapphire/snowflake',
+        syncDuplicates(() => sapphire.generate()),
+      )} (its 12-bit increment wraps within a millisecond)`,
     });
   }
-  for (const row of rows) log(`${row.case}: ${Math.round(row.ops).toLocaleString('en-US')} IDs/s, ${row.ratio.toFixed(2)}× ${row.baseline}`);
+  for (const row of rows)
+    log(`${row.case}: ${Math.round(row.ops).toLocaleString('en-US')} IDs/s, ${row.ratio.toFixed(2)}× ${row.baseline}`);
   return rows;
 }

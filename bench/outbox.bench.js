@@ -19,7 +19,14 @@ import pg from 'pg';
 import * as repositoryLib from '@ddd-kit/repository';
 import { alternate, cpuNote, measureBatches, median, notes } from './util.js';
 
-const { AggregateRoot, DataSyncEventBus, MongooseRepository, MongoOutboxStore, PostgresOutboxStore, PostgresRepository } = repositoryLib;
+const {
+  AggregateRoot,
+  DataSyncEventBus,
+  MongooseRepository,
+  MongoOutboxStore,
+  PostgresOutboxStore,
+  PostgresRepository,
+} = repositoryLib;
 
 class Counter extends AggregateRoot {
   constructor(id, label) {
@@ -80,7 +87,10 @@ async function perWriterOpsPerSecond(op, { writers, ms }) {
     }),
   );
   const used = process.cpuUsage(cpu);
-  return { opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: (used.user + used.system) / ops };
+  return {
+    opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9),
+    cpuUsPerOp: (used.user + used.system) / ops,
+  };
 }
 
 /**
@@ -145,7 +155,13 @@ async function postgresWriteRows({ log }) {
   // As in repository.bench.js: synchronous_commit off on every side, so a WAL flush's swings on
   // a shared machine do not drown what is measured.
   const pool = new pg.Pool({ connectionString: url, max: WRITERS, options: '-c synchronous_commit=off' });
-  const tables = ['outbox_bench_counters', 'outbox_bench_plain', 'outbox_bench_quiet', 'outbox_bench_raw', 'outbox_bench_events'];
+  const tables = [
+    'outbox_bench_counters',
+    'outbox_bench_plain',
+    'outbox_bench_quiet',
+    'outbox_bench_raw',
+    'outbox_bench_events',
+  ];
   try {
     const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_events' });
     const bus = new DataSyncEventBus();
@@ -153,7 +169,13 @@ async function postgresWriteRows({ log }) {
     const alone = new CounterRows({ pool, aggregate: Counter, publisher: bus, table: 'outbox_bench_plain' });
     // The same outbox without NOTIFY (relays then poll): what the notification adds to commits.
     const quietStore = new PostgresOutboxStore({ pool, table: 'outbox_bench_events', notifyChannel: false });
-    const quiet = new CounterRows({ pool, aggregate: Counter, publisher: bus, outbox: quietStore, table: 'outbox_bench_quiet' });
+    const quiet = new CounterRows({
+      pool,
+      aggregate: Counter,
+      publisher: bus,
+      outbox: quietStore,
+      table: 'outbox_bench_quiet',
+    });
     await withOutbox.ensureTable();
     await alone.ensureTable();
     await quiet.ensureTable();
@@ -163,7 +185,8 @@ async function postgresWriteRows({ log }) {
     const quietSubject = rotatingUpdates(quiet, await loadAggregates(quiet, 'q'));
     // The inserts stored an event each: out of the count below, which is of updates.
     const inserted = await drain(store);
-    if (inserted !== 2 * WRITERS * PER_WRITER) throw new Error(`the outbox held ${inserted} events for ${2 * WRITERS * PER_WRITER} inserts`);
+    if (inserted !== 2 * WRITERS * PER_WRITER)
+      throw new Error(`the outbox held ${inserted} events for ${2 * WRITERS * PER_WRITER} inserts`);
     let stored = 0;
     const emptyOutbox = async () => {
       stored += await drain(store);
@@ -172,9 +195,14 @@ async function postgresWriteRows({ log }) {
     // The driver's floor: the combined statement PostgresOutboxStore builds, run by pg, beside
     // the bare conditional UPDATE; same table shape, one row each side.
     await pool.query(withOutbox.createTableStatement().replace('"outbox_bench_counters"', '"outbox_bench_raw"'));
-    await pool.query(`INSERT INTO "outbox_bench_raw" ("id", "version", "label", "count") VALUES ('a', 1, 'a', 0), ('b', 1, 'b', 0)`);
+    await pool.query(
+      `INSERT INTO "outbox_bench_raw" ("id", "version", "label", "count") VALUES ('a', 1, 'a', 0), ('b', 1, 'b', 0)`,
+    );
     const raw = { a: 1, b: 1 };
-    const rawUpdate = (id) => ({ text: 'UPDATE "outbox_bench_raw" SET "label" = $3, "count" = $4, "version" = $5 WHERE "id" = $1 AND "version" = $2', values: [id, raw[id], id, raw[id], raw[id] + 1] });
+    const rawUpdate = (id) => ({
+      text: 'UPDATE "outbox_bench_raw" SET "label" = $3, "count" = $4, "version" = $5 WHERE "id" = $1 AND "version" = $2',
+      values: [id, raw[id], id, raw[id], raw[id] + 1],
+    });
     let rawStored = 0;
     const rawWithEvent = async () => {
       const event = repositoryLib.DataSyncEvent.upsert('counter', 'a', raw.a + 1, { label: 'a', count: raw.a });
@@ -199,28 +227,43 @@ async function postgresWriteRows({ log }) {
     await emptyOutbox();
 
     const one = (op) => () => measureBatches(async () => (await op(0), 1), { ms: PG_SLICE_MS });
-    const sequential = await alternate(one(subject.update), one(baseline.update), { pairs: PG_PAIRS, before: emptyOutbox });
-    log(`postgres sequential: update + outbox ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`);
+    const sequential = await alternate(one(subject.update), one(baseline.update), {
+      pairs: PG_PAIRS,
+      before: emptyOutbox,
+    });
+    log(
+      `postgres sequential: update + outbox ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`,
+    );
     const concurrent = await alternate(
       () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
       () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
       { pairs: PG_PAIRS, before: emptyOutbox },
     );
-    log(`postgres ${WRITERS} writers: update + outbox ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`);
+    log(
+      `postgres ${WRITERS} writers: update + outbox ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`,
+    );
     const concurrentQuiet = await alternate(
       () => perWriterOpsPerSecond(quietSubject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
       () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
       { pairs: PG_PAIRS, before: emptyOutbox },
     );
-    log(`postgres ${WRITERS} writers, no NOTIFY: update + outbox ${Math.round(concurrentQuiet.ops)} ops/s, update alone ${Math.round(concurrentQuiet.baselineOps)} ops/s`);
+    log(
+      `postgres ${WRITERS} writers, no NOTIFY: update + outbox ${Math.round(concurrentQuiet.ops)} ops/s, update alone ${Math.round(concurrentQuiet.baselineOps)} ops/s`,
+    );
     const driver = await alternate(one(rawWithEvent), one(rawAlone), { pairs: PG_PAIRS, before: emptyOutbox });
-    log(`postgres driver: UPDATE + outbox INSERT ${Math.round(driver.ops)} ops/s, UPDATE alone ${Math.round(driver.baselineOps)} ops/s`);
+    log(
+      `postgres driver: UPDATE + outbox INSERT ${Math.round(driver.ops)} ops/s, UPDATE alone ${Math.round(driver.baselineOps)} ops/s`,
+    );
     await emptyOutbox();
 
     // Every update of the outbox side stored exactly one event, and the rows really moved.
     const updates = subject.done() + quietSubject.done() + rawStored;
     if (stored !== updates) throw new Error(`the outbox held ${stored} events for ${updates} updates`);
-    for (const [repository, side] of [[withOutbox, 'o'], [alone, 'p'], [quiet, 'q']]) {
+    for (const [repository, side] of [
+      [withOutbox, 'o'],
+      [alone, 'p'],
+      [quiet, 'q'],
+    ]) {
       for (const i of [0, WRITERS * PER_WRITER - 1]) {
         const loaded = await repository.findById(`${side}${i}`);
         if (loaded === null || loaded.count === 0) throw new Error(`${side}${i} was never updated`);
@@ -260,7 +303,10 @@ async function postgresWriteRows({ log }) {
         baseline: 'pg: the same UPDATE alone',
         ...driver,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; one writer, one row; ${server}`,
-        note: notes('the statement PostgresOutboxStore.withEvents builds; every statement checked (row count)', cpuNote(driver)),
+        note: notes(
+          'the statement PostgresOutboxStore.withEvents builds; every statement checked (row count)',
+          cpuNote(driver),
+        ),
       },
     ];
   } finally {
@@ -277,19 +323,35 @@ const MONGO_PAIRS = 6;
 async function mongoWriteRows({ log }) {
   const uri = process.env.MONGODB_URI;
   if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
-  const connection = await mongoose.createConnection(uri, { dbName: `bench_outbox_${randomUUID().slice(0, 8)}` }).asPromise();
-  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  const connection = await mongoose
+    .createConnection(uri, { dbName: `bench_outbox_${randomUUID().slice(0, 8)}` })
+    .asPromise();
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb')
+    ? 'MongoDB-wire emulator (jongodb)'
+    : 'MongoDB';
   try {
     const store = new MongoOutboxStore();
     const bus = new DataSyncEventBus();
-    const withOutbox = new CounterDocuments({ connection, collection: 'outbox_counters', aggregate: Counter, publisher: bus, outbox: store });
-    const alone = new CounterDocuments({ connection, collection: 'plain_counters', aggregate: Counter, publisher: bus });
+    const withOutbox = new CounterDocuments({
+      connection,
+      collection: 'outbox_counters',
+      aggregate: Counter,
+      publisher: bus,
+      outbox: store,
+    });
+    const alone = new CounterDocuments({
+      connection,
+      collection: 'plain_counters',
+      aggregate: Counter,
+      publisher: bus,
+    });
     const subject = rotatingUpdates(withOutbox, await loadAggregates(withOutbox, 'o'));
     const baseline = rotatingUpdates(alone, await loadAggregates(alone, 'p'));
     await store.ensureIndexes();
     // The inserts stored an event each: out of the count below, which is of updates.
     const inserted = await drain(store);
-    if (inserted !== WRITERS * PER_WRITER) throw new Error(`the outbox held ${inserted} events for ${WRITERS * PER_WRITER} inserts`);
+    if (inserted !== WRITERS * PER_WRITER)
+      throw new Error(`the outbox held ${inserted} events for ${WRITERS * PER_WRITER} inserts`);
     let stored = 0;
     const emptyOutbox = async () => {
       stored += await drain(store);
@@ -303,16 +365,24 @@ async function mongoWriteRows({ log }) {
     await emptyOutbox();
 
     const one = (op) => () => measureBatches(async () => (await op(0), 1), { ms: MONGO_SLICE_MS });
-    const sequential = await alternate(one(subject.update), one(baseline.update), { pairs: MONGO_PAIRS, before: emptyOutbox });
-    log(`${label} sequential: update + events ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`);
+    const sequential = await alternate(one(subject.update), one(baseline.update), {
+      pairs: MONGO_PAIRS,
+      before: emptyOutbox,
+    });
+    log(
+      `${label} sequential: update + events ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`,
+    );
     const concurrent = await alternate(
       () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: MONGO_SLICE_MS }),
       () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: MONGO_SLICE_MS }),
       { pairs: MONGO_PAIRS, before: emptyOutbox },
     );
-    log(`${label} ${WRITERS} writers: update + events ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`);
+    log(
+      `${label} ${WRITERS} writers: update + events ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`,
+    );
     await emptyOutbox();
-    if (stored !== subject.done()) throw new Error(`the documents carried ${stored} events for ${subject.done()} updates`);
+    if (stored !== subject.done())
+      throw new Error(`the documents carried ${stored} events for ${subject.done()} updates`);
 
     const checked = `every update checked (version advanced); the ${stored} events of the outbox side's updates all found in the documents (one per update)`;
     return [
@@ -335,8 +405,14 @@ async function mongoWriteRows({ log }) {
     ];
   } finally {
     // The emulator has no drop commands: empty the collections instead.
-    await connection.db.collection('outbox_counters').deleteMany({}).catch(() => undefined);
-    await connection.db.collection('plain_counters').deleteMany({}).catch(() => undefined);
+    await connection.db
+      .collection('outbox_counters')
+      .deleteMany({})
+      .catch(() => undefined);
+    await connection.db
+      .collection('plain_counters')
+      .deleteMany({})
+      .catch(() => undefined);
     await connection.close();
   }
 }
@@ -410,7 +486,8 @@ async function until(done, what, withinMs = 120_000) {
  */
 async function relayRowsOn({ label, repository, store, aggregates, relaySettings, wakeNote, log }) {
   const { OutboxRelay } = repositoryLib;
-  if (typeof OutboxRelay !== 'function') throw new Error('@ddd-kit/repository exports no OutboxRelay (built from a branch without the relay?)');
+  if (typeof OutboxRelay !== 'function')
+    throw new Error('@ddd-kit/repository exports no OutboxRelay (built from a branch without the relay?)');
   const writes = rotatingUpdates(repository, aggregates);
   await drain(store);
 
@@ -421,19 +498,31 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
     const before = writes.done();
     const written = await perWriterOpsPerSecond(writes.update, { writers: WRITERS, ms: BACKLOG_WRITE_MS });
     const backlog = writes.done() - before;
-    const relay = new OutboxRelay({ stores: [store], deliver: handler.deliver, owner: `bench-relay-${pair}`, ...relaySettings });
+    const relay = new OutboxRelay({
+      stores: [store],
+      deliver: handler.deliver,
+      owner: `bench-relay-${pair}`,
+      ...relaySettings,
+    });
     const start = performance.now();
     await relay.start();
-    await until(() => handler.delivered() >= backlog || handler.duplicates() > 0, `${label}: draining ${backlog} events`);
+    await until(
+      () => handler.delivered() >= backlog || handler.duplicates() > 0,
+      `${label}: draining ${backlog} events`,
+    );
     const seconds = (performance.now() - start) / 1000;
     await relay.stop();
     handler.check();
-    if (handler.delivered() !== backlog || handler.duplicates() !== 0) throw new Error(`${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${backlog}`);
+    if (handler.delivered() !== backlog || handler.duplicates() !== 0)
+      throw new Error(`${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${backlog}`);
     const status = await store.status(Date.now());
-    if (status.pending !== 0 || status.deadLetters !== 0) throw new Error(`${label}: ${status.pending} pending, ${status.deadLetters} dead after draining`);
+    if (status.pending !== 0 || status.deadLetters !== 0)
+      throw new Error(`${label}: ${status.pending} pending, ${status.deadLetters} dead after draining`);
     drainRates.push(backlog / seconds);
     writeRates.push(written.opsPerSec);
-    log(`${label} relay: drained ${backlog} events at ${Math.round(backlog / seconds)} events/s; written at ${Math.round(written.opsPerSec)} writes/s`);
+    log(
+      `${label} relay: drained ${backlog} events at ${Math.round(backlog / seconds)} events/s; written at ${Math.round(written.opsPerSec)} writes/s`,
+    );
   }
   const ratios = drainRates.map((rate, i) => rate / writeRates[i]);
   const throughput = {
@@ -448,7 +537,12 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
   // Half of what both sides managed above: writers keep their pace, the relay has room.
   const rate = Math.max(10, Math.floor(Math.min(throughput.ops, throughput.baselineOps) / 2));
   const handler = checkingHandler(aggregates);
-  const relay = new OutboxRelay({ stores: [store], deliver: handler.deliver, owner: 'bench-relay-steady', ...relaySettings });
+  const relay = new OutboxRelay({
+    stores: [store],
+    deliver: handler.deliver,
+    owner: 'bench-relay-steady',
+    ...relaySettings,
+  });
   await relay.start();
   const committed = [];
   const periodMs = (1000 * WRITERS) / rate;
@@ -467,16 +561,23 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
         const before = counter.oldVersion;
         counter.count++;
         await repository.update(counter);
-        if (counter.oldVersion !== before + 1) throw new Error(`update left version ${counter.oldVersion} after ${before}`);
+        if (counter.oldVersion !== before + 1)
+          throw new Error(`update left version ${counter.oldVersion} after ${before}`);
         committed.push([counter.id, counter.oldVersion, performance.now()]);
       }
     }),
   );
   const wroteFor = (performance.now() - begin) / 1000;
-  await until(() => handler.delivered() >= committed.length || handler.duplicates() > 0, `${label}: delivering the steady load`);
+  await until(
+    () => handler.delivered() >= committed.length || handler.duplicates() > 0,
+    `${label}: delivering the steady load`,
+  );
   await relay.stop();
   handler.check();
-  if (handler.delivered() !== committed.length || handler.duplicates() !== 0) throw new Error(`${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${committed.length}`);
+  if (handler.delivered() !== committed.length || handler.duplicates() !== 0)
+    throw new Error(
+      `${label}: ${handler.delivered()} delivered (${handler.duplicates()} repeats) of ${committed.length}`,
+    );
   let early = 0;
   const lags = committed
     .map(([id, version, at]) => {
@@ -488,9 +589,15 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
   const [p50, p99, max] = [percentile(lags, 50), percentile(lags, 99), lags[lags.length - 1]];
   const lastArrival = Math.max(...committed.map(([id, version]) => handler.arrivedAt(id, version)));
   const deliveredPerSec = committed.length / ((lastArrival - begin) / 1000);
-  log(`${label} steady ${rate} writes/s: lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
+  log(
+    `${label} steady ${rate} writes/s: lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`,
+  );
 
-  const settings = `one relay (${Object.entries(relaySettings).map(([k, v]) => `${k} ${v}`).join(', ') || 'default settings'}); ${wakeNote}; handler: an order check per aggregate, no I/O`;
+  const settings = `one relay (${
+    Object.entries(relaySettings)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || 'default settings'
+  }); ${wakeNote}; handler: an order check per aggregate, no I/O`;
   return [
     {
       case: `${label} relay throughput (a backlog drained)`,
@@ -524,10 +631,26 @@ async function relayRows({ log }) {
   const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: '-c synchronous_commit=off' });
   try {
     const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_relay_events' });
-    const repository = new CounterRows({ pool, aggregate: Counter, publisher: new DataSyncEventBus(), outbox: store, table: 'outbox_bench_relay' });
+    const repository = new CounterRows({
+      pool,
+      aggregate: Counter,
+      publisher: new DataSyncEventBus(),
+      outbox: store,
+      table: 'outbox_bench_relay',
+    });
     await repository.ensureTable();
     const aggregates = await loadAggregates(repository, 'r');
-    rows.push(...(await relayRowsOn({ label: 'PostgreSQL', repository, store, aggregates, relaySettings: {}, wakeNote: 'woken by LISTEN/NOTIFY, polling every 1 s besides', log })));
+    rows.push(
+      ...(await relayRowsOn({
+        label: 'PostgreSQL',
+        repository,
+        store,
+        aggregates,
+        relaySettings: {},
+        wakeNote: 'woken by LISTEN/NOTIFY, polling every 1 s besides',
+        log,
+      })),
+    );
   } finally {
     await pool.query('DROP TABLE IF EXISTS "outbox_bench_relay", "outbox_bench_relay_events"').catch(() => undefined);
     await pool.end();
@@ -536,16 +659,39 @@ async function relayRows({ log }) {
   // MongoDB-wire: no change stream on the emulator, so the relay polls.
   const uri = process.env.MONGODB_URI;
   if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
-  const connection = await mongoose.createConnection(uri, { dbName: `bench_relay_${randomUUID().slice(0, 8)}` }).asPromise();
-  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  const connection = await mongoose
+    .createConnection(uri, { dbName: `bench_relay_${randomUUID().slice(0, 8)}` })
+    .asPromise();
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb')
+    ? 'MongoDB-wire emulator (jongodb)'
+    : 'MongoDB';
   try {
     const store = new MongoOutboxStore();
-    const repository = new CounterDocuments({ connection, collection: 'relay_counters', aggregate: Counter, publisher: new DataSyncEventBus(), outbox: store });
+    const repository = new CounterDocuments({
+      connection,
+      collection: 'relay_counters',
+      aggregate: Counter,
+      publisher: new DataSyncEventBus(),
+      outbox: store,
+    });
     const aggregates = await loadAggregates(repository, 'r');
     await store.ensureIndexes();
-    rows.push(...(await relayRowsOn({ label, repository, store, aggregates, relaySettings: { pollIntervalMs: 50 }, wakeNote: 'polling (no notification from this store)', log })));
+    rows.push(
+      ...(await relayRowsOn({
+        label,
+        repository,
+        store,
+        aggregates,
+        relaySettings: { pollIntervalMs: 50 },
+        wakeNote: 'polling (no notification from this store)',
+        log,
+      })),
+    );
   } finally {
-    await connection.db.collection('relay_counters').deleteMany({}).catch(() => undefined);
+    await connection.db
+      .collection('relay_counters')
+      .deleteMany({})
+      .catch(() => undefined);
     await connection.close();
   }
   return rows;

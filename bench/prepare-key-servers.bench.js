@@ -68,17 +68,22 @@ async function assertSameCall(prefix) {
     },
   };
   const ttlAt = Date.now() + TTL_MS;
-  await new RedisPrepareKeyFactory(recorder, { keyPrefix: prefix, retentionMs: 0 }).create('raw').prepare('k0', toTtlAt(value, ttlAt));
+  await new RedisPrepareKeyFactory(recorder, { keyPrefix: prefix, retentionMs: 0 })
+    .create('raw')
+    .prepare('k0', toTtlAt(value, ttlAt));
   const libraryCalls = calls.splice(0);
   const op = newOperationId();
   await rawPrepare(recorder, recordKeyHead(prefix, 'raw'), 'k0', ttlAt, op);
   const rawCalls = calls.splice(0);
-  const blank = (call, id) => JSON.stringify(call.map((arg) => (typeof arg === 'string' && id ? arg.replaceAll(id, '<op>') : arg)));
+  const blank = (call, id) =>
+    JSON.stringify(call.map((arg) => (typeof arg === 'string' && id ? arg.replaceAll(id, '<op>') : arg)));
   const libraryOp = libraryCalls[0]?.at(-1);
   const library = libraryCalls.map((call) => blank(call, libraryOp)).join();
   const raw = rawCalls.map((call) => blank(call, op)).join();
   if (typeof libraryOp !== 'string' || library !== raw) {
-    throw new Error(`the raw EVALSHA is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`);
+    throw new Error(
+      `the raw EVALSHA is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`,
+    );
   }
 }
 
@@ -122,7 +127,9 @@ async function redisRows(log, label, makeClient, cases) {
       const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
       const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS });
       const mode = autoPipelining ? ', auto-pipelining' : '';
-      log(`${label} prepare ×${concurrency}${mode}: ${count(result.ops)} vs raw EVALSHA ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`);
+      log(
+        `${label} prepare ×${concurrency}${mode}: ${count(result.ops)} vs raw EVALSHA ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
+      );
       rows.push({
         case: `${label} prepare, ${concurrency} caller${concurrency > 1 ? 's' : ''}${mode}`,
         subject: 'RedisPrepareKeyFactory',
@@ -142,7 +149,13 @@ async function redisRows(log, label, makeClient, cases) {
 /** host, port and password of REDIS_URL, as redis-benchmark takes them. */
 function redisBenchmarkTarget(url) {
   const { hostname, port, password } = new URL(url);
-  return ['-h', hostname || '127.0.0.1', '-p', port || '6379', ...(password ? ['-a', decodeURIComponent(password)] : [])];
+  return [
+    '-h',
+    hostname || '127.0.0.1',
+    '-p',
+    port || '6379',
+    ...(password ? ['-a', decodeURIComponent(password)] : []),
+  ];
 }
 
 /**
@@ -156,9 +169,23 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
   const op = newOperationId(); // one for the run: every key is fresh, so no record holds it
   const args = [
     ...redisBenchmarkTarget(process.env.REDIS_URL),
-    '-n', String(requests), '-P', String(RB_PIPELINE), '-c', String(RB_CLIENTS), '-r', '2000000000', '--csv',
+    '-n',
+    String(requests),
+    '-P',
+    String(RB_PIPELINE),
+    '-c',
+    String(RB_CLIENTS),
+    '-r',
+    '2000000000',
+    '--csv',
     // The same call as rawPrepare, with redis-benchmark's random placeholders as the key.
-    'EVALSHA', PREPARE.sha, '1', `${head}k__rand_int____rand_int__}`, encodeRecord(json, ttlAt, op), String(ttlAt), op,
+    'EVALSHA',
+    PREPARE.sha,
+    '1',
+    `${head}k__rand_int____rand_int__}`,
+    encodeRecord(json, ttlAt, op),
+    String(ttlAt),
+    op,
   ];
   const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
   const callsBefore = await calls();
@@ -166,7 +193,8 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
   try {
     ({ stdout } = await execFileAsync('redis-benchmark', args, { maxBuffer: 1 << 20 }));
   } catch (error) {
-    if (error.code === 'ENOENT') throw new Error('redis-benchmark is not installed (apt-get install redis-tools, or redis-server)');
+    if (error.code === 'ENOENT')
+      throw new Error('redis-benchmark is not installed (apt-get install redis-tools, or redis-server)');
     throw error;
   }
   // CSV: "test","rps","avg_latency_ms",…: the test name holds the arguments (quotes and all), so read from the end.
@@ -179,7 +207,9 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
   const ran = (await calls()) - callsBefore;
   const written = await countAndDelete(client, `${head}*`);
   if (ran < requests || written !== ran) {
-    throw new Error(`redis-benchmark: ${ran} EVALSHA calls ran for ${requests} requests and ${written} wrote a record (another client running EVALSHA on this server also breaks this check)`);
+    throw new Error(
+      `redis-benchmark: ${ran} EVALSHA calls ran for ${requests} requests and ${written} wrote a record (another client running EVALSHA on this server also breaks this check)`,
+    );
   }
   return { opsPerSec: rps, server };
 }
@@ -221,7 +251,9 @@ async function serverLimitRows(log) {
     let slice = 0;
     const server = async () => {
       const before = serverSched();
-      const rps = await redisBenchmark(admin, `${prefix}:${slice++}`, requests, () => schedShares(before, serverSched()));
+      const rps = await redisBenchmark(admin, `${prefix}:${slice++}`, requests, () =>
+        schedShares(before, serverSched()),
+      );
       return rps;
     };
     const { subject, baseline } = redisSides(client, prefix);
@@ -249,7 +281,9 @@ async function serverLimitRows(log) {
         },
         { pairs: SERVER_PAIRS },
       );
-      log(`one Node process, ${name}: ${count(result.ops)} vs redis-benchmark ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`);
+      log(
+        `one Node process, ${name}: ${count(result.ops)} vs redis-benchmark ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
+      );
       rows.push({
         case: `Redis prepare, one Node process vs the server's limit${name === 'RedisPrepareKeyFactory' ? '' : ' (raw client, for reference)'}`,
         subject: name,
@@ -275,7 +309,8 @@ async function serverLimitRows(log) {
 
 /** Median scheduler shares of the Node and redis-benchmark slices, as a note. */
 function whereTimeGoes({ node, server }) {
-  const pct = (values) => (values.length && values.every((v) => v !== undefined) ? `${Math.round(100 * median(values))} %` : undefined);
+  const pct = (values) =>
+    values.length && values.every((v) => v !== undefined) ? `${Math.round(100 * median(values))} %` : undefined;
   const nodeRun = pct(node.map((s) => s.sched?.run));
   const nodeWait = pct(node.map((s) => s.sched?.wait));
   const serverInNode = pct(node.map((s) => s.server?.run));
@@ -291,7 +326,9 @@ function mongoLabel() {
 
 async function mongoRows(log) {
   const label = mongoLabel();
-  const connection = await mongoose.createConnection(process.env.MONGODB_URI, { dbName: `bench_prepare_${run}` }).asPromise();
+  const connection = await mongoose
+    .createConnection(process.env.MONGODB_URI, { dbName: `bench_prepare_${run}` })
+    .asPromise();
   const rows = [];
   try {
     const pk = new MongoPrepareKeyFactory(connection, { retentionMs: 0 }).create('sku');
@@ -317,11 +354,14 @@ async function mongoRows(log) {
             { $set: { value: JSON.stringify(value), ttlAt, expireAt: new Date(ttlAt) } },
             { upsert: true },
           );
-          if (result.upsertedCount !== 1) throw new Error(`updateOne upsert on a fresh key inserted ${result.upsertedCount} documents`);
+          if (result.upsertedCount !== 1)
+            throw new Error(`updateOne upsert on a fresh key inserted ${result.upsertedCount} documents`);
         };
         const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
         const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS, before: empty });
-        log(`${label} prepare ×${concurrency}: ${count(result.ops)} vs raw updateOne ${count(result.baselineOps)} ops/s`);
+        log(
+          `${label} prepare ×${concurrency}: ${count(result.ops)} vs raw updateOne ${count(result.baselineOps)} ops/s`,
+        );
         rows.push({
           case: `${label} prepare, ${concurrency} caller${concurrency > 1 ? 's' : ''}`,
           subject: 'MongoPrepareKeyFactory',

@@ -42,7 +42,11 @@ const PAIRS = 6;
  */
 async function libraryOverheadMicros() {
   const stub = { updateOne: async () => ({ matchedCount: 1 }), insertOne: async () => ({ acknowledged: true }) };
-  const repository = new CounterRepository({ collection: 'stub', aggregate: Counter, publisher: new DataSyncEventBus() });
+  const repository = new CounterRepository({
+    collection: 'stub',
+    aggregate: Counter,
+    publisher: new DataSyncEventBus(),
+  });
   repository.nativeCollection = stub; // the cached driver collection (see MongooseRepository)
   const counter = new Counter('stub', 'stub');
   await repository.insert(counter);
@@ -56,7 +60,8 @@ async function libraryOverheadMicros() {
     }
     const withRepository = Number(process.hrtime.bigint() - start);
     start = process.hrtime.bigint();
-    for (let i = 0; i < n; i++) await stub.updateOne({ _id: 'stub', version: i }, { $set: { count: i }, $inc: { version: 1 } });
+    for (let i = 0; i < n; i++)
+      await stub.updateOne({ _id: 'stub', version: i }, { $set: { count: i }, $inc: { version: 1 } });
     best = Math.min(best, (withRepository - Number(process.hrtime.bigint() - start)) / n / 1000);
   }
   return best;
@@ -77,7 +82,10 @@ async function perWriterOpsPerSecond(op, { writers, ms }) {
     }),
   );
   const used = process.cpuUsage(cpu);
-  return { opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: (used.user + used.system) / ops };
+  return {
+    opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9),
+    cpuUsPerOp: (used.user + used.system) / ops,
+  };
 }
 
 export default async function repositoryBench({ log }) {
@@ -87,12 +95,21 @@ export default async function repositoryBench({ log }) {
 async function mongoRows({ log }) {
   const uri = process.env.MONGODB_URI;
   if (!uri) throw new Error('MONGODB_URI is not set (bench/run.js provides it)');
-  const connection = await mongoose.createConnection(uri, { dbName: `bench_repository_${randomUUID().slice(0, 8)}` }).asPromise();
+  const connection = await mongoose
+    .createConnection(uri, { dbName: `bench_repository_${randomUUID().slice(0, 8)}` })
+    .asPromise();
   const db = connection.db;
-  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  const label = (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb')
+    ? 'MongoDB-wire emulator (jongodb)'
+    : 'MongoDB';
   try {
     // A bus with no handlers, as in an application without @OnDataSync: events are still collected.
-    const repository = new CounterRepository({ connection, collection: 'repo_counters', aggregate: Counter, publisher: new DataSyncEventBus() });
+    const repository = new CounterRepository({
+      connection,
+      collection: 'repo_counters',
+      aggregate: Counter,
+      publisher: new DataSyncEventBus(),
+    });
     const raw = db.collection('raw_counters');
 
     // One aggregate per writer; writer 0 is the sequential case.
@@ -101,7 +118,7 @@ async function mongoRows({ log }) {
     for (let i = 0; i < CONCURRENCY; i++) {
       const counter = new Counter(`c${i}`, `counter ${i}`);
       await repository.insert(counter);
-      aggregates.push((await repository.findById(counter.id)));
+      aggregates.push(await repository.findById(counter.id));
       await raw.insertOne({ _id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
       rawState.push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
     }
@@ -113,12 +130,16 @@ async function mongoRows({ log }) {
       const before = counter.oldVersion;
       counter.count++;
       await repository.update(counter);
-      if (counter.oldVersion !== before + 1) throw new Error(`repository update left version ${counter.oldVersion} after ${before}`);
+      if (counter.oldVersion !== before + 1)
+        throw new Error(`repository update left version ${counter.oldVersion} after ${before}`);
     };
     const rawUpdate = async (i) => {
       const state = rawState[i];
       state.count++;
-      const result = await raw.updateOne({ _id: state.id, version: state.version }, { $set: { label: state.label, count: state.count }, $inc: { version: 1 } });
+      const result = await raw.updateOne(
+        { _id: state.id, version: state.version },
+        { $set: { label: state.label, count: state.count }, $inc: { version: 1 } },
+      );
       if (result.matchedCount !== 1) throw new Error('raw conditional update matched nothing');
       state.version++;
     };
@@ -132,7 +153,9 @@ async function mongoRows({ log }) {
 
     const one = (update) => () => measureBatches(async () => (await update(0), 1), { ms: SLICE_MS });
     const sequential = await alternate(one(repositoryUpdate), one(rawUpdate), { pairs: PAIRS });
-    log(`sequential: repository ${Math.round(sequential.ops)} ops/s, driver ${Math.round(sequential.baselineOps)} ops/s`);
+    log(
+      `sequential: repository ${Math.round(sequential.ops)} ops/s, driver ${Math.round(sequential.baselineOps)} ops/s`,
+    );
 
     const concurrent = await alternate(
       () => perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: SLICE_MS }),
@@ -141,12 +164,15 @@ async function mongoRows({ log }) {
     );
     const overheadUs = await libraryOverheadMicros();
     log(`library work per update (stub collection, no I/O): ${overheadUs.toFixed(1)} µs`);
-    log(`${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, driver ${Math.round(concurrent.baselineOps)} ops/s`);
+    log(
+      `${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, driver ${Math.round(concurrent.baselineOps)} ops/s`,
+    );
 
     // The writes really happened: stored versions match what each side counted.
     for (let i = 0; i < CONCURRENCY; i++) {
       const stored = await repository.currentVersion(`c${i}`);
-      if (stored !== aggregates[i].oldVersion) throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
+      if (stored !== aggregates[i].oldVersion)
+        throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
     }
 
     return [
@@ -175,8 +201,14 @@ async function mongoRows({ log }) {
     ];
   } finally {
     // The test server (an emulator) has no drop commands: empty the collections instead.
-    await db.collection('repo_counters').deleteMany({}).catch(() => undefined);
-    await db.collection('raw_counters').deleteMany({}).catch(() => undefined);
+    await db
+      .collection('repo_counters')
+      .deleteMany({})
+      .catch(() => undefined);
+    await db
+      .collection('raw_counters')
+      .deleteMany({})
+      .catch(() => undefined);
     await connection.close();
   }
 }
@@ -206,8 +238,18 @@ class CounterRows extends PostgresRepository {
 /** What PostgresRepository adds to each update, without I/O: the same update on a pool stub that answers at once, minus the stub call. */
 async function postgresLibraryOverheadMicros() {
   const answer = { rowCount: 1, rows: [] };
-  const stub = { query: async () => answer, connect: async () => { throw new Error('unused'); } };
-  const repository = new CounterRows({ pool: stub, createTable: false, aggregate: Counter, publisher: new DataSyncEventBus() });
+  const stub = {
+    query: async () => answer,
+    connect: async () => {
+      throw new Error('unused');
+    },
+  };
+  const repository = new CounterRows({
+    pool: stub,
+    createTable: false,
+    aggregate: Counter,
+    publisher: new DataSyncEventBus(),
+  });
   const counter = new Counter('stub', 'stub');
   await repository.insert(counter);
   const n = 100_000;
@@ -241,7 +283,8 @@ async function postgresRows({ log }) {
     const ddl = repository.createTableStatement();
     await pool.query(ddl.replace('"repo_counters"', '"raw_counters"'));
     await pool.query(ddl.replace('"repo_counters"', '"raw_twins"'));
-    const updateSql = (table) => `UPDATE "${table}" SET "label" = $3, "count" = $4, "version" = $5 WHERE "id" = $1 AND "version" = $2`;
+    const updateSql = (table) =>
+      `UPDATE "${table}" SET "label" = $3, "count" = $4, "version" = $5 WHERE "id" = $1 AND "version" = $2`;
 
     const aggregates = [];
     const raw = { raw_counters: [], raw_twins: [] };
@@ -250,7 +293,10 @@ async function postgresRows({ log }) {
       await repository.insert(counter);
       aggregates.push(await repository.findById(counter.id));
       for (const table of Object.keys(raw)) {
-        await pool.query(`INSERT INTO "${table}" ("id", "version", "label", "count") VALUES ($1, 1, $2, 0)`, [`c${i}`, `counter ${i}`]);
+        await pool.query(`INSERT INTO "${table}" ("id", "version", "label", "count") VALUES ($1, 1, $2, 0)`, [
+          `c${i}`,
+          `counter ${i}`,
+        ]);
         raw[table].push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
       }
     }
@@ -262,12 +308,19 @@ async function postgresRows({ log }) {
       const before = counter.oldVersion;
       counter.count++;
       await repository.update(counter);
-      if (counter.oldVersion !== before + 1) throw new Error(`repository update left version ${counter.oldVersion} after ${before}`);
+      if (counter.oldVersion !== before + 1)
+        throw new Error(`repository update left version ${counter.oldVersion} after ${before}`);
     };
     const rawUpdateOn = (table) => async (i) => {
       const state = raw[table][i];
       state.count++;
-      const result = await pool.query(updateSql(table), [state.id, state.version, state.label, state.count, state.version + 1]);
+      const result = await pool.query(updateSql(table), [
+        state.id,
+        state.version,
+        state.label,
+        state.count,
+        state.version + 1,
+      ]);
       if (result.rowCount !== 1) throw new Error(`raw conditional UPDATE on ${table} matched nothing`);
       state.version++;
     };
@@ -283,25 +336,33 @@ async function postgresRows({ log }) {
 
     const one = (update) => () => measureBatches(async () => (await update(0), 1), { ms: PG_SLICE_MS });
     const sequential = await alternate(one(repositoryUpdate), one(rawUpdate), { pairs: PG_PAIRS });
-    log(`postgres sequential: repository ${Math.round(sequential.ops)} ops/s, pg ${Math.round(sequential.baselineOps)} ops/s`);
+    log(
+      `postgres sequential: repository ${Math.round(sequential.ops)} ops/s, pg ${Math.round(sequential.baselineOps)} ops/s`,
+    );
     const concurrent = await alternate(
       () => perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
       () => perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
       { pairs: PG_PAIRS },
     );
-    log(`postgres ${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, pg ${Math.round(concurrent.baselineOps)} ops/s`);
+    log(
+      `postgres ${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, pg ${Math.round(concurrent.baselineOps)} ops/s`,
+    );
     // A/A: the same raw UPDATE on two tables. Its distance from 1.00× is what the rows above cannot resolve.
     const control = await alternate(one(twinUpdate), one(rawUpdate), { pairs: PG_PAIRS });
-    log(`postgres A/A control: pg ${Math.round(control.ops)} ops/s against pg ${Math.round(control.baselineOps)} ops/s`);
+    log(
+      `postgres A/A control: pg ${Math.round(control.ops)} ops/s against pg ${Math.round(control.baselineOps)} ops/s`,
+    );
     const overheadUs = await postgresLibraryOverheadMicros();
     log(`postgres library work per update (pool stub, no I/O): ${overheadUs.toFixed(1)} µs`);
 
     for (let i = 0; i < CONCURRENCY; i++) {
       const stored = await repository.currentVersion(`c${i}`);
-      if (stored !== aggregates[i].oldVersion) throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
+      if (stored !== aggregates[i].oldVersion)
+        throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
       for (const table of Object.keys(raw)) {
         const { rows } = await pool.query(`SELECT version FROM "${table}" WHERE id = $1`, [`c${i}`]);
-        if (Number(rows[0].version) !== raw[table][i].version) throw new Error(`${table} version ${rows[0].version} != ${raw[table][i].version}`);
+        if (Number(rows[0].version) !== raw[table][i].version)
+          throw new Error(`${table} version ${rows[0].version} != ${raw[table][i].version}`);
       }
     }
 

@@ -138,7 +138,8 @@ export async function alternate(measureSubject, measureBaseline, { pairs = 6, be
     }
     ratios.push(subject[i].opsPerSec / baseline[i].opsPerSec);
   }
-  const cpu = (side) => (side.every((s) => s.cpuUsPerOp !== undefined) ? median(side.map((s) => s.cpuUsPerOp)) : undefined);
+  const cpu = (side) =>
+    side.every((s) => s.cpuUsPerOp !== undefined) ? median(side.map((s) => s.cpuUsPerOp)) : undefined;
   return {
     ops: median(subject.map((s) => s.opsPerSec)),
     baselineOps: median(baseline.map((s) => s.opsPerSec)),

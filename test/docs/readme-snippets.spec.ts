@@ -53,7 +53,15 @@ export function extractSnippets(readme: string, text: string): Snippet[] {
         .slice(i + 1, end)
         .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
         .join('\n');
-      snippets.push({ readme, index, line: i + 1, code, ...(file ? { file } : {}), fragment, reason: reason || undefined });
+      snippets.push({
+        readme,
+        index,
+        line: i + 1,
+        code,
+        ...(file ? { file } : {}),
+        fragment,
+        reason: reason || undefined,
+      });
     }
     i = end;
   }
@@ -64,7 +72,8 @@ function readmes(): string[] {
   const found = ['README.md'];
   for (const group of ['libs', 'apps']) {
     for (const entry of readdirSync(join(root, group), { withFileTypes: true })) {
-      if (entry.isDirectory() && existsSync(join(root, group, entry.name, 'README.md'))) found.push(`${group}/${entry.name}/README.md`);
+      if (entry.isDirectory() && existsSync(join(root, group, entry.name, 'README.md')))
+        found.push(`${group}/${entry.name}/README.md`);
     }
   }
   return found;
@@ -76,12 +85,17 @@ function workspacePaths(): Record<string, string[]> {
   for (const entry of readdirSync(join(root, 'libs'), { withFileTypes: true })) {
     const pkgFile = join(root, 'libs', entry.name, 'package.json');
     if (!entry.isDirectory() || !existsSync(pkgFile)) continue;
-    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { name: string; exports?: Record<string, { default?: string } | string> };
+    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as {
+      name: string;
+      exports?: Record<string, { default?: string } | string>;
+    };
     for (const [subpath, target] of Object.entries(pkg.exports ?? { '.': './dist/index.js' })) {
       const built = typeof target === 'string' ? target : target.default;
       if (!built) continue;
       const source = built.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts');
-      paths[subpath === '.' ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, '')}`] = [join(root, 'libs', entry.name, source)];
+      paths[subpath === '.' ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, '')}`] = [
+        join(root, 'libs', entry.name, source),
+      ];
     }
   }
   return paths;
@@ -98,7 +112,8 @@ function parseDiagnostics(output: string): Diagnostic[] {
   const diagnostics: Diagnostic[] = [];
   for (const raw of output.split('\n')) {
     const match = /^(.+?)\((\d+),(\d+)\): (error TS\d+: .*)$/.exec(raw);
-    if (match) diagnostics.push({ file: match[1], line: Number(match[2]), column: Number(match[3]), message: match[4] });
+    if (match)
+      diagnostics.push({ file: match[1], line: Number(match[2]), column: Number(match[3]), message: match[4] });
     else if (raw.startsWith(' ') && diagnostics.length > 0) diagnostics[diagnostics.length - 1].message += `\n${raw}`;
     else if (raw.trim() !== '') diagnostics.push({ file: '', line: 0, column: 0, message: raw });
   }
@@ -106,7 +121,8 @@ function parseDiagnostics(output: string): Diagnostic[] {
 }
 
 /** Each README's blocks live in a directory of their own, so that file names only need to be unique within one README. */
-const fileOf = (s: Snippet) => `${s.readme.replace(/[^A-Za-z0-9]+/g, '_')}/${s.file ?? `block${String(s.index).padStart(2, '0')}.ts`}`;
+const fileOf = (s: Snippet) =>
+  `${s.readme.replace(/[^A-Za-z0-9]+/g, '_')}/${s.file ?? `block${String(s.index).padStart(2, '0')}.ts`}`;
 
 describe('README TypeScript blocks', () => {
   const snippets = readmes().flatMap((readme) => extractSnippets(readme, readFileSync(join(root, readme), 'utf8')));
@@ -139,15 +155,20 @@ describe('README TypeScript blocks', () => {
     for (const snippet of snippets) {
       const file = fileOf(snippet);
       const clash = written.get(file);
-      if (clash) throw new Error(`${snippet.readme}: blocks ${clash.index} and ${snippet.index} are both named ${snippet.file}`);
+      if (clash)
+        throw new Error(`${snippet.readme}: blocks ${clash.index} and ${snippet.index} are both named ${snippet.file}`);
       written.set(file, snippet);
       await mkdir(dirname(join(scratch, file)), { recursive: true });
       await writeFile(join(scratch, file), snippet.code);
     }
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    const output = await promisify(execFile)(process.execPath, [tsc, '-p', scratch, '--pretty', 'false'], { cwd: scratch, maxBuffer: 16 << 20 }).then(
+    const output = await promisify(execFile)(process.execPath, [tsc, '-p', scratch, '--pretty', 'false'], {
+      cwd: scratch,
+      maxBuffer: 16 << 20,
+    }).then(
       ({ stdout }) => stdout,
-      (err: { stdout?: string; stderr?: string; message: string }) => (err.stdout || err.stderr ? `${err.stdout ?? ''}${err.stderr ?? ''}` : err.message),
+      (err: { stdout?: string; stderr?: string; message: string }) =>
+        err.stdout || err.stderr ? `${err.stdout ?? ''}${err.stderr ?? ''}` : err.message,
     );
     diagnostics = parseDiagnostics(output);
   }, 300_000);
@@ -158,17 +179,42 @@ describe('README TypeScript blocks', () => {
 
   it('reads blocks as a Markdown reader does: ts and typescript fences, indented ones, fragments with their reason', () => {
     const text = [
-      '# t', '```ts', 'const a = 1;', '```', '```sh', 'echo no', '```',
-      '- item', '  ```typescript', '  const b = 2;', '  ```',
-      '<!-- fragment: a signature -->', '```ts fragment', 'f(x)', '```', '````ts', '```', '````',
-      '```ts file=user.ts', 'export class User {}', '```',
+      '# t',
+      '```ts',
+      'const a = 1;',
+      '```',
+      '```sh',
+      'echo no',
+      '```',
+      '- item',
+      '  ```typescript',
+      '  const b = 2;',
+      '  ```',
+      '<!-- fragment: a signature -->',
+      '```ts fragment',
+      'f(x)',
+      '```',
+      '````ts',
+      '```',
+      '````',
+      '```ts file=user.ts',
+      'export class User {}',
+      '```',
     ].join('\n');
     expect(extractSnippets('R.md', text)).toEqual([
       { readme: 'R.md', index: 1, line: 2, code: 'const a = 1;', fragment: false, reason: undefined },
       { readme: 'R.md', index: 2, line: 9, code: 'const b = 2;', fragment: false, reason: undefined },
       { readme: 'R.md', index: 3, line: 13, code: 'f(x)', fragment: true, reason: 'a signature' },
       { readme: 'R.md', index: 4, line: 16, code: '```', fragment: false, reason: undefined },
-      { readme: 'R.md', index: 5, line: 19, code: 'export class User {}', file: 'user.ts', fragment: false, reason: undefined },
+      {
+        readme: 'R.md',
+        index: 5,
+        line: 19,
+        code: 'export class User {}',
+        file: 'user.ts',
+        fragment: false,
+        reason: undefined,
+      },
     ]);
     expect(snippets.filter((s) => s.readme === 'README.md').length).toBeGreaterThan(0);
   });
@@ -176,7 +222,10 @@ describe('README TypeScript blocks', () => {
   it('skips a block only when it is marked as a fragment with a reason', () => {
     const unexplained = snippets
       .filter((s) => s.fragment && !s.reason)
-      .map((s) => `${s.readme} block ${s.index} (line ${s.line}) is marked fragment without <!-- fragment: reason --> on the line above`);
+      .map(
+        (s) =>
+          `${s.readme} block ${s.index} (line ${s.line}) is marked fragment without <!-- fragment: reason --> on the line above`,
+      );
     expect(unexplained).toEqual([]);
   });
 

@@ -10,7 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { CosIdGenerator, PostgresMachineIdDistributor, RedisMachineIdDistributor, type MachineIdDistributor } from '@ddd-kit/id-generator';
+import {
+  CosIdGenerator,
+  PostgresMachineIdDistributor,
+  RedisMachineIdDistributor,
+  type MachineIdDistributor,
+} from '@ddd-kit/id-generator';
 import { postgresSchema, redisUrl, uniqueName } from '../support/servers.js';
 import { ensureBuilt, progressUntil, readIds, spawnWorker, type WorkerBackend } from './support/id-workers.js';
 
@@ -84,81 +89,96 @@ describe.each([
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it(
-    'SIGSTOP past its safeGuardMs, its ID taken meanwhile, SIGCONT: no ID twice, none under the moved ID after the newcomer began, and it goes on under a new machine ID',
-    async () => {
-      const namespace = uniqueName('paused');
-      const config = (name: string) => ({
-        backend: store.backend,
-        namespace,
-        file: join(dir, `${namespace}-${name}.ids`),
-        machineBits: MACHINE_BITS,
-        safeGuardMs: SAFE_GUARD_MS,
-        guardIntervalMs: GUARD_INTERVAL_MS,
-        mode: 'continuous' as const,
-        chunk: 2_000,
+  it('SIGSTOP past its safeGuardMs, its ID taken meanwhile, SIGCONT: no ID twice, none under the moved ID after the newcomer began, and it goes on under a new machine ID', async () => {
+    const namespace = uniqueName('paused');
+    const config = (name: string) => ({
+      backend: store.backend,
+      namespace,
+      file: join(dir, `${namespace}-${name}.ids`),
+      machineBits: MACHINE_BITS,
+      safeGuardMs: SAFE_GUARD_MS,
+      guardIntervalMs: GUARD_INTERVAL_MS,
+      mode: 'continuous' as const,
+      chunk: 2_000,
+    });
+
+    const a = spawnWorker('A', config('a'), children);
+    const aStarted = await within(a.started, 30_000, 'A started');
+    // Every other machine ID is held by a live instance: B can only take A's.
+    const fillers = [];
+    for (let i = 1; i < 2 ** MACHINE_BITS; i++) {
+      const instanceId = `filler-${i}`;
+      fillers.push({
+        instanceId,
+        ...(await store.distributor.distribute({ namespace, machineBits: MACHINE_BITS, instanceId })),
       });
+    }
+    await within(
+      progressUntil(a, (p) => p.written >= 40_000),
+      30_000,
+      'A issuing IDs',
+    );
 
-      const a = spawnWorker('A', config('a'), children);
-      const aStarted = await within(a.started, 30_000, 'A started');
-      // Every other machine ID is held by a live instance: B can only take A's.
-      const fillers = [];
-      for (let i = 1; i < 2 ** MACHINE_BITS; i++) {
-        const instanceId = `filler-${i}`;
-        fillers.push({ instanceId, ...(await store.distributor.distribute({ namespace, machineBits: MACHINE_BITS, instanceId })) });
-      }
-      await within(progressUntil(a, (p) => p.written >= 40_000), 30_000, 'A issuing IDs');
+    a.child.kill('SIGSTOP');
+    const stoppedAt = Date.now();
+    await sleep(SAFE_GUARD_MS + 500);
 
-      a.child.kill('SIGSTOP');
-      const stoppedAt = Date.now();
-      await sleep(SAFE_GUARD_MS + 500);
+    const b = spawnWorker('B', config('b'), children);
+    const bStarted = await within(b.started, 30_000, 'B started');
+    expect(bStarted.machineId).toBe(aStarted.machineId); // taken over while A is stopped
+    await within(
+      progressUntil(b, (p) => p.written >= 40_000),
+      30_000,
+      'B issuing IDs',
+    );
 
-      const b = spawnWorker('B', config('b'), children);
-      const bStarted = await within(b.started, 30_000, 'B started');
-      expect(bStarted.machineId).toBe(aStarted.machineId); // taken over while A is stopped
-      await within(progressUntil(b, (p) => p.written >= 40_000), 30_000, 'B issuing IDs');
+    // A free ID for A to move to.
+    const free = fillers[fillers.length - 1];
+    expect(
+      await store.distributor.revert({
+        namespace,
+        machineBits: MACHINE_BITS,
+        instanceId: free.instanceId,
+        machineId: free.machineId,
+        lastTimestamp: Date.now(),
+      }),
+    ).toBe(true);
+    const writtenBeforeStop = a.progress.written;
+    a.child.kill('SIGCONT');
+    const resumedAt = Date.now();
+    expect(resumedAt - stoppedAt).toBeGreaterThan(SAFE_GUARD_MS);
 
-      // A free ID for A to move to.
-      const free = fillers[fillers.length - 1];
-      expect(await store.distributor.revert({ namespace, machineBits: MACHINE_BITS, instanceId: free.instanceId, machineId: free.machineId, lastTimestamp: Date.now() })).toBe(true);
-      const writtenBeforeStop = a.progress.written;
-      a.child.kill('SIGCONT');
-      const resumedAt = Date.now();
-      expect(resumedAt - stoppedAt).toBeGreaterThan(SAFE_GUARD_MS);
+    const moved = await within(
+      progressUntil(a, (p) => p.machineId !== aStarted.machineId && p.written >= writtenBeforeStop + 40_000),
+      30_000,
+      'A issuing IDs under a new machine ID after SIGCONT',
+    );
+    expect(moved.machineId).toBe(free.machineId);
 
-      const moved = await within(
-        progressUntil(a, (p) => p.machineId !== aStarted.machineId && p.written >= writtenBeforeStop + 40_000),
-        30_000,
-        'A issuing IDs under a new machine ID after SIGCONT',
-      );
-      expect(moved.machineId).toBe(free.machineId);
+    for (const w of [a, b]) w.child.send('finish');
+    const [aDone, bDone] = await within(Promise.all([a.generated, b.generated]), 30_000, 'both finished');
+    expect(aDone.failed).toBeUndefined();
+    expect(bDone.failed).toBeUndefined();
+    await within(Promise.all([a.exited, b.exited]), 30_000, 'both exited');
 
-      for (const w of [a, b]) w.child.send('finish');
-      const [aDone, bDone] = await within(Promise.all([a.generated, b.generated]), 30_000, 'both finished');
-      expect(aDone.failed).toBeUndefined();
-      expect(bDone.failed).toBeUndefined();
-      await within(Promise.all([a.exited, b.exited]), 30_000, 'both exited');
+    const aIds = readIds(a.file);
+    const bIds = readIds(b.file);
+    const all = [...aIds, ...bIds];
+    expect(new Set(all).size).toBe(all.length);
 
-      const aIds = readIds(a.file);
-      const bIds = readIds(b.file);
-      const all = [...aIds, ...bIds];
-      expect(new Set(all).size).toBe(all.length);
-
-      const parsed = (ids: string[]) => ids.map((id) => ({ id, ...CosIdGenerator.parse(id) }));
-      const aParsed = parsed(aIds);
-      const bParsed = parsed(bIds);
-      expect(bParsed.every((s) => s.machineId === aStarted.machineId)).toBe(true);
-      const aOld = aParsed.filter((s) => s.machineId === aStarted.machineId);
-      const aNew = aParsed.filter((s) => s.machineId === free.machineId);
-      expect(aOld.length + aNew.length).toBe(aParsed.length); // no third machine ID
-      expect(aNew.length).toBeGreaterThanOrEqual(20_000);
-      const lastOld = aOld.reduce((max, s) => Math.max(max, s.timestamp), -Infinity);
-      const firstB = bParsed.reduce((min, s) => Math.min(min, s.timestamp), Infinity);
-      expect(lastOld).toBeLessThan(firstB);
-      // A's IDs keep increasing across the move (the new machine ID starts after the old one's last).
-      const unordered = aIds.filter((id, k) => k > 0 && !(id > aIds[k - 1]));
-      expect(unordered).toEqual([]);
-    },
-    180_000,
-  );
+    const parsed = (ids: string[]) => ids.map((id) => ({ id, ...CosIdGenerator.parse(id) }));
+    const aParsed = parsed(aIds);
+    const bParsed = parsed(bIds);
+    expect(bParsed.every((s) => s.machineId === aStarted.machineId)).toBe(true);
+    const aOld = aParsed.filter((s) => s.machineId === aStarted.machineId);
+    const aNew = aParsed.filter((s) => s.machineId === free.machineId);
+    expect(aOld.length + aNew.length).toBe(aParsed.length); // no third machine ID
+    expect(aNew.length).toBeGreaterThanOrEqual(20_000);
+    const lastOld = aOld.reduce((max, s) => Math.max(max, s.timestamp), -Infinity);
+    const firstB = bParsed.reduce((min, s) => Math.min(min, s.timestamp), Infinity);
+    expect(lastOld).toBeLessThan(firstB);
+    // A's IDs keep increasing across the move (the new machine ID starts after the old one's last).
+    const unordered = aIds.filter((id, k) => k > 0 && !(id > aIds[k - 1]));
+    expect(unordered).toEqual([]);
+  }, 180_000);
 });

@@ -1,9 +1,21 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Inject, Module, type DynamicModule, type INestApplicationContext, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Module,
+  type DynamicModule,
+  type INestApplicationContext,
+  type OnApplicationShutdown,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
-import { IdGeneratorModule, MachineIdHolder, MachineIdStoreError, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
+import {
+  IdGeneratorModule,
+  MachineIdHolder,
+  MachineIdStoreError,
+  RedisMachineIdDistributor,
+} from '@ddd-kit/id-generator';
 import { redisUrl, uniqueName } from '../support/servers.js';
 
 // Issue 14: "who closes the Redis client, and when". Each application below is configured the
@@ -89,7 +101,11 @@ describe('closing an application gives its machine ID back (Redis checked direct
   it('forRootAsync returning machine: { redis: { url } } does the same', async () => {
     const keyPrefix = `${uniqueName('owned_async')}:`;
     @Module({
-      imports: [IdGeneratorModule.forRootAsync({ useFactory: async () => ({ namespace: 'n', machine: { redis: { url: redisUrl(), keyPrefix } } }) })],
+      imports: [
+        IdGeneratorModule.forRootAsync({
+          useFactory: async () => ({ namespace: 'n', machine: { redis: { url: redisUrl(), keyPrefix } } }),
+        }),
+      ],
     })
     class AppModule {}
     const app = await start(AppModule);
@@ -111,7 +127,10 @@ describe('closing an application gives its machine ID back (Redis checked direct
           IdGeneratorModule.forRootAsync({
             imports: [UserRedisModule],
             inject: [REDIS_CLIENT],
-            useFactory: (redis: Redis) => ({ namespace: 'n', machine: new RedisMachineIdDistributor(redis, { keyPrefix }) }),
+            useFactory: (redis: Redis) => ({
+              namespace: 'n',
+              machine: new RedisMachineIdDistributor(redis, { keyPrefix }),
+            }),
           }),
         ],
       })
@@ -139,15 +158,24 @@ describe('Redis down at start-up: one error that names the step and what to do',
       (e: unknown) => e,
     )) as Error;
     expect(error).toBeInstanceOf(MachineIdStoreError);
-    expect(error.message).toMatch(/^IdGeneratorModule: cannot connect to Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+\/? to lease a machine ID \(.*ECONNREFUSED.*\)\. Start Redis, or correct machine\.redis\.url/);
+    expect(error.message).toMatch(
+      /^IdGeneratorModule: cannot connect to Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+\/? to lease a machine ID \(.*ECONNREFUSED.*\)\. Start Redis, or correct machine\.redis\.url/,
+    );
     expect(error.message).not.toContain('secret');
-    expect(unhandled.mock.calls.map((call) => String(call[0]))).not.toContainEqual(expect.stringContaining('[ioredis]'));
+    expect(unhandled.mock.calls.map((call) => String(call[0]))).not.toContainEqual(
+      expect.stringContaining('[ioredis]'),
+    );
   });
 
   it('your own client on a port where nothing listens: the acquire step is named, with the driver error as cause', async () => {
-    const redis = new Redis(`redis://127.0.0.1:${await closedPort()}`, { maxRetriesPerRequest: 1, retryStrategy: () => 10 });
+    const redis = new Redis(`redis://127.0.0.1:${await closedPort()}`, {
+      maxRetriesPerRequest: 1,
+      retryStrategy: () => 10,
+    });
     redis.on('error', () => undefined);
-    @Module({ imports: [IdGeneratorModule.forRoot({ namespace: 'down', machine: new RedisMachineIdDistributor(redis) })] })
+    @Module({
+      imports: [IdGeneratorModule.forRoot({ namespace: 'down', machine: new RedisMachineIdDistributor(redis) })],
+    })
     class AppModule {}
     try {
       const error = (await start(AppModule).then(
@@ -157,7 +185,9 @@ describe('Redis down at start-up: one error that names the step and what to do',
         (e: unknown) => e,
       )) as Error;
       expect(error).toBeInstanceOf(MachineIdStoreError);
-      expect(error.message).toMatch(/^IdGeneratorModule: acquiring a machine ID of namespace "down" from RedisMachineIdDistributor failed \(.+\)\. Check that its store is reachable/);
+      expect(error.message).toMatch(
+        /^IdGeneratorModule: acquiring a machine ID of namespace "down" from RedisMachineIdDistributor failed \(.+\)\. Check that its store is reachable/,
+      );
       expect(error.cause).toBeInstanceOf(Error);
     } finally {
       redis.disconnect();
@@ -172,15 +202,18 @@ describe('Redis down at start-up: one error that names the step and what to do',
 });
 
 describe('RedisMachineIdDistributor.revert on a client the application closed already', () => {
-  it.each(['quit', 'disconnect'] as const)('after %s(): sent on a short-lived copy, and the ID is released', async (close) => {
-    const keyPrefix = `${uniqueName(`closed_${close}`)}:`;
-    const redis = new Redis(redisUrl());
-    const distributor = new RedisMachineIdDistributor(redis, { keyPrefix });
-    const request = { namespace: 'n', machineBits: 4, instanceId: 'i-1' };
-    const { machineId, lastTimestamp } = await distributor.distribute(request);
-    if (close === 'quit') await redis.quit();
-    else redis.disconnect();
-    await expect(distributor.revert({ ...request, machineId, lastTimestamp })).resolves.toBe(true);
-    expect(await stored(keyPrefix, 'n', machineId)).toEqual({ owner: null, released: true });
-  });
+  it.each(['quit', 'disconnect'] as const)(
+    'after %s(): sent on a short-lived copy, and the ID is released',
+    async (close) => {
+      const keyPrefix = `${uniqueName(`closed_${close}`)}:`;
+      const redis = new Redis(redisUrl());
+      const distributor = new RedisMachineIdDistributor(redis, { keyPrefix });
+      const request = { namespace: 'n', machineBits: 4, instanceId: 'i-1' };
+      const { machineId, lastTimestamp } = await distributor.distribute(request);
+      if (close === 'quit') await redis.quit();
+      else redis.disconnect();
+      await expect(distributor.revert({ ...request, machineId, lastTimestamp })).resolves.toBe(true);
+      expect(await stored(keyPrefix, 'n', machineId)).toEqual({ owner: null, released: true });
+    },
+  );
 });

@@ -77,7 +77,8 @@ function peerRanges(): Map<string, string> {
       ranges.set(name, range);
     }
   }
-  if (conflicts.length > 0) throw new Error(`libraries declare different ranges for one peer:\n${conflicts.join('\n')}`);
+  if (conflicts.length > 0)
+    throw new Error(`libraries declare different ranges for one peer:\n${conflicts.join('\n')}`);
   return ranges;
 }
 
@@ -95,7 +96,9 @@ async function sh(file: string, args: string[], cwd: string, env: NodeJS.Process
     return await run(file, args, { cwd, env, timeout, maxBuffer: 32 * 1024 * 1024 });
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`\`${file} ${args.join(' ')}\` in ${cwd} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+    throw new Error(
+      `\`${file} ${args.join(' ')}\` in ${cwd} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`,
+    );
   }
 }
 
@@ -127,11 +130,19 @@ async function createProject(base: string, flavour: Flavour): Promise<Project> {
   await cp(consumerDir, dir, { recursive: true, filter: (src) => !src.includes(`${consumerDir}/dist`) });
   await writeFile(
     join(dir, 'package.json'),
-    JSON.stringify({ name: `ddd-kit-consumer-${flavour}`, private: true, type: 'module', dependencies: requested }, null, 2),
+    JSON.stringify(
+      { name: `ddd-kit-consumer-${flavour}`, private: true, type: 'module', dependencies: requested },
+      null,
+      2,
+    ),
   );
   // One install per project. Peer conflicts fail it (npm's default), as they would for a user.
   await sh('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
-  const typeErrors = await sh(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], dir).then(
+  const typeErrors = await sh(
+    process.execPath,
+    [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+    dir,
+  ).then(
     () => '',
     (err: Error) => err.message,
   );
@@ -145,7 +156,11 @@ interface LockEntry {
 }
 
 async function lockPackages(project: Project): Promise<Record<string, LockEntry>> {
-  return (JSON.parse(await readFile(join(project.dir, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }).packages;
+  return (
+    JSON.parse(await readFile(join(project.dir, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, LockEntry>;
+    }
+  ).packages;
 }
 
 /** Packages the memory check makes unimportable for `lib`: every optional driver or telemetry peer of every library, except what `lib` itself requires. */
@@ -160,7 +175,11 @@ function blockedFor(lib: Library): string[] {
     }
   };
   visit(lib.pkg);
-  const all = new Set(libraries.flatMap((l) => optionalPeers(l.pkg)).filter((name) => DRIVERS.has(name) || LOADED_WHEN_PRESENT.has(name) || FEATURE_PEERS.has(name)));
+  const all = new Set(
+    libraries
+      .flatMap((l) => optionalPeers(l.pkg))
+      .filter((name) => DRIVERS.has(name) || LOADED_WHEN_PRESENT.has(name) || FEATURE_PEERS.has(name)),
+  );
   return [...all].filter((name) => !required.has(name)).sort();
 }
 
@@ -179,7 +198,13 @@ describe('packed libraries installed outside the workspace', () => {
       }
       const packed = await sh(
         'npm',
-        ['pack', '--json', '--pack-destination', base, ...libraries.flatMap((lib) => ['--workspace', `libs/${lib.dir}`])],
+        [
+          'pack',
+          '--json',
+          '--pack-destination',
+          base,
+          ...libraries.flatMap((lib) => ['--workspace', `libs/${lib.dir}`]),
+        ],
         root,
       );
       const results = JSON.parse(packed.stdout) as Array<{ name: string; filename: string }>;
@@ -222,18 +247,26 @@ describe('packed libraries installed outside the workspace', () => {
   it('declares what each library imports at run time as a dependency or a peer, and drivers as optional peers', () => {
     const problems: string[] = [];
     for (const lib of libraries) {
-      const declared = new Set([...Object.keys(lib.pkg.dependencies ?? {}), ...Object.keys(lib.pkg.peerDependencies ?? {})]);
+      const declared = new Set([
+        ...Object.keys(lib.pkg.dependencies ?? {}),
+        ...Object.keys(lib.pkg.peerDependencies ?? {}),
+      ]);
       for (const name of importedPackages(join(root, 'libs', lib.dir, 'dist'))) {
-        if (!declared.has(name)) problems.push(`${lib.pkg.name} imports '${name}' but declares it neither as a dependency nor as a peer`);
+        if (!declared.has(name))
+          problems.push(`${lib.pkg.name} imports '${name}' but declares it neither as a dependency nor as a peer`);
       }
       for (const driver of DRIVERS) {
-        if (lib.pkg.dependencies?.[driver]) problems.push(`${lib.pkg.name}: '${driver}' must be an optional peer, not a dependency`);
+        if (lib.pkg.dependencies?.[driver])
+          problems.push(`${lib.pkg.name}: '${driver}' must be an optional peer, not a dependency`);
         if (lib.pkg.peerDependencies?.[driver] && !lib.pkg.peerDependenciesMeta?.[driver]?.optional) {
           problems.push(`${lib.pkg.name}: the peer '${driver}' must be optional`);
         }
       }
       for (const own of ownNames) {
-        if (lib.pkg.dependencies?.[own]) problems.push(`${lib.pkg.name}: '${own}' must be a peer (one copy shares its DI tokens and decorator metadata)`);
+        if (lib.pkg.dependencies?.[own])
+          problems.push(
+            `${lib.pkg.name}: '${own}' must be a peer (one copy shares its DI tokens and decorator metadata)`,
+          );
       }
     }
     expect(problems).toEqual([]);
@@ -287,7 +320,13 @@ describe('packed libraries installed outside the workspace', () => {
 
     it('boots the /health entries (@nestjs/terminus indicators) of the libraries that have one', async () => {
       const { dir } = project(flavour);
-      const { stdout } = await sh(process.execPath, [join('dist', 'main.js'), 'memory', 'health'], dir, cleanEnv(), 120_000);
+      const { stdout } = await sh(
+        process.execPath,
+        [join('dist', 'main.js'), 'memory', 'health'],
+        dir,
+        cleanEnv(),
+        120_000,
+      );
       expect(stdout).toContain('ok health memory');
     }, 180_000);
 

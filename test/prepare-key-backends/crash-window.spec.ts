@@ -62,7 +62,13 @@ describe.each(LABELLED_BACKENDS)('a process killed in the middle of a key change
     expect(await pk.prepare('alice', value)).toBe(true);
 
     const ttlAt = await killBetweenTheTwoSteps({
-      backend, scope, name, oldKey: 'alice', newKey: 'alicia', value, ttlMs: NEW_KEY_TTL_MS,
+      backend,
+      scope,
+      name,
+      oldKey: 'alice',
+      newKey: 'alicia',
+      value,
+      ttlMs: NEW_KEY_TTL_MS,
       whileStopped: async () => {
         // The worker has taken the new key and not yet released the old one.
         expect(await pk.get('alicia')).toEqual(value);
@@ -90,7 +96,13 @@ describe.each(LABELLED_BACKENDS)('a process killed in the middle of a key change
     expect(await pk.prepare('bob', value)).toBe(true);
 
     await killBetweenTheTwoSteps({
-      backend, scope, name, oldKey: 'bob', newKey: 'bobby', value, ttlMs: null,
+      backend,
+      scope,
+      name,
+      oldKey: 'bob',
+      newKey: 'bobby',
+      value,
+      ttlMs: null,
       whileStopped: async () => expect(await pk.get('bobby')).toEqual(value),
     });
     expect(await pk.get('bob')).toEqual(value);

@@ -55,7 +55,9 @@ describe.each(LABELLED_BACKENDS)('cross-process race on %s', (_label, backend) =
       const name = 'sku';
       const { factory, close } = await openBackend(backend, scope);
       try {
-        const spaces = Array.from({ length: NAMES }, (_, n) => factory.create<Claim | { former: string }>(`${name}-${n}`));
+        const spaces = Array.from({ length: NAMES }, (_, n) =>
+          factory.create<Claim | { former: string }>(`${name}-${n}`),
+        );
         const keys = Array.from({ length: keyCount }, (_, i) => ({ pk: spaces[i % NAMES], key: `key-${i}` }));
         // Every other key is held by a record that has already expired: free to take, but a
         // record the backend must overwrite, not insert.
@@ -99,7 +101,9 @@ describe.each(LABELLED_BACKENDS)('cross-process race on %s', (_label, backend) =
         expect(held).toEqual(winners.map(([winner]) => winner));
 
         // Wins are spread over the processes: none is always first.
-        const winsPerProcess = results.map((_, worker) => winners.filter(([winner]) => winner.worker === worker).length);
+        const winsPerProcess = results.map(
+          (_, worker) => winners.filter(([winner]) => winner.worker === worker).length,
+        );
         const minWins = Math.ceil(keyCount * MIN_WIN_SHARE);
         expect(`wins per process: ${winsPerProcess.join(', ')}`).toBe(
           `wins per process: ${winsPerProcess.map((wins) => Math.max(wins, minWins)).join(', ')}`,
@@ -108,7 +112,8 @@ describe.each(LABELLED_BACKENDS)('cross-process race on %s', (_label, backend) =
         // The attempts on a key overlapped: some instant lies inside an attempt of each of two
         // processes, or of every process.
         const overlapping = (i: number, processes: number[]) =>
-          Math.max(...processes.map((w) => results[w].attempts[i][0])) < Math.min(...processes.map((w) => results[w].attempts[i][1]));
+          Math.max(...processes.map((w) => results[w].attempts[i][0])) <
+          Math.min(...processes.map((w) => results[w].attempts[i][1]));
         const all = results.map((_, w) => w);
         const pairs = all.flatMap((a) => all.filter((b) => b > a).map((b) => [a, b]));
         const overlapOfTwo = keys.filter((_, i) => pairs.some((pair) => overlapping(i, pair))).length;

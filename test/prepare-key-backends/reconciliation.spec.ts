@@ -39,7 +39,10 @@ describe.each(LABELLED_BACKENDS)('reconcileReservations on %s', (_label, backend
     const ownerOf = (i: number) => ({ owner: `o${i}` });
     const deadIndexes = keys.map((_, i) => i).filter((i) => i % (RECORDS / DEAD) === 3);
     expect(deadIndexes).toHaveLength(DEAD);
-    await opened.seed(name, keys.map((key, i) => [key, ownerOf(i)]));
+    await opened.seed(
+      name,
+      keys.map((key, i) => [key, ownerOf(i)]),
+    );
     const pk: PrepareKey<Owner> = opened.factory.create<Owner>(name);
 
     const deadOwners = new Set(deadIndexes.map((i) => ownerOf(i).owner));
@@ -97,7 +100,8 @@ describe.each(LABELLED_BACKENDS)('reconcileReservations on %s', (_label, backend
 
     // Exactly the dead owners' records are gone; the re-prepared ones hold their new owner.
     const remaining = new Map<string, { owner: string; ttlAt: number }>();
-    for await (const record of pk.records()) remaining.set(record.key, { ...record.value.value, ttlAt: record.value.ttlAt });
+    for await (const record of pk.records())
+      remaining.set(record.key, { ...record.value.value, ttlAt: record.value.ttlAt });
     const taken = new Set([...takenInsideIsLive, ...takenConcurrently]);
     const expected = new Map<string, { owner: string; ttlAt: number }>();
     keys.forEach((key, i) => {

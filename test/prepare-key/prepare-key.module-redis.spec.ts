@@ -1,6 +1,13 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Inject, Injectable, Module, type BeforeApplicationShutdown, type INestApplicationContext, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Module,
+  type BeforeApplicationShutdown,
+  type INestApplicationContext,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
@@ -60,7 +67,9 @@ async function closedPort(): Promise<number> {
 describe('PrepareKeyModule with redis: { url }', () => {
   it('serves the keys from Redis under keyPrefix, and app.close() closes the client', async () => {
     const keyPrefix = `${uniqueName('owned')}:`;
-    @Module({ imports: [PrepareKeyModule.forRoot({ include: [SkuPrepareKey], redis: { url: redisUrl(), keyPrefix } })] })
+    @Module({
+      imports: [PrepareKeyModule.forRoot({ include: [SkuPrepareKey], redis: { url: redisUrl(), keyPrefix } })],
+    })
     class AppModule {}
     const app = await start(AppModule);
     expect(await app.get(SkuPrepareKey).prepare('A-1', 'order-1')).toBe(true);
@@ -72,7 +81,14 @@ describe('PrepareKeyModule with redis: { url }', () => {
 
   it('forRootAsync may return redis: { url } too', async () => {
     const keyPrefix = `${uniqueName('owned_async')}:`;
-    @Module({ imports: [PrepareKeyModule.forRootAsync({ include: [SkuPrepareKey], useFactory: async () => ({ redis: { url: redisUrl(), keyPrefix } }) })] })
+    @Module({
+      imports: [
+        PrepareKeyModule.forRootAsync({
+          include: [SkuPrepareKey],
+          useFactory: async () => ({ redis: { url: redisUrl(), keyPrefix } }),
+        }),
+      ],
+    })
     class AppModule {}
     const app = await start(AppModule);
     expect(await app.get(SkuPrepareKey).prepare('B-1', 'x')).toBe(true);
@@ -100,8 +116,14 @@ describe('PrepareKeyModule with redis: { url }', () => {
     class CheckoutModule {}
     @Module({
       imports: [
-        PrepareKeyModule.forRoot({ include: [SkuPrepareKey], redis: { url: redisUrl(), keyPrefix: `${keyPrefix}prepare:` } }),
-        IdGeneratorModule.forRoot({ namespace: 'shop', machine: { redis: { url: redisUrl(), keyPrefix: `${keyPrefix}machine-id:` } } }),
+        PrepareKeyModule.forRoot({
+          include: [SkuPrepareKey],
+          redis: { url: redisUrl(), keyPrefix: `${keyPrefix}prepare:` },
+        }),
+        IdGeneratorModule.forRoot({
+          namespace: 'shop',
+          machine: { redis: { url: redisUrl(), keyPrefix: `${keyPrefix}machine-id:` } },
+        }),
         CheckoutModule,
       ],
     })
@@ -127,15 +149,29 @@ describe('PrepareKeyModule redis: { url } misconfigured', () => {
     class AppModule {}
     const error = await startError(AppModule);
     expect(error).toBeInstanceOf(PrepareKeyConnectionError);
-    expect(error.message).toMatch(/^PrepareKeyModule: cannot connect to Redis at redis:\/\/127\.0\.0\.1:\d+\/? for the reservations \(.*ECONNREFUSED.*\)\. Start Redis, or correct redis\.url/);
+    expect(error.message).toMatch(
+      /^PrepareKeyModule: cannot connect to Redis at redis:\/\/127\.0\.0\.1:\d+\/? for the reservations \(.*ECONNREFUSED.*\)\. Start Redis, or correct redis\.url/,
+    );
     expect(console_.mock.calls.map((call) => String(call[0]))).not.toContainEqual(expect.stringContaining('[ioredis]'));
   });
 
   it.each([
-    ['factory and redis together', { factory: new MemoryPrepareKeyFactory(), redis: { url: 'redis://localhost:6379' } }, /either factory .* or redis/],
-    ['a URL that is not redis://', { redis: { url: 'http://localhost:6379' } }, /redis url must be a redis:\/\/ or rediss:\/\/ URL/],
+    [
+      'factory and redis together',
+      { factory: new MemoryPrepareKeyFactory(), redis: { url: 'redis://localhost:6379' } },
+      /either factory .* or redis/,
+    ],
+    [
+      'a URL that is not redis://',
+      { redis: { url: 'http://localhost:6379' } },
+      /redis url must be a redis:\/\/ or rediss:\/\/ URL/,
+    ],
     ['no url', { redis: {} }, /redis needs url/],
-    ['a keyPrefix with a brace', { redis: { url: 'redis://127.0.0.1:1', keyPrefix: 'a{' } }, /keyPrefix must be a string without/],
+    [
+      'a keyPrefix with a brace',
+      { redis: { url: 'redis://127.0.0.1:1', keyPrefix: 'a{' } },
+      /keyPrefix must be a string without/,
+    ],
   ])('%s is refused before anything connects', async (_, options, message) => {
     @Module({ imports: [PrepareKeyModule.forRoot({ include: [SkuPrepareKey], ...(options as object) })] })
     class AppModule {}

@@ -123,7 +123,13 @@ describe('DddKitExceptionFilter', () => {
   it.each([
     ['an invalid aggregate id', '/bad-id', 400, 'Bad Request', /Invalid Account id an object/],
     ['a bad PrepareKey argument', '/bad-key', 400, 'Bad Request', /key/],
-    ['a unique key value that is taken', '/taken/zoe', 409, 'Conflict', /the exception-filter-name 'zoe' is already taken/],
+    [
+      'a unique key value that is taken',
+      '/taken/zoe',
+      409,
+      'Conflict',
+      /the exception-filter-name 'zoe' is already taken/,
+    ],
     ['an insert of a stored id', '/duplicate/d1', 409, 'Conflict', /already exists/],
     ['a lost optimistic lock', '/stale/s1', 409, 'Conflict', /is no longer at version 1/],
   ])('%s: GET %s → %i', async (_, path, status, reason, message) => {

@@ -53,7 +53,7 @@ class Tickets {
 }
 
 describe('repository × id-generator', () => {
-  it('fills empty IDs from the aggregate\'s generator and names the aggregate as @Aggregate does', async () => {
+  it("fills empty IDs from the aggregate's generator and names the aggregate as @Aggregate does", async () => {
     let n = 0;
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -91,7 +91,12 @@ describe('repository × id-generator', () => {
 
       const stale = (await tickets.findById('T-1'))!;
       await tickets.update((await tickets.findById('T-1'))!);
-      await expect(tickets.update(stale)).rejects.toMatchObject({ constructor: OptimisticLockError, aggregate: 'ticket', id: 'T-1', expectedVersion: 1 });
+      await expect(tickets.update(stale)).rejects.toMatchObject({
+        constructor: OptimisticLockError,
+        aggregate: 'ticket',
+        id: 'T-1',
+        expectedVersion: 1,
+      });
     } finally {
       await app.close();
     }

@@ -1,6 +1,10 @@
 import { CounterInMemoryRepository } from './support/counter.aggregate.js';
 import { describeReconciliationContract } from './support/reconciliation-contract.js';
-import { describeRepositoryContract, type CounterRepositoryClass, type RepositoryHarness } from './support/repository-contract.js';
+import {
+  describeRepositoryContract,
+  type CounterRepositoryClass,
+  type RepositoryHarness,
+} from './support/repository-contract.js';
 
 const memory = async (): Promise<RepositoryHarness> => ({
   Repository: CounterInMemoryRepository as unknown as CounterRepositoryClass,

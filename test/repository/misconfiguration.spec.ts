@@ -33,7 +33,9 @@ describe('RepositoryModule.forFeature without RepositoryModule.forRoot', () => {
   });
 
   it('boots once forRoot is imported', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [RepositoryModule.forRoot(), RepositoryModule.forFeature([Invoice])] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [RepositoryModule.forRoot(), RepositoryModule.forFeature([Invoice])],
+    }).compile();
     await moduleRef.close();
   });
 });

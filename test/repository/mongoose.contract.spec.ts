@@ -3,12 +3,19 @@ import mongoose, { type Connection } from 'mongoose';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
 import { describeReconciliationContract } from './support/reconciliation-contract.js';
-import { describeRepositoryContract, type CounterRepository, type CounterRepositoryClass, type RepositoryHarness } from './support/repository-contract.js';
+import {
+  describeRepositoryContract,
+  type CounterRepository,
+  type CounterRepositoryClass,
+  type RepositoryHarness,
+} from './support/repository-contract.js';
 
 // Every suite on its own database, every repository on its own collection, emptied at the end
 // (the test server, an emulator, has no drop commands).
 const onMongo = async (): Promise<RepositoryHarness> => {
-  const connection: Connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('repository_contract') }).asPromise();
+  const connection: Connection = await mongoose
+    .createConnection(mongoUri(), { dbName: uniqueName('repository_contract') })
+    .asPromise();
   const used: string[] = [];
   return {
     Repository: CounterMongooseRepository as unknown as CounterRepositoryClass,
@@ -38,7 +45,9 @@ describe('MongooseRepository round trips', () => {
   const commands: Array<{ name: string; command: Record<string, unknown> }> = [];
 
   beforeAll(async () => {
-    connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('repository_commands'), monitorCommands: true }).asPromise();
+    connection = await mongoose
+      .createConnection(mongoUri(), { dbName: uniqueName('repository_commands'), monitorCommands: true })
+      .asPromise();
     connection.getClient().on('commandStarted', (event) => {
       if (event.commandName !== 'hello' && event.commandName !== 'isMaster' && event.commandName !== 'ping') {
         commands.push({ name: event.commandName, command: event.command as Record<string, unknown> });

@@ -11,7 +11,10 @@ import { Counter, CounterMongooseRepository } from './support/counter.aggregate.
 import { proxyUrl } from '../support/fault-proxy/index.js';
 
 type IdentifiedDataSyncEvent = DataSyncEvent;
-const identified = (eventId: string, id: string, version: number): DataSyncEvent => ({ ...DataSyncEvent.upsert('counter', id, version, { id, count: version }), eventId });
+const identified = (eventId: string, id: string, version: number): DataSyncEvent => ({
+  ...DataSyncEvent.upsert('counter', id, version, { id, count: version }),
+  eventId,
+});
 
 describe('NatsJetStreamPublisher on NATS JetStream', () => {
   let nc: NatsConnection;
@@ -37,7 +40,12 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
     const publisher = new NatsJetStreamPublisher({ jetstream: jetstream(nc), subject: stream, expectStream: stream });
     const event = identified(uniqueName('ev'), 'c-1', 1);
     const result = await publisher.publish(event);
-    expect(result).toMatchObject({ eventId: event.eventId, subject: `${stream}.counter.UPSERT`, stream, duplicate: false });
+    expect(result).toMatchObject({
+      eventId: event.eventId,
+      subject: `${stream}.counter.UPSERT`,
+      stream,
+      duplicate: false,
+    });
     const stored = await jsm.streams.getMessage(stream, { seq: result.seq });
     expect(stored!.subject).toBe(`${stream}.counter.UPSERT`);
     expect(stored!.header.get('Nats-Msg-Id')).toBe(event.eventId);
@@ -64,7 +72,8 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
     const results = await publisher.handler(events);
     expect(results.map((r) => r.duplicate)).toEqual([false, false, false]);
     const versions = [];
-    for (const r of results) versions.push((await jsm.streams.getMessage(stream, { seq: r.seq }))!.json<{ version: number }>().version);
+    for (const r of results)
+      versions.push((await jsm.streams.getMessage(stream, { seq: r.seq }))!.json<{ version: number }>().version);
     expect(versions).toEqual([1, 2, 3]);
     expect(results[0].seq < results[1].seq && results[1].seq < results[2].seq).toBe(true);
   });
@@ -75,27 +84,41 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
     const { eventId: _dropped, ...plain } = DataSyncEvent.upsert('counter', 'c-4', 1, {});
     await expect(publisher.publish(plain as DataSyncEvent)).rejects.toThrow(NatsPublishError);
     await expect(publisher.publish({ ...identified('', 'c-4', 1) })).rejects.toThrow(/without an eventId/);
-    await expect(publisher.publish({ ...identified(uniqueName('ev'), 'c-4', 1), aggregate: 'two words' } as IdentifiedDataSyncEvent)).rejects.toThrow(
-      /not a NATS subject/,
-    );
-    await expect(publisher.publish({ ...identified(uniqueName('ev'), 'c-4', 1), aggregate: '>' } as IdentifiedDataSyncEvent)).rejects.toThrow(
-      /not a NATS subject/,
-    );
+    await expect(
+      publisher.publish({
+        ...identified(uniqueName('ev'), 'c-4', 1),
+        aggregate: 'two words',
+      } as IdentifiedDataSyncEvent),
+    ).rejects.toThrow(/not a NATS subject/);
+    await expect(
+      publisher.publish({ ...identified(uniqueName('ev'), 'c-4', 1), aggregate: '>' } as IdentifiedDataSyncEvent),
+    ).rejects.toThrow(/not a NATS subject/);
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     await expect(
-      publisher.publish({ ...DataSyncEvent.upsert('counter', 'c-4', 1, cyclic), eventId: uniqueName('ev') } as IdentifiedDataSyncEvent),
+      publisher.publish({
+        ...DataSyncEvent.upsert('counter', 'c-4', 1, cyclic),
+        eventId: uniqueName('ev'),
+      } as IdentifiedDataSyncEvent),
     ).rejects.toThrow(/could not be serialized/);
     // One bad event in a batch: nothing of the batch is sent.
-    await expect(publisher.publishAll([identified(uniqueName('ev'), 'c-4', 1), plain as DataSyncEvent])).rejects.toThrow(NatsPublishError);
+    await expect(
+      publisher.publishAll([identified(uniqueName('ev'), 'c-4', 1), plain as DataSyncEvent]),
+    ).rejects.toThrow(NatsPublishError);
     expect(await messages()).toBe(before);
-    expect(() => new NatsJetStreamPublisher({ jetstream: jetstream(nc), subject: 'a b' })).toThrow(/not a NATS subject/);
+    expect(() => new NatsJetStreamPublisher({ jetstream: jetstream(nc), subject: 'a b' })).toThrow(
+      /not a NATS subject/,
+    );
     expect(() => new NatsJetStreamPublisher({ jetstream: jetstream(nc), timeoutMs: 0 })).toThrow(/timeoutMs/);
     expect(() => new NatsJetStreamPublisher({} as never)).toThrow(/jetstream/);
   });
 
   it('a publish to a subject no stream captures fails (the relay keeps the event pending)', async () => {
-    const publisher = new NatsJetStreamPublisher({ jetstream: jetstream(nc), subject: uniqueName('nostream'), timeoutMs: 2000 });
+    const publisher = new NatsJetStreamPublisher({
+      jetstream: jetstream(nc),
+      subject: uniqueName('nostream'),
+      timeoutMs: 2000,
+    });
     await expect(publisher.publish(identified(uniqueName('ev'), 'c-5', 1))).rejects.toThrow();
   });
 
@@ -103,10 +126,17 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
     const proxied = await proxyUrl('nats', natsUrl());
     const viaProxy = await connect({ servers: proxied.url, reconnectTimeWait: 50, timeout: 5000 });
     try {
-      const publisher = new NatsJetStreamPublisher({ jetstream: jetstream(viaProxy), subject: stream, timeoutMs: 3000 });
+      const publisher = new NatsJetStreamPublisher({
+        jetstream: jetstream(viaProxy),
+        subject: stream,
+        timeoutMs: 3000,
+      });
       const before = await messages();
       const event = identified(uniqueName('ev'), 'c-6', 1);
-      const fault = proxied.proxy.dropReply({ match: (r) => r.command === 'HPUB' && r.args[0] === `${stream}.counter.UPSERT`, then: 'cut' });
+      const fault = proxied.proxy.dropReply({
+        match: (r) => r.command === 'HPUB' && r.args[0] === `${stream}.counter.UPSERT`,
+        then: 'cut',
+      });
       // The publisher cannot know whether the stream stored the event: it rejects.
       await expect(publisher.publish(event)).rejects.toThrow();
       await fault.fired;
@@ -147,9 +177,23 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
     const viaProxy = await connect({ servers: proxied.url, reconnectTimeWait: 50 });
     try {
       const store = new MongoOutboxStore();
-      const repository = new CounterMongooseRepository({ connection, collection: 'counters', aggregate: Counter, outbox: store });
-      const publisher = new NatsJetStreamPublisher({ jetstream: jetstream(viaProxy), subject: stream, timeoutMs: 2000 });
-      const relay = new OutboxRelay({ stores: [store], deliver: publisher.deliver, autoStart: false, backoff: { initialMs: 1, maxMs: 1 } });
+      const repository = new CounterMongooseRepository({
+        connection,
+        collection: 'counters',
+        aggregate: Counter,
+        outbox: store,
+      });
+      const publisher = new NatsJetStreamPublisher({
+        jetstream: jetstream(viaProxy),
+        subject: stream,
+        timeoutMs: 2000,
+      });
+      const relay = new OutboxRelay({
+        stores: [store],
+        deliver: publisher.deliver,
+        autoStart: false,
+        backoff: { initialMs: 1, maxMs: 1 },
+      });
       const before = await messages();
       const ids = ['n1', 'n2', 'n3'];
       for (const id of ids) {

@@ -42,17 +42,36 @@ function fixture(name: string, ids: string[]) {
     store,
     /** The write model: id → stored version (tombstones are not stored aggregates). */
     stored: async () => {
-      const documents = await db.collection(name).find({ _deleted: { $ne: true } }).toArray();
+      const documents = await db
+        .collection(name)
+        .find({ _deleted: { $ne: true } })
+        .toArray();
       return new Map(documents.map((d) => [String(d._id), d.version as number]));
     },
-    storedCounts: async () => new Map((await db.collection(name).find({ _deleted: { $ne: true } }).toArray()).map((d) => [String(d._id), d.count as number])),
-    readModel: async () => new Map((await db.collection(`${name}_read`).find({}).toArray()).map((d) => [String(d._id), { version: d.version as number, count: d.count as number }])),
+    storedCounts: async () =>
+      new Map(
+        (
+          await db
+            .collection(name)
+            .find({ _deleted: { $ne: true } })
+            .toArray()
+        ).map((d) => [String(d._id), d.count as number]),
+      ),
+    readModel: async () =>
+      new Map(
+        (await db.collection(`${name}_read`).find({}).toArray()).map((d) => [
+          String(d._id),
+          { version: d.version as number, count: d.count as number },
+        ]),
+      ),
     deliveries: async () => (await db.collection(`${name}_deliveries`).find({}).toArray()) as unknown as Delivery[],
     deliveryCount: () => db.collection(`${name}_deliveries`).countDocuments({}),
     /** Every outbox entry of the collection is leased (a relay claimed them). */
     allClaimed: async () => {
       const documents = await db.collection(name).find({}).toArray();
-      const entries = documents.flatMap((d) => Object.values((d._outbox ?? {}) as Record<string, { owner: string | null }>));
+      const entries = documents.flatMap((d) =>
+        Object.values((d._outbox ?? {}) as Record<string, { owner: string | null }>),
+      );
       return entries.length > 0 && entries.every((e) => e.owner !== null);
     },
   };
@@ -81,7 +100,10 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
     // Second life: a relay (a restarted instance) takes the dead one's claims once its lease ran out.
     const second = startOutboxWorker('relay', f.args);
     await second.message('ready', START_MS);
-    await waitUntil(async () => (await f.store.status(Date.now())).pending === 0, 'the restarted relay delivering every event');
+    await waitUntil(
+      async () => (await f.store.status(Date.now())).pending === 0,
+      'the restarted relay delivering every event',
+    );
     await stopGracefully(second);
 
     await expectConverged(f);

@@ -5,7 +5,15 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { Injectable, type INestApplicationContext, type OnApplicationShutdown } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import mongoose from 'mongoose';
-import { OnDataSync, OutboxRelay, RepositoryModule, getRepositoryToken, type DataSyncEvent, type IRepository, type RepositoryOutboxOptions } from '@ddd-kit/repository';
+import {
+  OnDataSync,
+  OutboxRelay,
+  RepositoryModule,
+  getRepositoryToken,
+  type DataSyncEvent,
+  type IRepository,
+  type RepositoryOutboxOptions,
+} from '@ddd-kit/repository';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
 
@@ -26,11 +34,17 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-async function start(dbName: string, outbox: boolean | RepositoryOutboxOptions, providers: Function[] = []): Promise<INestApplicationContext> {
+async function start(
+  dbName: string,
+  outbox: boolean | RepositoryOutboxOptions,
+  providers: Function[] = [],
+): Promise<INestApplicationContext> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       RepositoryModule.forRoot({ uri: mongoUri(), connectionOptions: { dbName }, outbox }),
-      RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository, collection: 'counters' }]),
+      RepositoryModule.forFeature([
+        { aggregate: Counter, repository: CounterMongooseRepository, collection: 'counters' },
+      ]),
     ],
     providers: [Projection, ...(providers as never[])],
   }).compile();
@@ -60,7 +74,7 @@ describe(`RepositoryModule.forRoot({ uri, outbox }) with a MongooseRepository on
     expect(await relay.status()).toMatchObject({ pending: 0 });
   });
 
-  it('with the relay on: the module\'s relay delivers a write\'s events without being asked', async () => {
+  it("with the relay on: the module's relay delivers a write's events without being asked", async () => {
     const app = await start(uniqueName('outbox_module'), { pollIntervalMs: 20 });
     apps.push(app);
     const counters = app.get<IRepository<string, Counter>>(getRepositoryToken(Counter));
@@ -101,7 +115,7 @@ describe(`RepositoryModule.forRoot({ uri, outbox }) with a MongooseRepository on
     }
   });
 
-  it('the relay has stopped before the application\'s own onApplicationShutdown hooks run (a connection they close is still open for its release)', async () => {
+  it("the relay has stopped before the application's own onApplicationShutdown hooks run (a connection they close is still open for its release)", async () => {
     const seen: string[] = [];
     let stopped = false;
     @Injectable()

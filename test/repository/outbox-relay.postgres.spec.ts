@@ -71,7 +71,8 @@ class Proc {
   /** Resolves once a line matches; rejects when the process exits first (with its stderr). */
   async waitFor(match: (line: string) => boolean): Promise<void> {
     while (!this.lines.some(match)) {
-      if (this.child.exitCode !== null || this.child.signalCode !== null) throw new Error(`the fixture exited (${this.child.exitCode ?? this.child.signalCode}) first:\n${this.stderr}`);
+      if (this.child.exitCode !== null || this.child.signalCode !== null)
+        throw new Error(`the fixture exited (${this.child.exitCode ?? this.child.signalCode}) first:\n${this.stderr}`);
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
@@ -138,7 +139,9 @@ afterAll(async () => {
 
 /** Per aggregate, the versions in the order the handlers received them. */
 async function deliveredInOrder(): Promise<Map<string, number[]>> {
-  const { rows } = await pool.query<{ aggregate_id: string; version: string }>('SELECT aggregate_id, version FROM deliveries ORDER BY seq');
+  const { rows } = await pool.query<{ aggregate_id: string; version: string }>(
+    'SELECT aggregate_id, version FROM deliveries ORDER BY seq',
+  );
   const byId = new Map<string, number[]>();
   for (const row of rows) byId.set(row.aggregate_id, [...(byId.get(row.aggregate_id) ?? []), Number(row.version)]);
   return byId;
@@ -146,7 +149,14 @@ async function deliveredInOrder(): Promise<Map<string, number[]>> {
 
 describe('outbox relays in several processes (PostgreSQL)', () => {
   it('two relays in two processes: every event delivered, none out of version order for one aggregate', async () => {
-    const relays = ['a', 'b'].map((name) => start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: `relay-${name}`, FIXTURE_BATCH: '2', FIXTURE_HANDLER_DELAY_MS: '4' }));
+    const relays = ['a', 'b'].map((name) =>
+      start({
+        FIXTURE_MODE: 'relay',
+        FIXTURE_NAME: `relay-${name}`,
+        FIXTURE_BATCH: '2',
+        FIXTURE_HANDLER_DELAY_MS: '4',
+      }),
+    );
     await Promise.all(relays.map((r) => r.waitFor((l) => l === 'ready')));
     const ids = Array.from({ length: 8 }, (_, i) => `agg-${i}`);
     const VERSIONS = 25;
@@ -168,12 +178,16 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
       for (let i = 1; i < versions.length; i++) expect([id, versions[i] >= versions[i - 1]]).toEqual([id, true]);
       expect([...new Set(versions)]).toEqual(Array.from({ length: VERSIONS }, (_, i) => i + 1));
     }
-    const { rows: owners } = await pool.query<{ owner: string; n: string }>('SELECT split_part(owner, \':\', 1) AS owner, count(*) AS n FROM deliveries GROUP BY 1 ORDER BY 1');
+    const { rows: owners } = await pool.query<{ owner: string; n: string }>(
+      "SELECT split_part(owner, ':', 1) AS owner, count(*) AS n FROM deliveries GROUP BY 1 ORDER BY 1",
+    );
     // Both relays took part (else the case would prove nothing about two of them).
     expect(owners.map((o) => o.owner)).toEqual(['relay-a', 'relay-b']);
     const { rows: model } = await pool.query('SELECT id, version::int FROM read_model ORDER BY id');
     expect(model).toEqual(ids.map((id) => ({ id, version: VERSIONS })));
-    console.log(`two relays: ${ids.length * VERSIONS} events; delivered by ${owners.map((o) => `${o.owner} ${o.n}`).join(', ')}`);
+    console.log(
+      `two relays: ${ids.length * VERSIONS} events; delivered by ${owners.map((o) => `${o.owner} ${o.n}`).join(', ')}`,
+    );
   });
 
   it('crash after the write committed, before any handler ran (no relay yet): the next relay delivers and the read model converges, no reconciler', async () => {
@@ -184,7 +198,10 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
     expect((await pool.query('SELECT count(*)::int AS n FROM deliveries')).rows[0].n).toBe(0);
     expect(await store.status(Date.now())).toMatchObject({ pending: 3 });
     start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'restarted' });
-    await eventually('the read model to reach version 3', async () => (await pool.query("SELECT version::int FROM read_model WHERE id = 'crash-1'")).rows[0]?.version === 3);
+    await eventually(
+      'the read model to reach version 3',
+      async () => (await pool.query("SELECT version::int FROM read_model WHERE id = 'crash-1'")).rows[0]?.version === 3,
+    );
     expect((await deliveredInOrder()).get('crash-1')).toEqual([1, 2, 3]);
     await eventually('the outbox to empty', pendingIsZero);
   });
@@ -194,22 +211,39 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
     await counters.insert(counter);
     counter.count++;
     await counters.update(counter);
-    const parked = start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'parked', FIXTURE_LEASE_MS: '1500', DDD_KIT_OUTBOX_TEST_PARK: 'after-claim' });
+    const parked = start({
+      FIXTURE_MODE: 'relay',
+      FIXTURE_NAME: 'parked',
+      FIXTURE_LEASE_MS: '1500',
+      DDD_KIT_OUTBOX_TEST_PARK: 'after-claim',
+    });
     await parked.waitFor((l) => l.startsWith('outbox-relay parked'));
     const { rows: leased } = await pool.query<{ owner: string | null }>('SELECT owner FROM outbox ORDER BY seq');
     expect(leased.map((r) => r.owner?.split(':')[0])).toEqual(['parked', 'parked']);
     await parked.kill('SIGKILL');
     expect((await pool.query('SELECT count(*)::int AS n FROM deliveries')).rows[0].n).toBe(0);
     start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'successor' });
-    await eventually('the read model to reach version 2', async () => (await pool.query("SELECT version::int FROM read_model WHERE id = 'crash-2'")).rows[0]?.version === 2);
-    const { rows } = await pool.query<{ owner: string }>('SELECT DISTINCT split_part(owner, \':\', 1) AS owner FROM deliveries');
+    await eventually(
+      'the read model to reach version 2',
+      async () => (await pool.query("SELECT version::int FROM read_model WHERE id = 'crash-2'")).rows[0]?.version === 2,
+    );
+    const { rows } = await pool.query<{ owner: string }>(
+      "SELECT DISTINCT split_part(owner, ':', 1) AS owner FROM deliveries",
+    );
     expect(rows).toEqual([{ owner: 'successor' }]);
   });
 
   it('under load with repeated SIGKILLs: events written N, delivered ≥ N, lost 0, duplicates counted; the read model converges', async () => {
     const apps = new Map<string, Proc>();
     const launch = async (name: string) => {
-      const proc = start({ FIXTURE_MODE: 'app', FIXTURE_NAME: name, FIXTURE_PREFIX: name, FIXTURE_COUNTERS: '4', FIXTURE_LEASE_MS: '1000', FIXTURE_BATCH: '4' });
+      const proc = start({
+        FIXTURE_MODE: 'app',
+        FIXTURE_NAME: name,
+        FIXTURE_PREFIX: name,
+        FIXTURE_COUNTERS: '4',
+        FIXTURE_LEASE_MS: '1000',
+        FIXTURE_BATCH: '4',
+      });
       apps.set(name, proc);
       await proc.waitFor((l) => l === 'ready');
     };
@@ -229,17 +263,23 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
 
     // N: every stored version is one write (inserts and updates only), so one event.
     const written = Number((await pool.query('SELECT coalesce(sum(version), 0) AS n FROM counters')).rows[0].n);
-    const { rows } = await pool.query<{ total: string; distinct: string }>('SELECT count(*) AS total, count(DISTINCT event_id) AS distinct FROM deliveries');
+    const { rows } = await pool.query<{ total: string; distinct: string }>(
+      'SELECT count(*) AS total, count(DISTINCT event_id) AS distinct FROM deliveries',
+    );
     const delivered = Number(rows[0].total);
     const distinct = Number(rows[0].distinct);
     const duplicates = delivered - distinct;
     const lost = written - distinct;
-    console.log(`outbox under ${KILLS} SIGKILLs: events written ${written}, delivered ${delivered} (distinct ${distinct}), lost ${lost}, duplicates ${duplicates}`);
+    console.log(
+      `outbox under ${KILLS} SIGKILLs: events written ${written}, delivered ${delivered} (distinct ${distinct}), lost ${lost}, duplicates ${duplicates}`,
+    );
     expect(written).toBeGreaterThan(0);
     expect(lost).toBe(0);
     expect(delivered).toBeGreaterThanOrEqual(written);
     // Exactly the events of the stored versions were delivered: one per (aggregate, version).
-    const { rows: perVersion } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM (SELECT DISTINCT aggregate_id, version FROM deliveries) d');
+    const { rows: perVersion } = await pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM (SELECT DISTINCT aggregate_id, version FROM deliveries) d',
+    );
     expect(Number(perVersion[0].n)).toBe(written);
     // First deliveries come in version order per aggregate (repeats only repeat).
     for (const [id, versions] of await deliveredInOrder()) {

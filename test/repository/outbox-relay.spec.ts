@@ -32,7 +32,15 @@ function setup(extra: Partial<OutboxRelayOptions> = {}) {
   const repository = new CounterInMemoryRepository({ aggregate: Counter, outbox: store, publisher: bus });
   const received: string[] = [];
   const relay = (more: Partial<OutboxRelayOptions> = {}) =>
-    new OutboxRelay({ stores: [store], deliver: (a, e) => bus.deliver(a, e), clock: clock.read, backoff: { initialMs: 1000, maxMs: 8000 }, autoStart: false, ...extra, ...more });
+    new OutboxRelay({
+      stores: [store],
+      deliver: (a, e) => bus.deliver(a, e),
+      clock: clock.read,
+      backoff: { initialMs: 1000, maxMs: 8000 },
+      autoStart: false,
+      ...extra,
+      ...more,
+    });
   return { clock, store, bus, repository, received, relay };
 }
 
@@ -123,7 +131,13 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     expect(s.received).toEqual(['a@2']);
     expect(await relay.status()).toMatchObject({ pending: 0, deadLetters: 1 });
     const [letter] = await relay.listDeadLetters();
-    expect(letter).toMatchObject({ aggregate: 'Counter', aggregateId: 'a', version: 1, attempts: 2, lastError: 'Error: poison' });
+    expect(letter).toMatchObject({
+      aggregate: 'Counter',
+      aggregateId: 'a',
+      version: 1,
+      attempts: 2,
+      lastError: 'Error: poison',
+    });
     broken = false;
     expect(await relay.replayDeadLetters([letter.eventId])).toBe(1);
     await relay.drain();
@@ -281,7 +295,10 @@ describe('RepositoryModule.forRoot({ outbox })', () => {
     expect(() => RepositoryModule.forRoot({ outbox: { table: 'x; DROP' } })).toThrow(RepositoryConfigurationError);
     expect(() => RepositoryModule.forRoot({ outbox: 'yes' as never })).toThrow(RepositoryConfigurationError);
     const moduleRef = Test.createTestingModule({
-      imports: [RepositoryModule.forRoot({ outbox: true }), RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterCustomRepository }])],
+      imports: [
+        RepositoryModule.forRoot({ outbox: true }),
+        RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterCustomRepository }]),
+      ],
     }).compile();
     await expect(moduleRef).rejects.toThrow(/has no outbox store/);
   });

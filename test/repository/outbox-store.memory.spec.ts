@@ -4,5 +4,9 @@ import { outboxStoreContract } from './support/outbox-store-contract.js';
 
 outboxStoreContract('InMemoryOutboxStore', async () => {
   const store = new InMemoryOutboxStore();
-  return { store, repository: new CounterInMemoryRepository({ aggregate: Counter, outbox: store }), close: async () => {} };
+  return {
+    store,
+    repository: new CounterInMemoryRepository({ aggregate: Counter, outbox: store }),
+    close: async () => {},
+  };
 });

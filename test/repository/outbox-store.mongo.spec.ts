@@ -29,7 +29,9 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
   const commands: Array<{ name: string; command: Record<string, unknown> }> = [];
   let observed: Connection;
   beforeAll(async () => {
-    observed = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('outbox_write'), monitorCommands: true }).asPromise();
+    observed = await mongoose
+      .createConnection(mongoUri(), { dbName: uniqueName('outbox_write'), monitorCommands: true })
+      .asPromise();
     observed.getClient().on('commandStarted', (event) => {
       if (!['hello', 'isMaster', 'ping', 'createIndexes'].includes(event.commandName)) {
         commands.push({ name: event.commandName, command: event.command as Record<string, unknown> });
@@ -43,7 +45,12 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
   async function setup(collection: string) {
     const store = new MongoOutboxStore();
     await store.ensureIndexes();
-    const repository = new CounterMongooseRepository({ connection: observed, collection, aggregate: Counter, outbox: store });
+    const repository = new CounterMongooseRepository({
+      connection: observed,
+      collection,
+      aggregate: Counter,
+      outbox: store,
+    });
     return { store, repository, raw: () => observed.db!.collection(collection).find({}).sort({ _id: 1 }).toArray() };
   }
 
@@ -55,7 +62,10 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     counter.increment();
     await repository.update(counter);
     expect(commands.map((c) => c.name)).toEqual(['update']);
-    const [statement] = (commands[0].command.updates as Array<{ q: Record<string, unknown>; u: Record<string, Record<string, unknown>> }>);
+    const [statement] = commands[0].command.updates as Array<{
+      q: Record<string, unknown>;
+      u: Record<string, Record<string, unknown>>;
+    }>;
     expect(statement.q).toEqual({ _id: 'c', version: 1, _deleted: { $ne: true } });
     expect(Object.keys(statement.u.$set).filter((k) => k.startsWith('_outbox.'))).toHaveLength(1);
     for (const c of commands) expect(c.command.txnNumber ?? c.command.startTransaction).toBeUndefined();
@@ -66,7 +76,11 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     // A tombstone: no fields of the aggregate, the PURGE and the earlier events still pending.
     expect(document).toMatchObject({ _id: 'c', version: 3, _deleted: true });
     expect(document.label).toBeUndefined();
-    expect(Object.values(document._outbox as Record<string, { event: { type: string; version: number } }>).map((e) => [e.event.version, e.event.type]).sort()).toEqual([
+    expect(
+      Object.values(document._outbox as Record<string, { event: { type: string; version: number } }>)
+        .map((e) => [e.event.version, e.event.type])
+        .sort(),
+    ).toEqual([
       [1, 'UPSERT'],
       [2, 'UPSERT'],
       [3, 'PURGE'],
@@ -84,19 +98,25 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     expect(await repository.currentVersion('b')).toBe(-1);
     expect(await repository.existsById('b')).toBe(false);
     const listed: string[] = [];
-    for await (const counter of (repository as unknown as { aggregates(): AsyncIterable<Counter> }).aggregates()) listed.push(counter.id);
+    for await (const counter of (repository as unknown as { aggregates(): AsyncIterable<Counter> }).aggregates())
+      listed.push(counter.id);
     expect(listed).toEqual(['a']);
     expect((await raw()).map((d) => d._id)).toEqual(['a', 'b']);
     // The store delivers: the tombstone is deleted with its last event.
     const now = Date.now();
     for (const claim of await store.claim({ owner: 'r', limit: 10, leaseMs: 1000, now })) {
-      expect(await store.ack('r', claim.events.map((e) => e.eventId))).toBe(claim.events.length);
+      expect(
+        await store.ack(
+          'r',
+          claim.events.map((e) => e.eventId),
+        ),
+      ).toBe(claim.events.length);
     }
     expect((await raw()).map((d) => d._id)).toEqual(['a']);
     expect(await store.status(now)).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
   });
 
-  it('an id can be inserted again while its removal is still pending: the old life\'s events are delivered first', async () => {
+  it("an id can be inserted again while its removal is still pending: the old life's events are delivered first", async () => {
     const { store, repository } = await setup('reinsert');
     const first = new Counter('x', 'first');
     await repository.insert(first);
@@ -108,7 +128,9 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     expect((await repository.findById('x'))!.label).toBe('second');
     await expect(repository.insert(new Counter('x', 'third'))).rejects.toThrow(/already exists|duplicate/i);
     const [claim] = await store.claim({ owner: 'r', limit: 10, leaseMs: 1000, now: Date.now() });
-    expect(claim.events.map((e) => [e.version, e.event.type, (e.event as { snapshot?: { label: string } }).snapshot?.label])).toEqual([
+    expect(
+      claim.events.map((e) => [e.version, e.event.type, (e.event as { snapshot?: { label: string } }).snapshot?.label]),
+    ).toEqual([
       [1, 'UPSERT', 'first'],
       [2, 'UPSERT', 'first'],
       [3, 'PURGE', undefined],
@@ -121,18 +143,30 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     await repository.insert(new Counter('r', 'registered'));
     // Another process: the same repository class, given a store of its own, writing nothing.
     const relayOnly = new MongoOutboxStore();
-    new CounterMongooseRepository({ connection: observed, collection: 'registered', aggregate: Counter, outbox: relayOnly });
+    new CounterMongooseRepository({
+      connection: observed,
+      collection: 'registered',
+      aggregate: Counter,
+      outbox: relayOnly,
+    });
     expect(relayOnly.namespaces).toEqual([]);
     const [claim] = await relayOnly.claim({ owner: 'r', limit: 10, leaseMs: 1000, now: Date.now() });
     expect(claim).toMatchObject({ aggregateId: 'r' });
     expect(relayOnly.namespaces).toEqual([`${observed.db!.databaseName}.registered`]);
   });
 
-  it('refuses, writing nothing: an event without a usable id, a toDocument that sets an outbox field, another backend\'s outbox', async () => {
+  it("refuses, writing nothing: an event without a usable id, a toDocument that sets an outbox field, another backend's outbox", async () => {
     const { store, repository, raw } = await setup('refusals');
     class NoIdCounter extends Counter {
       override triggerDataSyncHook(): void {
-        this.collectDataSyncEvent({ type: 'UPSERT', eventId: 'a.b', aggregate: 'Counter', id: this.id, version: this.newVersion, snapshot: {} } as never);
+        this.collectDataSyncEvent({
+          type: 'UPSERT',
+          eventId: 'a.b',
+          aggregate: 'Counter',
+          id: this.id,
+          version: this.newVersion,
+          snapshot: {},
+        } as never);
       }
     }
     await expect(repository.insert(new NoIdCounter('n', 'no id'))).rejects.toThrow(/no usable eventId/);
@@ -141,13 +175,24 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
         return { ...super.toDocument(counter), _outbox: {} } as never;
       }
     }
-    const sneaky = new SneakyRepository({ connection: observed, collection: 'refusals', aggregate: Counter, outbox: store });
+    const sneaky = new SneakyRepository({
+      connection: observed,
+      collection: 'refusals',
+      aggregate: Counter,
+      outbox: store,
+    });
     await expect(sneaky.insert(new Counter('s', 'sneaky'))).rejects.toThrow(/must not set _outbox/);
     expect(await raw()).toEqual([]);
     const { InMemoryOutboxStore } = await import('@ddd-kit/repository');
-    expect(() => new CounterMongooseRepository({ connection: observed, collection: 'refusals', aggregate: Counter, outbox: new InMemoryOutboxStore() })).toThrow(
-      /cannot store data-sync events/,
-    );
+    expect(
+      () =>
+        new CounterMongooseRepository({
+          connection: observed,
+          collection: 'refusals',
+          aggregate: Counter,
+          outbox: new InMemoryOutboxStore(),
+        }),
+    ).toThrow(/cannot store data-sync events/);
     await expect(store.ack('r', ['a.b'])).rejects.toThrow(/not an event id/);
     await expect(store.ack('r', ['$where'])).rejects.toThrow(/not an event id/);
   });
@@ -177,11 +222,21 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
           const [head, ...rest] = claim.events;
           // Every third claim fails its head once: the instance is retried by whoever claims next.
           if (head.attempts === 0 && head.version % 3 === 0) {
-            await store.fail(owner, head.eventId, { error: 'flaky', retryAt: Date.now(), maxAttempts: 5, now: Date.now() });
+            await store.fail(owner, head.eventId, {
+              error: 'flaky',
+              retryAt: Date.now(),
+              maxAttempts: 5,
+              now: Date.now(),
+            });
             continue;
           }
           for (const e of [head, ...rest]) delivered.set(e.eventId, (delivered.get(e.eventId) ?? 0) + 1);
-          expect(await store.ack(owner, claim.events.map((e) => e.eventId))).toBe(claim.events.length);
+          expect(
+            await store.ack(
+              owner,
+              claim.events.map((e) => e.eventId),
+            ),
+          ).toBe(claim.events.length);
         }
         await new Promise((r) => setImmediate(r));
       }
@@ -194,7 +249,11 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
 
   it('claims racing from separate clients: each round, exactly one relay gets the instance', async () => {
     // Separate MongoClients, so the claims really run side by side on the server.
-    const clients = await Promise.all(Array.from({ length: 6 }, () => mongoose.createConnection(mongoUri(), { dbName: observed.db!.databaseName }).asPromise()));
+    const clients = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        mongoose.createConnection(mongoUri(), { dbName: observed.db!.databaseName }).asPromise(),
+      ),
+    );
     try {
       const { repository } = await setup('claim_race');
       const stores = clients.map((c) => new MongoOutboxStore({ collections: [c.db!.collection('claim_race')] }));
@@ -203,8 +262,15 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
       let now = Date.now();
       for (let round = 0; round < 40; round++) {
         now += 10_000; // every earlier lease has expired
-        const results = await Promise.all(stores.flatMap((store, i) => [0, 1].map((j) => store.claim({ owner: `relay-${i}-${j}`, limit: 1, leaseMs: 5_000, now }))));
-        expect({ round, winners: results.filter((claims) => claims.length === 1).length }).toEqual({ round, winners: 1 });
+        const results = await Promise.all(
+          stores.flatMap((store, i) =>
+            [0, 1].map((j) => store.claim({ owner: `relay-${i}-${j}`, limit: 1, leaseMs: 5_000, now })),
+          ),
+        );
+        expect({ round, winners: results.filter((claims) => claims.length === 1).length }).toEqual({
+          round,
+          winners: 1,
+        });
       }
     } finally {
       for (const c of clients) await c.close();

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { getRepositoryToken, OnDataSync, OutboxRelay, PostgresOutboxStore, RepositoryModule, type DataSyncEvent, type IRepository } from '@ddd-kit/repository';
+import {
+  getRepositoryToken,
+  OnDataSync,
+  OutboxRelay,
+  PostgresOutboxStore,
+  RepositoryModule,
+  type DataSyncEvent,
+  type IRepository,
+} from '@ddd-kit/repository';
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
@@ -25,14 +33,23 @@ afterAll(async () => {
 outboxStoreContract('PostgresOutboxStore', async () => {
   const i = ++n;
   const store = new PostgresOutboxStore({ pool, table: `outbox_${i}` });
-  return { store, repository: new CounterPostgresRepository({ aggregate: Counter, pool, table: `counters_${i}`, outbox: store }), close: async () => {} };
+  return {
+    store,
+    repository: new CounterPostgresRepository({ aggregate: Counter, pool, table: `counters_${i}`, outbox: store }),
+    close: async () => {},
+  };
 });
 
 describe('PostgresOutboxStore: the write', () => {
   it('stores the row and its events in one statement, every value a parameter', async () => {
     const observed = observedPool(pool);
     const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_write' });
-    const repository = new CounterPostgresRepository({ aggregate: Counter, pool: observed.pool, table: 'counters_write', outbox: store });
+    const repository = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool: observed.pool,
+      table: 'counters_write',
+      outbox: store,
+    });
     await repository.insert(new Counter('w', "it's; DROP TABLE x --"));
     await store.ensureTable();
     observed.sent.length = 0;
@@ -44,7 +61,9 @@ describe('PostgresOutboxStore: the write', () => {
     expect(writes[0].text).toMatch(/^WITH w AS \(UPDATE "counters_write" .* RETURNING 1\) INSERT INTO "outbox_write"/s);
     expect(writes[0].text).not.toContain('DROP');
     expect(observed.sent.some((s) => /^BEGIN/.test(s.text))).toBe(false);
-    const { rows } = await pool.query('SELECT aggregate, aggregate_id, version, payload FROM outbox_write ORDER BY seq');
+    const { rows } = await pool.query(
+      'SELECT aggregate, aggregate_id, version, payload FROM outbox_write ORDER BY seq',
+    );
     expect(rows.map((r) => [r.aggregate, r.aggregate_id, Number(r.version), r.payload.type])).toEqual([
       ['Counter', 'w', 1, 'UPSERT'],
       ['Counter', 'w', 2, 'UPSERT'],
@@ -54,7 +73,12 @@ describe('PostgresOutboxStore: the write', () => {
 
   it('a write whose condition fails inserts no event', async () => {
     const store = new PostgresOutboxStore({ pool, table: 'outbox_conflict' });
-    const repository = new CounterPostgresRepository({ aggregate: Counter, pool, table: 'counters_conflict', outbox: store });
+    const repository = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool,
+      table: 'counters_conflict',
+      outbox: store,
+    });
     await repository.insert(new Counter('c', 'one'));
     await expect(repository.insert(new Counter('c', 'two'))).rejects.toThrow();
     expect((await pool.query('SELECT count(*)::int AS n FROM outbox_conflict')).rows[0].n).toBe(1);
@@ -98,11 +122,13 @@ class PgProjection {
 }
 
 describe('RepositoryModule.forRoot({ postgres, outbox })', () => {
-  it('a PostgresRepository writes its events to the module\'s outbox table; the relay delivers them', async () => {
+  it("a PostgresRepository writes its events to the module's outbox table; the relay delivers them", async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         RepositoryModule.forRoot({ postgres: { pool }, outbox: { relay: false, table: 'module_outbox' } }),
-        RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterPostgresRepository, table: 'module_counters' }]),
+        RepositoryModule.forFeature([
+          { aggregate: Counter, repository: CounterPostgresRepository, table: 'module_counters' },
+        ]),
       ],
       providers: [PgProjection],
     }).compile();

@@ -29,7 +29,10 @@ afterAll(async () => {
 function setup(on: pg.Pool = pool) {
   const bus = new DataSyncEventBus();
   const published: string[] = [];
-  bus.subscribe(Counter, (events: readonly DataSyncEvent[]) => void published.push(...events.map((e) => `${e.type}@${e.version}:${e.id}`)));
+  bus.subscribe(
+    Counter,
+    (events: readonly DataSyncEvent[]) => void published.push(...events.map((e) => `${e.type}@${e.version}:${e.id}`)),
+  );
   const table = `tx_${++tables}`;
   const repository = new CounterPostgresRepository({ pool: on, table, aggregate: Counter, publisher: bus });
   // Reads around the transaction: another pool never joins a transaction of `pool`.
@@ -59,7 +62,11 @@ describe('PostgresRepository in runInTransaction', () => {
   it('a committed transaction publishes its events after COMMIT, in order; handlers see the rows committed', async () => {
     const { repository, outside, published, bus } = setup();
     const seenByHandler: number[] = [];
-    bus.subscribe(Counter, async (events: readonly DataSyncEvent[]) => void seenByHandler.push(await outside.currentVersion(events[0].id as string)));
+    bus.subscribe(
+      Counter,
+      async (events: readonly DataSyncEvent[]) =>
+        void seenByHandler.push(await outside.currentVersion(events[0].id as string)),
+    );
     await runInTransaction(pool, async () => {
       const counter = new Counter('t2', 'kept');
       await repository.insert(counter);
@@ -90,7 +97,8 @@ describe('PostgresRepository in runInTransaction', () => {
       await repository.insert(new Counter('t3', 'joined'));
     });
     expect(observed.sent.map((s) => s.text.split(' ')[0])).toEqual(['BEGIN', 'SELECT', 'INSERT', 'INSERT', 'COMMIT']);
-    const xmin = async (t: string) => (await pool.query(`SELECT xmin::text AS x FROM "${t}" WHERE id = 't3'`)).rows[0].x;
+    const xmin = async (t: string) =>
+      (await pool.query(`SELECT xmin::text AS x FROM "${t}" WHERE id = 't3'`)).rows[0].x;
     expect(await xmin(table)).toBe(String(Number(xid) % 2 ** 32));
     expect(await xmin(`${table}_audit`)).toBe(await xmin(table));
   });
@@ -100,7 +108,9 @@ describe('PostgresRepository in runInTransaction', () => {
     await expect(
       runInTransaction(pool, async () => {
         await repository.insert(new Counter('outer', 'x'));
-        await runInTransaction(pool, () => repository.insert(new Counter('inner', 'x')), { propagation: 'requiresNew' });
+        await runInTransaction(pool, () => repository.insert(new Counter('inner', 'x')), {
+          propagation: 'requiresNew',
+        });
         expect(published).toEqual(['UPSERT@1:inner']);
         throw new Error('outer fails');
       }),
@@ -134,7 +144,7 @@ describe('PostgresRepository in runInTransaction', () => {
     expect([1, 10]).toContain(final.count);
   });
 
-  it('under REPEATABLE READ the loser of that race gets the server\'s serialization failure (40001) instead: retry the whole transaction', async () => {
+  it("under REPEATABLE READ the loser of that race gets the server's serialization failure (40001) instead: retry the whole transaction", async () => {
     const { repository, outside } = setup();
     await repository.insert(new Counter('t5', 'contended'));
     let bothStarted!: () => void;
@@ -168,7 +178,9 @@ describe('PostgresRepository in runInTransaction', () => {
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
-    expect((await otherPool.query('SELECT to_regclass($1) IS NOT NULL AS present', [table])).rows[0].present).toBe(true);
+    expect((await otherPool.query('SELECT to_regclass($1) IS NOT NULL AS present', [table])).rows[0].present).toBe(
+      true,
+    );
     expect(await outside.currentVersion('t6')).toBe(-1);
     await repository.insert(new Counter('t6', 'x'));
     expect(await outside.currentVersion('t6')).toBe(1);
@@ -182,7 +194,10 @@ describe('PostgresRepository with @Transactional (Nest application, module-owned
   let outside: CounterPostgresRepository;
 
   beforeAll(async () => {
-    app = await ChildApp.start(FIXTURE, { FIXTURE_DATABASE_URL: schema.url, FIXTURE_TABLE: TABLE }, ['libs/transactional-adapter-pg', 'libs/repository']);
+    app = await ChildApp.start(FIXTURE, { FIXTURE_DATABASE_URL: schema.url, FIXTURE_TABLE: TABLE }, [
+      'libs/transactional-adapter-pg',
+      'libs/repository',
+    ]);
     outside = new CounterPostgresRepository({ pool: otherPool, table: TABLE, aggregate: Counter });
   });
   afterAll(async () => {

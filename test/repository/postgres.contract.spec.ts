@@ -2,7 +2,12 @@ import pg from 'pg';
 import { postgresSchema } from '../support/servers.js';
 import { CounterPostgresRepository } from './support/counter.aggregate.js';
 import { describeReconciliationContract } from './support/reconciliation-contract.js';
-import { describeRepositoryContract, type CounterRepository, type CounterRepositoryClass, type RepositoryHarness } from './support/repository-contract.js';
+import {
+  describeRepositoryContract,
+  type CounterRepository,
+  type CounterRepositoryClass,
+  type RepositoryHarness,
+} from './support/repository-contract.js';
 
 // Every suite in a schema of its own (dropped at the end), every repository on its own table,
 // created by the repository on first use.

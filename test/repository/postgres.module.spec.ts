@@ -49,7 +49,9 @@ describe('RepositoryModule with PostgreSQL', () => {
     const moduleRef = await Test.createTestingModule({
       imports: [
         RepositoryModule.forRoot({ postgres: { url: schema.url, poolOptions: { max: 3 } } }),
-        RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterPostgresRepository, table: 'module_counters' }]),
+        RepositoryModule.forFeature([
+          { aggregate: Counter, repository: CounterPostgresRepository, table: 'module_counters' },
+        ]),
       ],
       providers: [CounterService],
     }).compile();
@@ -66,7 +68,9 @@ describe('RepositoryModule with PostgreSQL', () => {
       await service.counters.insert(counter);
       counter.increment();
       await service.counters.update(counter);
-      expect((await direct.query('SELECT id, version, count FROM module_counters')).rows).toEqual([{ id: 'm1', version: '2', count: 1 }]);
+      expect((await direct.query('SELECT id, version, count FROM module_counters')).rows).toEqual([
+        { id: 'm1', version: '2', count: 1 },
+      ]);
       expect(service.received).toEqual(['UPSERT@1:m1', 'UPSERT@2:m1']);
     } finally {
       await app.close();
@@ -81,8 +85,14 @@ describe('RepositoryModule with PostgreSQL', () => {
     class DatabaseModule {}
     const moduleRef = await Test.createTestingModule({
       imports: [
-        RepositoryModule.forRootAsync({ imports: [DatabaseModule], inject: [POOL], useFactory: (p: pg.Pool) => ({ postgres: { pool: p, createTables: false } }) }),
-        RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterPostgresRepository, table: 'migrated_counters' }]),
+        RepositoryModule.forRootAsync({
+          imports: [DatabaseModule],
+          inject: [POOL],
+          useFactory: (p: pg.Pool) => ({ postgres: { pool: p, createTables: false } }),
+        }),
+        RepositoryModule.forFeature([
+          { aggregate: Counter, repository: CounterPostgresRepository, table: 'migrated_counters' },
+        ]),
       ],
     }).compile();
     const app = await moduleRef.init();
@@ -133,8 +143,15 @@ describe('RepositoryModule with PostgreSQL', () => {
   describe('bootstrap errors', () => {
     it('a PostgresRepository without a pool fails at bootstrap saying how to configure one', async () => {
       await expect(
-        Test.createTestingModule({ imports: [RepositoryModule.forRoot(), RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterPostgresRepository }])] }).compile(),
-      ).rejects.toThrow(/RepositoryModule has no PostgreSQL pool: pass \{ postgres: \{ url \} \} or \{ postgres: \{ pool \} \}/);
+        Test.createTestingModule({
+          imports: [
+            RepositoryModule.forRoot(),
+            RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterPostgresRepository }]),
+          ],
+        }).compile(),
+      ).rejects.toThrow(
+        /RepositoryModule has no PostgreSQL pool: pass \{ postgres: \{ url \} \} or \{ postgres: \{ pool \} \}/,
+      );
     });
 
     it('invalid postgres options fail with RepositoryConfigurationError', () => {
@@ -158,12 +175,27 @@ describe('RepositoryModule with PostgreSQL', () => {
     });
 
     it('table needs a PostgresRepository class; a bad table name or declaration fails at bootstrap', async () => {
-      expect(() => RepositoryModule.forFeature([{ aggregate: Counter, table: 'counters' }])).toThrow(/table needs a PostgresRepository/);
-      expect(() => RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository, table: 'counters' }])).toThrow(/table needs a PostgresRepository/);
-      expect(() => RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterPostgresRepository, collection: 'counters' }])).toThrow(/collection needs a MongooseRepository/);
+      expect(() => RepositoryModule.forFeature([{ aggregate: Counter, table: 'counters' }])).toThrow(
+        /table needs a PostgresRepository/,
+      );
+      expect(() =>
+        RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository, table: 'counters' }]),
+      ).toThrow(/table needs a PostgresRepository/);
+      expect(() =>
+        RepositoryModule.forFeature([
+          { aggregate: Counter, repository: CounterPostgresRepository, collection: 'counters' },
+        ]),
+      ).toThrow(/collection needs a MongooseRepository/);
       const boot = (feature: object) =>
-        Test.createTestingModule({ imports: [RepositoryModule.forRoot({ postgres: { pool: direct } }), RepositoryModule.forFeature([feature as never])] }).compile();
-      await expect(boot({ aggregate: Counter, repository: CounterPostgresRepository, table: 'counters; DROP TABLE x' })).rejects.toThrow(RepositoryConfigurationError);
+        Test.createTestingModule({
+          imports: [
+            RepositoryModule.forRoot({ postgres: { pool: direct } }),
+            RepositoryModule.forFeature([feature as never]),
+          ],
+        }).compile();
+      await expect(
+        boot({ aggregate: Counter, repository: CounterPostgresRepository, table: 'counters; DROP TABLE x' }),
+      ).rejects.toThrow(RepositoryConfigurationError);
 
       @Injectable()
       class BadlyDeclared extends PostgresRepository<string, Counter, { label: string }> {
@@ -176,12 +208,16 @@ describe('RepositoryModule with PostgreSQL', () => {
           throw new Error('unused');
         }
       }
-      await expect(boot({ aggregate: Counter, repository: BadlyDeclared })).rejects.toThrow(/BadlyDeclared: the type of column "label"/);
+      await expect(boot({ aggregate: Counter, repository: BadlyDeclared })).rejects.toThrow(
+        /BadlyDeclared: the type of column "label"/,
+      );
     });
 
     it('an unreachable PostgreSQL fails the bootstrap (the pool is checked, then ended)', async () => {
       await expect(
-        Test.createTestingModule({ imports: [RepositoryModule.forRoot({ postgres: { url: 'postgres://postgres@127.0.0.1:1/nowhere' } })] }).compile(),
+        Test.createTestingModule({
+          imports: [RepositoryModule.forRoot({ postgres: { url: 'postgres://postgres@127.0.0.1:1/nowhere' } })],
+        }).compile(),
       ).rejects.toThrow(/ECONNREFUSED/);
     });
   });

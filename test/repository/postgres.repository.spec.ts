@@ -36,7 +36,9 @@ afterAll(async () => {
   await schema?.drop();
 });
 
-function counters(options: { pool?: pg.Pool; table?: string; createTable?: boolean; publisher?: DataSyncEventBus } = {}): CounterPostgresRepository {
+function counters(
+  options: { pool?: pg.Pool; table?: string; createTable?: boolean; publisher?: DataSyncEventBus } = {},
+): CounterPostgresRepository {
   return new CounterPostgresRepository({ pool, table: nextTable(), aggregate: Counter, ...options });
 }
 
@@ -53,26 +55,38 @@ describe('PostgresRepository: statements', () => {
     const sent = async (operation: () => Promise<unknown>) => {
       observed.sent.length = 0;
       await operation().catch(() => undefined);
-      return observed.sent.map((s) => s.values === undefined ? [s.text] : [s.text, s.values]);
+      return observed.sent.map((s) => (s.values === undefined ? [s.text] : [s.text, s.values]));
     };
     const T = `"${table}"`;
 
     const counter = new Counter('rt', "it's");
     expect(await sent(() => repository.insert(counter))).toEqual([
-      [`INSERT INTO ${T} ("id", "version", "label", "count", "tags") VALUES ($1, $2, $3, $4, $5) ON CONFLICT ("id") DO NOTHING`, ['rt', 1, "it's", 0, '[]']],
+      [
+        `INSERT INTO ${T} ("id", "version", "label", "count", "tags") VALUES ($1, $2, $3, $4, $5) ON CONFLICT ("id") DO NOTHING`,
+        ['rt', 1, "it's", 0, '[]'],
+      ],
     ]);
     counter.increment();
     counter.tags.push('a');
     expect(await sent(() => repository.update(counter))).toEqual([
-      [`UPDATE ${T} SET "label" = $3, "count" = $4, "tags" = $5, "version" = $6 WHERE "id" = $1 AND "version" = $2`, ['rt', 1, "it's", 1, '["a"]', 2]],
+      [
+        `UPDATE ${T} SET "label" = $3, "count" = $4, "tags" = $5, "version" = $6 WHERE "id" = $1 AND "version" = $2`,
+        ['rt', 1, "it's", 1, '["a"]', 2],
+      ],
     ]);
-    expect(await sent(() => repository.findById('rt'))).toEqual([[`SELECT "id" AS "id", "version" AS "version", "label", "count", "tags" FROM ${T} WHERE "id" = $1`, ['rt']]]);
-    expect(await sent(() => repository.currentVersion('rt'))).toEqual([[`SELECT "version" AS "version" FROM ${T} WHERE "id" = $1`, ['rt']]]);
+    expect(await sent(() => repository.findById('rt'))).toEqual([
+      [`SELECT "id" AS "id", "version" AS "version", "label", "count", "tags" FROM ${T} WHERE "id" = $1`, ['rt']],
+    ]);
+    expect(await sent(() => repository.currentVersion('rt'))).toEqual([
+      [`SELECT "version" AS "version" FROM ${T} WHERE "id" = $1`, ['rt']],
+    ]);
     const stale = (await repository.findById('rt'))!;
     await repository.update((await repository.findById('rt'))!);
     // A conflict is the same single statement; zero rows is the answer.
     expect(await sent(() => repository.update(stale))).toHaveLength(1);
-    expect(await sent(() => repository.remove(stale))).toEqual([[`DELETE FROM ${T} WHERE "id" = $1 AND "version" = $2`, ['rt', 2]]]);
+    expect(await sent(() => repository.remove(stale))).toEqual([
+      [`DELETE FROM ${T} WHERE "id" = $1 AND "version" = $2`, ['rt', 2]],
+    ]);
     // A refused id sends nothing at all.
     expect(await sent(() => repository.findById({ $ne: null } as unknown as string))).toEqual([]);
     expect(await sent(() => repository.currentVersion(7 as unknown as string))).toEqual([]);
@@ -105,7 +119,9 @@ describe('PostgresRepository: the table', () => {
       { column_name: 'count', data_type: 'integer', is_nullable: 'NO' },
       { column_name: 'tags', data_type: 'jsonb', is_nullable: 'NO' },
     ]);
-    await expect(pool.query(`INSERT INTO "${table}" VALUES ('v0', 0, 'x', 0, '[]')`)).rejects.toMatchObject({ code: '23514' });
+    await expect(pool.query(`INSERT INTO "${table}" VALUES ('v0', 0, 'x', 0, '[]')`)).rejects.toMatchObject({
+      code: '23514',
+    });
   });
 
   it('createTable: false creates nothing; a missing table is a RepositoryConfigurationError naming it; the DDL by hand makes it work', async () => {
@@ -157,7 +173,9 @@ describe('PostgresRepository: the table', () => {
       await other.query('BEGIN');
       await other.query(counters({ table }).createTableStatement());
       const repositories = [0, 1, 2].map(() => counters({ table }));
-      const writes = Promise.all(repositories.map((repository, i) => repository.insert(new Counter(`w${i}`, 'waited'))));
+      const writes = Promise.all(
+        repositories.map((repository, i) => repository.insert(new Counter(`w${i}`, 'waited'))),
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       await other.query('COMMIT');
       await writes;
@@ -195,7 +213,9 @@ describe('PostgresRepository: the table', () => {
     await repository.update(order);
     const loaded = (await repository.findById('o1'))!;
     expect([loaded.user, loaded.select, loaded.oldVersion]).toEqual(['ann', 4, 2]);
-    expect((await pool.query(`SELECT "user", "select", version FROM "${schema.schema}"."order"`)).rows).toEqual([{ user: 'ann', select: 4, version: '2' }]);
+    expect((await pool.query(`SELECT "user", "select", version FROM "${schema.schema}"."order"`)).rows).toEqual([
+      { user: 'ann', select: 4, version: '2' },
+    ]);
   });
 });
 
@@ -216,7 +236,9 @@ describe('PostgresRepository: identifiers and declarations', () => {
 
   it.each(BAD_NAMES)('refuses %s as a table, before anything is sent', async (_what, name) => {
     const observed = observedPool(pool);
-    expect(() => new CounterPostgresRepository({ pool: observed.pool, table: name as string, aggregate: Counter })).toThrow(RepositoryConfigurationError);
+    expect(
+      () => new CounterPostgresRepository({ pool: observed.pool, table: name as string, aggregate: Counter }),
+    ).toThrow(RepositoryConfigurationError);
 
     class Declared extends CounterPostgresRepository {
       protected override readonly table = name as string;
@@ -229,9 +251,18 @@ describe('PostgresRepository: identifiers and declarations', () => {
   });
 
   it('refuses bad columns, SQL in a column type, reserved columns and bad id/version columns', () => {
-    const declaring = (overrides: { columns?: Record<string, unknown>; idColumn?: string; versionColumn?: string; idType?: string }) => {
+    const declaring = (overrides: {
+      columns?: Record<string, unknown>;
+      idColumn?: string;
+      versionColumn?: string;
+      idType?: string;
+    }) => {
       class Declared extends CounterPostgresRepository {
-        protected override readonly columns = (overrides.columns ?? { label: 'text', count: 'integer', tags: 'jsonb' }) as never;
+        protected override readonly columns = (overrides.columns ?? {
+          label: 'text',
+          count: 'integer',
+          tags: 'jsonb',
+        }) as never;
         protected override get idColumn(): string {
           return overrides.idColumn ?? 'id';
         }
@@ -397,7 +428,9 @@ describe('PostgresRepository: ids', () => {
 
   it('a row with no valid version (written around the repository) is reported, not trusted', async () => {
     const table = nextTable();
-    await pool.query(`CREATE TABLE "${table}" (id text PRIMARY KEY, version bigint, label text, count integer, tags jsonb)`);
+    await pool.query(
+      `CREATE TABLE "${table}" (id text PRIMARY KEY, version bigint, label text, count integer, tags jsonb)`,
+    );
     await pool.query(`INSERT INTO "${table}" VALUES ('nov', NULL, 'x', 0, '[]'), ('zero', 0, 'x', 0, '[]')`);
     const repository = counters({ table });
     for (const id of ['nov', 'zero']) {
@@ -413,7 +446,11 @@ describe('PostgresRepository: statements that must commit with the write (statem
   /** Counters whose every write also records its events in an audit table, as an outbox will. */
   class AuditedCounters extends CounterPostgresRepository {
     failAudit = false;
-    protected override statementsToCommitWith(counter: Counter, operation: PostgresWriteOperation, events: readonly DataSyncEvent[]): readonly PostgresStatement[] {
+    protected override statementsToCommitWith(
+      counter: Counter,
+      operation: PostgresWriteOperation,
+      events: readonly DataSyncEvent[],
+    ): readonly PostgresStatement[] {
       return events.map((event) => ({
         text: `INSERT INTO "${auditTable}" (id, version, operation) VALUES ($1, $2, $3)`,
         values: [this.failAudit ? 'fail' : counter.id, event.version, `${operation}:${event.type}`],
@@ -423,13 +460,21 @@ describe('PostgresRepository: statements that must commit with the write (statem
 
   beforeAll(async () => {
     auditTable = nextTable();
-    await pool.query(`CREATE TABLE "${auditTable}" (id text NOT NULL, version bigint NOT NULL, operation text NOT NULL, PRIMARY KEY (id, version))`);
+    await pool.query(
+      `CREATE TABLE "${auditTable}" (id text NOT NULL, version bigint NOT NULL, operation text NOT NULL, PRIMARY KEY (id, version))`,
+    );
     // The failing audit row: its key is taken.
     await pool.query(`INSERT INTO "${auditTable}" VALUES ('fail', 2, 'taken')`);
   });
 
-  const audit = async () => (await pool.query(`SELECT id, version::int, operation FROM "${auditTable}" WHERE id <> 'fail' ORDER BY id, version`)).rows;
-  const xmin = async (table: string, where: string, values: unknown[]) => (await pool.query(`SELECT xmin::text AS x FROM "${table}" WHERE ${where}`, values)).rows[0]?.x;
+  const audit = async () =>
+    (
+      await pool.query(
+        `SELECT id, version::int, operation FROM "${auditTable}" WHERE id <> 'fail' ORDER BY id, version`,
+      )
+    ).rows;
+  const xmin = async (table: string, where: string, values: unknown[]) =>
+    (await pool.query(`SELECT xmin::text AS x FROM "${table}" WHERE ${where}`, values)).rows[0]?.x;
 
   afterEach(async () => {
     await pool.query(`DELETE FROM "${auditTable}" WHERE id <> 'fail'`);
@@ -480,7 +525,11 @@ describe('PostgresRepository: statements that must commit with the write (statem
     repository.failAudit = true;
     counter.increment();
     await expect(repository.update(counter)).rejects.toMatchObject({ code: '23505' });
-    expect([counter.oldVersion, await repository.currentVersion('a3'), (await repository.findById('a3'))!.count]).toEqual([1, 1, 0]);
+    expect([
+      counter.oldVersion,
+      await repository.currentVersion('a3'),
+      (await repository.findById('a3'))!.count,
+    ]).toEqual([1, 1, 0]);
     expect(published).toEqual([]);
     expect(pool.idleCount).toBe(pool.totalCount);
   });
@@ -527,7 +576,8 @@ describe('PostgresRepository under network faults (proxy in front of PostgreSQL)
     return { repository, direct, counter, published, table };
   }
 
-  const isRepositoryVerdict = (error: unknown) => error instanceof OptimisticLockError || error instanceof RepositoryError;
+  const isRepositoryVerdict = (error: unknown) =>
+    error instanceof OptimisticLockError || error instanceof RepositoryError;
 
   it.each(['cut', 'hold'] as const)(
     'UPDATE applied but its reply lost (then %s): an error — never a success, never a conflict; nothing published, versions kept; a reload shows the write',
@@ -605,7 +655,8 @@ describe('PostgresRepository under network faults (proxy in front of PostgreSQL)
       }
     }
     const { repository, direct, counter, published } = await setup(Audited);
-    const audited = async () => (await pool.query(`SELECT version::int AS v FROM "${audit}" ORDER BY version`)).rows.map((r) => r.v);
+    const audited = async () =>
+      (await pool.query(`SELECT version::int AS v FROM "${audit}" ORDER BY version`)).rows.map((r) => r.v);
     expect(await audited()).toEqual([1]);
 
     counter.increment();

@@ -77,7 +77,12 @@ describe('RepositoryModule', () => {
     let dbName: string;
 
     @Module({
-      imports: [RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository, collection: 'counters' }, Note])],
+      imports: [
+        RepositoryModule.forFeature([
+          { aggregate: Counter, repository: CounterMongooseRepository, collection: 'counters' },
+          Note,
+        ]),
+      ],
       providers: [CounterService, CounterProjection, NoteProjection],
     })
     class FeatureModule {}
@@ -86,7 +91,9 @@ describe('RepositoryModule', () => {
       dbName = uniqueName('repository_module');
       const uri = new URL(mongoUri());
       uri.pathname = `/${dbName}`;
-      const moduleRef = await Test.createTestingModule({ imports: [RepositoryModule.forRoot({ uri: uri.toString() }), FeatureModule] }).compile();
+      const moduleRef = await Test.createTestingModule({
+        imports: [RepositoryModule.forRoot({ uri: uri.toString() }), FeatureModule],
+      }).compile();
       app = await moduleRef.init();
     });
 
@@ -113,7 +120,11 @@ describe('RepositoryModule', () => {
       // It went to the collection forFeature named, in the database of the uri.
       const connection = (service.byClass as unknown as { connection: Connection }).connection;
       expect(connection.name).toBe(dbName);
-      expect(await connection.db!.collection('counters').findOne({ _id: 'm1' as never })).toMatchObject({ label: 'module', count: 0, version: 1 });
+      expect(await connection.db!.collection('counters').findOne({ _id: 'm1' as never })).toMatchObject({
+        label: 'module',
+        count: 0,
+        version: 1,
+      });
     });
 
     it('calls @OnDataSync handlers with the events of each successful write, before the write returns', async () => {
@@ -128,7 +139,11 @@ describe('RepositoryModule', () => {
       expect(projection.replica.get('m2')).toMatchObject({ version: 2, snapshot: { count: 3 } });
       await counters.remove(counter);
       expect(projection.replica.get('m2')).toBeUndefined();
-      expect(projection.received.map((batch) => batch.map((e) => `${e.type}@${e.version}`))).toEqual([['UPSERT@1'], ['UPSERT@2'], ['PURGE@3']]);
+      expect(projection.received.map((batch) => batch.map((e) => `${e.type}@${e.version}`))).toEqual([
+        ['UPSERT@1'],
+        ['UPSERT@2'],
+        ['PURGE@3'],
+      ]);
     });
 
     it('does not call handlers for a write that failed', async () => {
@@ -150,7 +165,16 @@ describe('RepositoryModule', () => {
       const counterProjection = app.get(CounterProjection);
       counterProjection.received.length = 0;
       await notes.insert(new Note('n1', 'hello'));
-      expect(noteProjection.received).toEqual([{ type: 'UPSERT', eventId: expect.any(String), aggregate: 'Note', id: 'n1', version: 1, snapshot: { id: 'n1', text: 'hello' } }]);
+      expect(noteProjection.received).toEqual([
+        {
+          type: 'UPSERT',
+          eventId: expect.any(String),
+          aggregate: 'Note',
+          id: 'n1',
+          version: 1,
+          snapshot: { id: 'n1', text: 'hello' },
+        },
+      ]);
       expect(counterProjection.received).toEqual([]);
       expect(app.get(DataSyncEventBus).handlerCount(Note)).toBe(1);
     });
@@ -158,7 +182,9 @@ describe('RepositoryModule', () => {
 
   describe('forRootAsync, shared instances, constructor dependencies', () => {
     it('builds options from a factory with injected dependencies and uses a connection it does not own', async () => {
-      const connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('repository_async') }).asPromise();
+      const connection = await mongoose
+        .createConnection(mongoUri(), { dbName: uniqueName('repository_async') })
+        .asPromise();
       const errors: unknown[] = [];
       @Module({ providers: [{ provide: 'CONN', useValue: connection }], exports: ['CONN'] })
       class ConfigModule {}
@@ -176,7 +202,10 @@ describe('RepositoryModule', () => {
           RepositoryModule.forRootAsync({
             imports: [ConfigModule],
             inject: ['CONN'],
-            useFactory: (conn: Connection) => ({ connection: conn, onDataSyncError: (error: unknown) => void errors.push(error) }),
+            useFactory: (conn: Connection) => ({
+              connection: conn,
+              onDataSyncError: (error: unknown) => void errors.push(error),
+            }),
           }),
           RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository }]),
         ],
@@ -203,9 +232,23 @@ describe('RepositoryModule', () => {
       // Not global: the repository class gets its dependency through forFeature's imports.
       @Module({ providers: [{ provide: CLOCK, useValue: () => 42 }], exports: [CLOCK] })
       class ClockModule {}
-      @Module({ imports: [RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }], { imports: [ClockModule] })], exports: [RepositoryModule] })
+      @Module({
+        imports: [
+          RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }], {
+            imports: [ClockModule],
+          }),
+        ],
+        exports: [RepositoryModule],
+      })
       class A {}
-      @Module({ imports: [RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }], { imports: [ClockModule] })], exports: [RepositoryModule] })
+      @Module({
+        imports: [
+          RepositoryModule.forFeature([{ aggregate: Note, repository: ClockedNoteRepository }], {
+            imports: [ClockModule],
+          }),
+        ],
+        exports: [RepositoryModule],
+      })
       class B {}
 
       const moduleRef = await Test.createTestingModule({ imports: [RepositoryModule.forRoot(), A, B] }).compile();
@@ -216,7 +259,9 @@ describe('RepositoryModule', () => {
         expect(fromA).toBe(fromB);
         expect(fromA.clock()).toBe(42);
         await fromA.insert(new Note('shared', 'one store'));
-        expect(await app.select(B).get<IRepository<string, Note>>(getRepositoryToken(Note)).currentVersion('shared')).toBe(1);
+        expect(
+          await app.select(B).get<IRepository<string, Note>>(getRepositoryToken(Note)).currentVersion('shared'),
+        ).toBe(1);
       } finally {
         await app.close();
       }
@@ -226,25 +271,35 @@ describe('RepositoryModule', () => {
   describe('bootstrap errors', () => {
     it('a MongooseRepository without a connection fails at bootstrap saying how to configure one', async () => {
       const compile = Test.createTestingModule({
-        imports: [RepositoryModule.forRoot(), RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository }])],
+        imports: [
+          RepositoryModule.forRoot(),
+          RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository }]),
+        ],
       }).compile();
       await expect(compile).rejects.toThrow(RepositoryConfigurationError);
       await expect(
         Test.createTestingModule({
-          imports: [RepositoryModule.forRoot(), RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository }])],
+          imports: [
+            RepositoryModule.forRoot(),
+            RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterMongooseRepository }]),
+          ],
         }).compile(),
       ).rejects.toThrow(/RepositoryModule has no connection: pass \{ uri \} or \{ connection \}/);
     });
 
     it('invalid forRoot options fail with RepositoryConfigurationError', () => {
       expect(() => RepositoryModule.forRoot({ uri: 'http://nope' })).toThrow(RepositoryConfigurationError);
-      expect(() => RepositoryModule.forRoot({ uri: mongoUri(), connection: {} as Connection })).toThrow(/either uri .* or connection/);
+      expect(() => RepositoryModule.forRoot({ uri: mongoUri(), connection: {} as Connection })).toThrow(
+        /either uri .* or connection/,
+      );
       expect(() => RepositoryModule.forRoot({ connection: {} as Connection })).toThrow(/Mongoose Connection/);
     });
 
     it('invalid forRootAsync options fail at bootstrap', async () => {
       await expect(
-        Test.createTestingModule({ imports: [RepositoryModule.forRootAsync({ useFactory: () => ({ uri: 'redis://x' }) })] }).compile(),
+        Test.createTestingModule({
+          imports: [RepositoryModule.forRootAsync({ useFactory: () => ({ uri: 'redis://x' }) })],
+        }).compile(),
       ).rejects.toThrow(RepositoryConfigurationError);
       expect(() => RepositoryModule.forRootAsync({})).toThrow(/exactly one of useFactory, useClass, useExisting/);
     });
@@ -253,8 +308,12 @@ describe('RepositoryModule', () => {
       class NotAnAggregate {}
       expect(() => RepositoryModule.forFeature([NotAnAggregate])).toThrow(/class extending AggregateRoot/);
       expect(() => RepositoryModule.forFeature([{ aggregate: undefined as never }])).toThrow(/circular import/);
-      expect(() => RepositoryModule.forFeature([{ aggregate: Note, repository: NotAnAggregate as never }])).toThrow(/MongooseRepository, InMemoryRepository or AbstractRepository/);
-      expect(() => RepositoryModule.forFeature([{ aggregate: Note, collection: 'notes' }])).toThrow(/collection needs a MongooseRepository/);
+      expect(() => RepositoryModule.forFeature([{ aggregate: Note, repository: NotAnAggregate as never }])).toThrow(
+        /MongooseRepository, InMemoryRepository or AbstractRepository/,
+      );
+      expect(() => RepositoryModule.forFeature([{ aggregate: Note, collection: 'notes' }])).toThrow(
+        /collection needs a MongooseRepository/,
+      );
     });
 
     it('two repositories for one aggregate fail at bootstrap naming both', async () => {
@@ -278,7 +337,12 @@ describe('RepositoryModule', () => {
         }
       }
       await expect(
-        Test.createTestingModule({ imports: [RepositoryModule.forRoot(), RepositoryModule.forFeature([{ aggregate: Note, repository: SneakyRepository }])] }).compile(),
+        Test.createTestingModule({
+          imports: [
+            RepositoryModule.forRoot(),
+            RepositoryModule.forFeature([{ aggregate: Note, repository: SneakyRepository }]),
+          ],
+        }).compile(),
       ).rejects.toThrow(/SneakyRepository redefines update\(\)/);
     });
   });

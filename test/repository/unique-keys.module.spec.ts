@@ -2,7 +2,13 @@ import { describe, expect, it } from '@jest/globals';
 import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Aggregate } from '@ddd-kit/id-generator';
-import { MemoryPrepareKeyFactory, PreparableKey, PrepareKey, PrepareKeyModule, type PreparedValue } from '@ddd-kit/prepare-key';
+import {
+  MemoryPrepareKeyFactory,
+  PreparableKey,
+  PrepareKey,
+  PrepareKeyModule,
+  type PreparedValue,
+} from '@ddd-kit/prepare-key';
 import {
   AggregateRoot,
   getRepositoryToken,
@@ -50,7 +56,13 @@ describe('@UniqueKey with RepositoryModule and PrepareKeyModule', () => {
   it('keeps the keys with the PrepareKeys of PrepareKeyModule: a declared class (its overrides used) or a bare name', async () => {
     void LoginPrepareKey;
     const factory = new MemoryPrepareKeyFactory();
-    @Module({ imports: [PrepareKeyModule.forRoot({ factory }), RepositoryModule.forRoot({}), RepositoryModule.forFeature([Account])] })
+    @Module({
+      imports: [
+        PrepareKeyModule.forRoot({ factory }),
+        RepositoryModule.forRoot({}),
+        RepositoryModule.forFeature([Account]),
+      ],
+    })
     class AppModule {}
     const app = await Test.createTestingModule({ imports: [AppModule] }).compile();
     await app.init();
@@ -58,7 +70,11 @@ describe('@UniqueKey with RepositoryModule and PrepareKeyModule', () => {
       const accounts = app.get<InMemoryRepository<string, Account>>(getRepositoryToken(Account));
       await accounts.insert(new Account('a1', 'Ann', 42));
       // 'login' through LoginPrepareKey (case-folded), 'sku' through the backend's plain key.
-      expect(await factory.create('login').get('ann')).toEqual({ aggregate: 'account', id: 'a1', at: expect.any(Number) });
+      expect(await factory.create('login').get('ann')).toEqual({
+        aggregate: 'account',
+        id: 'a1',
+        at: expect.any(Number),
+      });
       expect(await factory.create('sku').get('42')).toMatchObject({ id: 'a1' });
       await expect(accounts.insert(new Account('a2', 'ANN'))).rejects.toBeInstanceOf(UniqueKeyViolationError);
       await expect(accounts.insert(new Account('a3', 'bob', 42))).rejects.toMatchObject({ name: 'sku', key: '42' });
@@ -75,12 +91,20 @@ describe('@UniqueKey with RepositoryModule and PrepareKeyModule', () => {
     class AppModule {}
     const attempt = Test.createTestingModule({ imports: [AppModule] }).compile();
     await expect(attempt).rejects.toBeInstanceOf(RepositoryConfigurationError);
-    await expect(Test.createTestingModule({ imports: [AppModule] }).compile()).rejects.toThrow(/PrepareKeyModule\.forRoot/);
+    await expect(Test.createTestingModule({ imports: [AppModule] }).compile()).rejects.toThrow(
+      /PrepareKeyModule\.forRoot/,
+    );
   });
 
   it('refuses a unique key value that is neither a string nor a finite number, writing nothing', async () => {
     const factory = new MemoryPrepareKeyFactory();
-    @Module({ imports: [PrepareKeyModule.forRoot({ factory }), RepositoryModule.forRoot({}), RepositoryModule.forFeature([Account])] })
+    @Module({
+      imports: [
+        PrepareKeyModule.forRoot({ factory }),
+        RepositoryModule.forRoot({}),
+        RepositoryModule.forFeature([Account]),
+      ],
+    })
     class AppModule {}
     const app = await Test.createTestingModule({ imports: [AppModule] }).compile();
     try {

@@ -43,7 +43,7 @@ describe('@UniqueKey with PostgresPrepareKeyFactory and PostgresRepository on on
     expect(await repository.findById('m1')).toBeNull();
   });
 
-  it('a rename commits the new reservation, the row and the old reservation\'s release together', async () => {
+  it("a rename commits the new reservation, the row and the old reservation's release together", async () => {
     const { reservations, options } = setup('tx_rename');
     const repository = new MemberPostgresRepository(options);
     await repository.insert(new Member('m1', 'ann'));
@@ -52,7 +52,10 @@ describe('@UniqueKey with PostgresPrepareKeyFactory and PostgresRepository on on
     // Watch the statements of the rename: one BEGIN … COMMIT holds all three.
     const sent: string[] = [];
     const query = pg.Client.prototype.query;
-    const spy = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
+    const spy = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
+      this: pg.Client,
+      ...args: unknown[]
+    ) {
       const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string })?.text;
       if (text) sent.push(text.split(/\s+/).slice(0, 3).join(' '));
       return (query as (...a: unknown[]) => unknown).apply(this, args);

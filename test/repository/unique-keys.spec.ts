@@ -17,8 +17,17 @@ import {
   redisFaultTarget,
 } from '../support/fault-proxy/prepare-key-fault-targets.js';
 import { mongoUri, postgresSchema, redisClusterNodes, redisUrl, uniqueName } from '../support/servers.js';
-import { MemberInMemoryRepository, MemberMongooseRepository, MemberPostgresRepository } from './support/member.aggregate.js';
-import { describeUniqueKeyContract, type MemberRepositoryClass, type Reservations, type UniqueKeyHarness } from './support/unique-key-contract.js';
+import {
+  MemberInMemoryRepository,
+  MemberMongooseRepository,
+  MemberPostgresRepository,
+} from './support/member.aggregate.js';
+import {
+  describeUniqueKeyContract,
+  type MemberRepositoryClass,
+  type Reservations,
+  type UniqueKeyHarness,
+} from './support/unique-key-contract.js';
 
 /** A PrepareKey backend: a factory per fresh key space, and how to reach the same space through faults. */
 interface KeyBackend {
@@ -106,7 +115,10 @@ const keyBackends: KeyBackend[] = [
       let n = 0;
       return {
         factory: () => new PostgresPrepareKeyFactory(pool, { table: `keys_${++n}`, sweepIntervalMs: 0 }),
-        faults: { target: injector.faults, clean: () => new PostgresPrepareKeyFactory(pool, { table: 'faulty_keys', sweepIntervalMs: 0 }) },
+        faults: {
+          target: injector.faults,
+          clean: () => new PostgresPrepareKeyFactory(pool, { table: 'faulty_keys', sweepIntervalMs: 0 }),
+        },
         close: async () => {
           await injector.close();
           await pool.end();
@@ -123,12 +135,18 @@ let membersSchema: Promise<Awaited<ReturnType<typeof postgresSchema>>> | undefin
 const storeBackends: StoreBackend[] = [
   {
     label: 'InMemoryRepository',
-    open: async () => ({ Repository: MemberInMemoryRepository as unknown as MemberRepositoryClass, options: () => ({}), close: async () => {} }),
+    open: async () => ({
+      Repository: MemberInMemoryRepository as unknown as MemberRepositoryClass,
+      options: () => ({}),
+      close: async () => {},
+    }),
   },
   {
     label: 'MongooseRepository (MongoDB-wire emulator)',
     open: async () => {
-      const connection: Connection = await mongoose.createConnection(mongoUri(), { dbName: uniqueName('uk_members') }).asPromise();
+      const connection: Connection = await mongoose
+        .createConnection(mongoUri(), { dbName: uniqueName('uk_members') })
+        .asPromise();
       let n = 0;
       return {
         Repository: MemberMongooseRepository as unknown as MemberRepositoryClass,
@@ -159,28 +177,36 @@ function reservationsOf(factory: PrepareKeyFactory): Reservations {
 
 for (const keys of keyBackends) {
   for (const store of storeBackends) {
-    describeUniqueKeyContract(`${keys.label} × ${store.label}`, async (): Promise<UniqueKeyHarness> => {
-      const [k, s] = [await keys.open(), await store.open()];
-      const faults = k.faults;
-      return {
-        Repository: s.Repository,
-        options: s.options,
-        reservations: () => reservationsOf(k.factory()),
-        faults:
-          faults === undefined
-            ? undefined
-            : {
-                open: async (fault: PrepareKeyFault) => {
-                  const opened = await faults.target.open(fault);
-                  return { clean: reservationsOf(faults.clean()), faulty: reservationsOf(opened.factory), close: opened.close };
+    describeUniqueKeyContract(
+      `${keys.label} × ${store.label}`,
+      async (): Promise<UniqueKeyHarness> => {
+        const [k, s] = [await keys.open(), await store.open()];
+        const faults = k.faults;
+        return {
+          Repository: s.Repository,
+          options: s.options,
+          reservations: () => reservationsOf(k.factory()),
+          faults:
+            faults === undefined
+              ? undefined
+              : {
+                  open: async (fault: PrepareKeyFault) => {
+                    const opened = await faults.target.open(fault);
+                    return {
+                      clean: reservationsOf(faults.clean()),
+                      faulty: reservationsOf(opened.factory),
+                      close: opened.close,
+                    };
+                  },
+                  arm: (fault, name, nth) => faults.target.arm(fault, name, nth),
                 },
-                arm: (fault, name, nth) => faults.target.arm(fault, name, nth),
-              },
-        close: async () => {
-          await s.close();
-          await k.close();
-        },
-      };
-    }, { faults: keys.faults });
+          close: async () => {
+            await s.close();
+            await k.close();
+          },
+        };
+      },
+      { faults: keys.faults },
+    );
   }
 }

@@ -11,15 +11,57 @@ import { assertBuilt } from '../support/built.js';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const expected: Record<string, string[]> = {
-  '@ddd-kit/prepare-key': ['PrepareKey', 'PreparedValue', 'TTL_FOREVER', 'toForever', 'toTtlAt', 'PrepareKeyModule', 'PreparableKey',
-    'InjectPrepareKey', 'getPrepareKeyToken', 'PrepareKeyStateError', 'MemoryPrepareKeyFactory', 'RedisPrepareKeyFactory',
-    'MongoPrepareKeyFactory', 'reconcileReservations'],
-  '@ddd-kit/id-generator': ['SnowflakeId', 'SafeJsSnowflakeId', 'CosIdGenerator', 'ClockSync', 'NanoIdGenerator', 'SegmentId',
-    'ClockBackwardsError', 'ManualMachineIdDistributor', 'StatefulSetMachineIdDistributor', 'RedisMachineIdDistributor',
-    'MachineIdOverflowError', 'IdGeneratorModule', 'GlobalIdGenerator', 'generateGlobalId', 'NotInitializedGlobalIdGeneratorError',
-    'Aggregate', 'AggregateIdGeneratorRegistrar', 'AggregateIdGeneratorFactory', 'Order', 'generateId'],
-  '@ddd-kit/repository': ['AggregateRoot', 'AbstractRepository', 'MongooseRepository', 'InMemoryRepository', 'OptimisticLockError',
-    'retryOnConflict', 'RepositoryModule', 'InjectRepository', 'OnDataSync', 'getRepositoryToken', 'ReadReplicaReconciler'],
+  '@ddd-kit/prepare-key': [
+    'PrepareKey',
+    'PreparedValue',
+    'TTL_FOREVER',
+    'toForever',
+    'toTtlAt',
+    'PrepareKeyModule',
+    'PreparableKey',
+    'InjectPrepareKey',
+    'getPrepareKeyToken',
+    'PrepareKeyStateError',
+    'MemoryPrepareKeyFactory',
+    'RedisPrepareKeyFactory',
+    'MongoPrepareKeyFactory',
+    'reconcileReservations',
+  ],
+  '@ddd-kit/id-generator': [
+    'SnowflakeId',
+    'SafeJsSnowflakeId',
+    'CosIdGenerator',
+    'ClockSync',
+    'NanoIdGenerator',
+    'SegmentId',
+    'ClockBackwardsError',
+    'ManualMachineIdDistributor',
+    'StatefulSetMachineIdDistributor',
+    'RedisMachineIdDistributor',
+    'MachineIdOverflowError',
+    'IdGeneratorModule',
+    'GlobalIdGenerator',
+    'generateGlobalId',
+    'NotInitializedGlobalIdGeneratorError',
+    'Aggregate',
+    'AggregateIdGeneratorRegistrar',
+    'AggregateIdGeneratorFactory',
+    'Order',
+    'generateId',
+  ],
+  '@ddd-kit/repository': [
+    'AggregateRoot',
+    'AbstractRepository',
+    'MongooseRepository',
+    'InMemoryRepository',
+    'OptimisticLockError',
+    'retryOnConflict',
+    'RepositoryModule',
+    'InjectRepository',
+    'OnDataSync',
+    'getRepositoryToken',
+    'ReadReplicaReconciler',
+  ],
 };
 
 /** Subpath entries: `/health` needs the optional peer @nestjs/terminus, which the workspace installs. */
@@ -33,7 +75,9 @@ describe('built packages', () => {
   it.each(Object.entries(expected))('plain Node ESM imports %s with its public names', async (pkg, names) => {
     assertBuilt(`libs/${pkg.slice('@ddd-kit/'.length)}`);
     const script = `const m = await import(${JSON.stringify(pkg)}); console.log(JSON.stringify(Object.keys(m)));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root }).catch((err) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: root,
+    }).catch((err) => {
       throw new Error(`importing ${pkg} from dist failed (run \`npm run build\` first):\n${err.stderr ?? err}`);
     });
     expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(names));
@@ -42,7 +86,9 @@ describe('built packages', () => {
   it.each(Object.entries(subpaths))('plain Node ESM imports %s with its public names', async (entry, names) => {
     assertBuilt(`libs/${entry.split('/')[1]}`);
     const script = `const m = await import(${JSON.stringify(entry)}); console.log(JSON.stringify(Object.keys(m)));`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root }).catch((err) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: root,
+    }).catch((err) => {
       throw new Error(`importing ${entry} from dist failed (run \`npm run build\` first):\n${err.stderr ?? err}`);
     });
     expect(JSON.parse(stdout)).toEqual(expect.arrayContaining(names));

@@ -71,7 +71,13 @@ describe('SPEC §1 prepare-key', () => {
     expect(toForever('v')).toBeInstanceOf(PreparedValue);
     expect(toForever('v').isForever).toBe(true);
     const t = toTtlAt('v', 1000);
-    expect([t.value, t.ttlAt, t.isForever, t.isExpired(999), t.isExpired(1000)]).toEqual(['v', 1000, false, false, true]);
+    expect([t.value, t.ttlAt, t.isForever, t.isExpired(999), t.isExpired(1000)]).toEqual([
+      'v',
+      1000,
+      false,
+      false,
+      true,
+    ]);
   });
 
   it('declared keys are injectable by class, by key name and by simple class name; proxies are instances', async () => {
@@ -117,9 +123,13 @@ describe('SPEC §1 prepare-key', () => {
     // Old key held by another value: the new key is released. Old key free: it stays held
     // (neither key held never happens).
     await keys.prepare('other', { a: 7, b: 7 });
-    await expect(keys.reprepare('other', { a: 0, b: 0 }, 'k3', { a: 0, b: 0 })).rejects.toBeInstanceOf(PrepareKeyStateError);
+    await expect(keys.reprepare('other', { a: 0, b: 0 }, 'k3', { a: 0, b: 0 })).rejects.toBeInstanceOf(
+      PrepareKeyStateError,
+    );
     expect(await keys.getValue('k3')).toBeUndefined();
-    await expect(keys.reprepare('nope', { a: 0, b: 0 }, 'k4', { a: 0, b: 0 })).rejects.toBeInstanceOf(PrepareKeyStateError);
+    await expect(keys.reprepare('nope', { a: 0, b: 0 }, 'k4', { a: 0, b: 0 })).rejects.toBeInstanceOf(
+      PrepareKeyStateError,
+    );
     expect(await keys.get('k4')).toEqual({ a: 0, b: 0 });
     await expect(keys.prepare({ $ne: null } as unknown as string, { a: 1, b: 1 })).rejects.toThrow();
     const seen: boolean[] = [];
@@ -149,8 +159,13 @@ describe('SPEC §2 id-generator', () => {
     const cos = new CosIdGenerator({ machineId: 7 });
     const id = cos.generate();
     expect(id).toHaveLength(15);
-    expect(cos.parse(id)).toEqual(expect.objectContaining({ machineId: 7, sequence: expect.any(Number), timestamp: expect.any(Number) }));
-    const synced: IdGenerator = new ClockSync(new CosIdGenerator({ machineId: 8 }), { spinThresholdMs: 5, brokenThresholdMs: 50 });
+    expect(cos.parse(id)).toEqual(
+      expect.objectContaining({ machineId: 7, sequence: expect.any(Number), timestamp: expect.any(Number) }),
+    );
+    const synced: IdGenerator = new ClockSync(new CosIdGenerator({ machineId: 8 }), {
+      spinThresholdMs: 5,
+      brokenThresholdMs: 50,
+    });
     expect(synced.generate()).toHaveLength(15);
     expect(new NanoIdGenerator({ size: 10 }).generate()).toHaveLength(10);
   });
@@ -176,7 +191,9 @@ describe('SPEC §2 id-generator', () => {
       }
     }
     const app = await Test.createTestingModule({
-      imports: [IdGeneratorModule.forRoot({ machine: new ManualMachineIdDistributor(3), aggregateFactories: [InvoiceFactory] })],
+      imports: [
+        IdGeneratorModule.forRoot({ machine: new ManualMachineIdDistributor(3), aggregateFactories: [InvoiceFactory] }),
+      ],
     }).compile();
     await app.init();
     expect(app.get(GlobalIdGenerator).generate()).toHaveLength(15);
@@ -215,7 +232,11 @@ describe('SPEC §3 repository', () => {
 
   it('insert fills an empty ID, update locks on the version, events flow after the write, currentVersion -1 when gone', async () => {
     const app = await Test.createTestingModule({
-      imports: [IdGeneratorModule.forRoot({ machine: 4 }), RepositoryModule.forRoot({}), RepositoryModule.forFeature([Counter])],
+      imports: [
+        IdGeneratorModule.forRoot({ machine: 4 }),
+        RepositoryModule.forRoot({}),
+        RepositoryModule.forFeature([Counter]),
+      ],
       providers: [Projector, Service],
     }).compile();
     await app.init();

@@ -165,6 +165,11 @@ export async function cleanUpNames(names) {
       removed.errors.push(`${field}: ${error.message}`);
     }
   };
-  await Promise.all([attempt('redisKeys', cleanRedis), attempt('mongo', cleanMongo), attempt('postgresSchemas', cleanPostgres), attempt('natsStreams', cleanNats)]);
+  await Promise.all([
+    attempt('redisKeys', cleanRedis),
+    attempt('mongo', cleanMongo),
+    attempt('postgresSchemas', cleanPostgres),
+    attempt('natsStreams', cleanNats),
+  ]);
   return removed;
 }

@@ -101,31 +101,47 @@ function stopProcess(child) {
 
 async function startRedisProcess(port, dir, extra = []) {
   const child = startProcess('redis-server', [
-    '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no',
-    '--dir', dir, '--protected-mode', 'no', ...extra,
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--protected-mode',
+    'no',
+    ...extra,
   ]);
   await waitFor(async () => (await redisCli(port, 'PING')) === 'PONG', `redis-server on port ${port}`);
   return child;
 }
 
 const HOW = {
-  redis: 'set REDIS_URL=redis://host:port, or run a Docker engine, or install redis-server (apt-get install redis-server)',
+  redis:
+    'set REDIS_URL=redis://host:port, or run a Docker engine, or install redis-server (apt-get install redis-server)',
   cluster:
     'set REDIS_CLUSTER_NODES=host:port,host:port,..., or run a Docker engine, or install redis-server and redis-cli (apt-get install redis-server)',
   mongo:
     'set MONGODB_URI=mongodb://host:port, or run a Docker engine, or install the npm package @jongodb/memory-server-bin-linux-x64-gnu (npm install)',
-  nats:
-    'set NATS_URL=nats://host:port (a server with JetStream), or run nats-server -js on 127.0.0.1:4222, or run a Docker engine, or install nats-server (apt-get install nats-server)',
+  nats: 'set NATS_URL=nats://host:port (a server with JetStream), or run nats-server -js on 127.0.0.1:4222, or run a Docker engine, or install nats-server (apt-get install nats-server)',
   postgres:
     'set DATABASE_URL=postgres://user@host:port/db, or run PostgreSQL on 127.0.0.1:5432 (trust auth), or run a Docker engine, or install PostgreSQL (apt-get install postgresql)',
 };
 
 async function provideRedis(docker) {
-  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, source: 'REDIS_URL from the environment', stop: async () => {} };
+  if (process.env.REDIS_URL)
+    return { url: process.env.REDIS_URL, source: 'REDIS_URL from the environment', stop: async () => {} };
   if (docker) {
     const { GenericContainer } = await import('testcontainers');
     const c = await new GenericContainer('redis:7-alpine').withExposedPorts(6379).start();
-    return { url: `redis://${c.getHost()}:${c.getMappedPort(6379)}`, source: 'testcontainers redis:7-alpine', stop: () => c.stop() };
+    return {
+      url: `redis://${c.getHost()}:${c.getMappedPort(6379)}`,
+      source: 'testcontainers redis:7-alpine',
+      stop: () => c.stop(),
+    };
   }
   if (!which('redis-server') || !which('redis-cli')) throw new Error(`Redis is not available: ${HOW.redis}`);
   const port = await freePort();
@@ -143,7 +159,11 @@ async function provideRedis(docker) {
 
 async function provideRedisCluster() {
   if (process.env.REDIS_CLUSTER_NODES) {
-    return { url: process.env.REDIS_CLUSTER_NODES, source: 'REDIS_CLUSTER_NODES from the environment', stop: async () => {} };
+    return {
+      url: process.env.REDIS_CLUSTER_NODES,
+      source: 'REDIS_CLUSTER_NODES from the environment',
+      stop: async () => {},
+    };
   }
   // A cluster in containers needs announced addresses the host can reach; local processes
   // are simpler and always available where redis-server is.
@@ -155,15 +175,28 @@ async function provideRedisCluster() {
     for (const port of ports) {
       children.push(
         await startRedisProcess(port, dir, [
-          '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '5000',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          `nodes-${port}.conf`,
+          '--cluster-node-timeout',
+          '5000',
         ]),
       );
     }
     await execFileAsync('redis-cli', [
-      '--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes',
+      '--cluster',
+      'create',
+      ...ports.map((p) => `127.0.0.1:${p}`),
+      '--cluster-replicas',
+      '0',
+      '--cluster-yes',
     ]);
     for (const port of ports) {
-      await waitFor(async () => (await redisCli(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'), `cluster node ${port}`);
+      await waitFor(
+        async () => (await redisCli(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'),
+        `cluster node ${port}`,
+      );
     }
   } catch (err) {
     await Promise.all(children.map(stopProcess));
@@ -180,11 +213,16 @@ async function provideRedisCluster() {
 }
 
 async function provideMongo(docker) {
-  if (process.env.MONGODB_URI) return { url: process.env.MONGODB_URI, source: 'MONGODB_URI from the environment', stop: async () => {} };
+  if (process.env.MONGODB_URI)
+    return { url: process.env.MONGODB_URI, source: 'MONGODB_URI from the environment', stop: async () => {} };
   if (docker) {
     const { GenericContainer } = await import('testcontainers');
     const c = await new GenericContainer('mongo:7').withExposedPorts(27017).start();
-    return { url: `mongodb://${c.getHost()}:${c.getMappedPort(27017)}`, source: 'testcontainers mongo:7', stop: () => c.stop() };
+    return {
+      url: `mongodb://${c.getHost()}:${c.getMappedPort(27017)}`,
+      source: 'testcontainers mongo:7',
+      stop: () => c.stop(),
+    };
   }
   let bin;
   try {
@@ -235,15 +273,24 @@ async function natsInfo(host, port, timeoutMs = 1500) {
 }
 
 async function provideNats(docker) {
-  if (process.env.NATS_URL) return { url: process.env.NATS_URL, source: 'NATS_URL from the environment', stop: async () => {} };
+  if (process.env.NATS_URL)
+    return { url: process.env.NATS_URL, source: 'NATS_URL from the environment', stop: async () => {} };
   const local = await natsInfo('127.0.0.1', 4222);
   if (local?.jetstream) {
-    return { url: 'nats://127.0.0.1:4222', source: `the local NATS ${local.version} with JetStream on 127.0.0.1:4222`, stop: async () => {} };
+    return {
+      url: 'nats://127.0.0.1:4222',
+      source: `the local NATS ${local.version} with JetStream on 127.0.0.1:4222`,
+      stop: async () => {},
+    };
   }
   if (docker) {
     const { GenericContainer } = await import('testcontainers');
     const c = await new GenericContainer('nats:2-alpine').withCommand(['-js']).withExposedPorts(4222).start();
-    return { url: `nats://${c.getHost()}:${c.getMappedPort(4222)}`, source: 'testcontainers nats:2-alpine -js', stop: () => c.stop() };
+    return {
+      url: `nats://${c.getHost()}:${c.getMappedPort(4222)}`,
+      source: 'testcontainers nats:2-alpine -js',
+      stop: () => c.stop(),
+    };
   }
   const why = local ? 'the server on 127.0.0.1:4222 has no JetStream' : 'nothing answers on 127.0.0.1:4222';
   if (!which('nats-server')) throw new Error(`NATS with JetStream is not available (${why}; no nats-server binary)`);
@@ -282,7 +329,9 @@ async function postgresAnswers(url) {
 function postgresBinDir() {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return undefined;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions.length ? join(root, versions[0], 'bin') : undefined;
 }
 
@@ -292,14 +341,25 @@ async function startPostgresCluster() {
   if (!bin) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
   const asRoot = process.getuid?.() === 0;
   const run = (cmd, args) =>
-    asRoot ? execFileAsync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args]) : execFileAsync(join(bin, cmd), args);
+    asRoot
+      ? execFileAsync('runuser', ['-u', 'postgres', '--', join(bin, cmd), ...args])
+      : execFileAsync(join(bin, cmd), args);
   const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-pg-'));
   if (asRoot) await execFileAsync('chown', ['-R', 'postgres', dir]);
   const data = join(dir, 'data');
   const port = await freePort();
   const user = asRoot ? 'postgres' : (process.env.USER ?? 'postgres');
   await run('initdb', ['-D', data, '-A', 'trust', '-U', user, '--no-sync']);
-  await run('pg_ctl', ['-D', data, '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`, '-l', join(dir, 'log'), '-w', 'start']);
+  await run('pg_ctl', [
+    '-D',
+    data,
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
+    '-l',
+    join(dir, 'log'),
+    '-w',
+    'start',
+  ]);
   return {
     url: `postgres://${user}@127.0.0.1:${port}/postgres`,
     source: `throwaway PostgreSQL cluster (initdb) on port ${port}`,
@@ -316,14 +376,22 @@ async function providePostgres(docker) {
   if (process.env.DATABASE_URL) {
     server = { url: process.env.DATABASE_URL, source: 'DATABASE_URL from the environment', stop: async () => {} };
   } else if (await postgresAnswers('postgres://postgres@127.0.0.1:5432/postgres')) {
-    server = { url: 'postgres://postgres@127.0.0.1:5432/postgres', source: 'the local PostgreSQL on 127.0.0.1:5432', stop: async () => {} };
+    server = {
+      url: 'postgres://postgres@127.0.0.1:5432/postgres',
+      source: 'the local PostgreSQL on 127.0.0.1:5432',
+      stop: async () => {},
+    };
   } else if (docker) {
     const { GenericContainer } = await import('testcontainers');
     const c = await new GenericContainer('postgres:15-alpine')
       .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: 'trust' })
       .withExposedPorts(5432)
       .start();
-    server = { url: `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`, source: 'testcontainers postgres:15-alpine', stop: () => c.stop() };
+    server = {
+      url: `postgres://postgres@${c.getHost()}:${c.getMappedPort(5432)}/postgres`,
+      source: 'testcontainers postgres:15-alpine',
+      stop: () => c.stop(),
+    };
   } else {
     try {
       server = await startPostgresCluster();

@@ -4,7 +4,16 @@ import mongoose from 'mongoose';
 import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { mongoLabel, mongoUri, natsUrl, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from './servers.js';
+import {
+  mongoLabel,
+  mongoUri,
+  natsUrl,
+  postgresSchema,
+  postgresUrl,
+  redisClusterNodes,
+  redisUrl,
+  uniqueName,
+} from './servers.js';
 
 // The infrastructure every backend suite relies on: each server answers.
 describe('test servers', () => {

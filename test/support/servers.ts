@@ -21,7 +21,9 @@ export const natsUrl = (): string => required('NATS_URL', 'NATS with JetStream')
  * starts when nothing else is given ("MongoDB-wire emulator (jongodb)"), or "MongoDB".
  */
 export function mongoLabel(): string {
-  return (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb') ? 'MongoDB-wire emulator (jongodb)' : 'MongoDB';
+  return (process.env.DDD_KIT_MONGODB_URI_SOURCE ?? '').includes('jongodb')
+    ? 'MongoDB-wire emulator (jongodb)'
+    : 'MongoDB';
 }
 
 /** Cluster seed nodes as { host, port } pairs. */
@@ -50,7 +52,9 @@ export function uniqueName(suite: string): string {
  * A schema of its own on the test database, for one suite: `url` connects with it as the
  * search path, `drop()` removes it and everything in it.
  */
-export async function postgresSchema(suite: string): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
+export async function postgresSchema(
+  suite: string,
+): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
   const { default: pg } = await import('pg');
   const schema = uniqueName(suite).toLowerCase();
   const admin = new pg.Client({ connectionString: postgresUrl() });
@@ -82,7 +86,9 @@ export async function postgresSchema(suite: string): Promise<{ url: string; sche
  * tests run on has neither `dropDatabase` nor `listCollections`, so there this does nothing
  * (and the test servers are thrown away after the run).
  */
-export async function dropMongoDatabase(db: { collections(): Promise<Array<{ drop(): Promise<unknown> }>> }): Promise<void> {
+export async function dropMongoDatabase(db: {
+  collections(): Promise<Array<{ drop(): Promise<unknown> }>>;
+}): Promise<void> {
   let collections: Array<{ drop(): Promise<unknown> }>;
   try {
     collections = await db.collections();

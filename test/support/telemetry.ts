@@ -11,7 +11,12 @@ import {
   type DataPoint,
   type Histogram,
 } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+} from '@opentelemetry/sdk-trace-base';
 
 /** One metric point, flattened: the instrument's name and unit, its attributes, and its value (a histogram's count). */
 export interface MetricPoint {
@@ -75,7 +80,8 @@ export async function startTelemetry(): Promise<TelemetryRecorder> {
     }
     return points;
   };
-  const keyOf = (point: MetricPoint): string => `${point.name} ${JSON.stringify(Object.entries(point.attributes).sort(([a], [b]) => a.localeCompare(b)))}`;
+  const keyOf = (point: MetricPoint): string =>
+    `${point.name} ${JSON.stringify(Object.entries(point.attributes).sort(([a], [b]) => a.localeCompare(b)))}`;
 
   return {
     spans: () => spanExporter.getFinishedSpans(),
@@ -85,7 +91,9 @@ export async function startTelemetry(): Promise<TelemetryRecorder> {
         const before = baseline.get(keyOf(point));
         const value = point.value - (before?.value ?? 0);
         if (value === 0) continue;
-        moved.push(point.sum === undefined ? { ...point, value } : { ...point, value, sum: point.sum - (before?.sum ?? 0) });
+        moved.push(
+          point.sum === undefined ? { ...point, value } : { ...point, value, sum: point.sum - (before?.sum ?? 0) },
+        );
       }
       return moved;
     },

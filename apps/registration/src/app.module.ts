@@ -11,7 +11,10 @@ function fromEnvironment(): DynamicModule {
     return RegistrationModule.forRoot(loadConfig());
   } catch (err) {
     if (!(err instanceof InvalidConfigError)) throw err;
-    return { module: InvalidConfigModule, providers: [{ provide: InvalidConfigError, useFactory: () => Promise.reject(err) }] };
+    return {
+      module: InvalidConfigModule,
+      providers: [{ provide: InvalidConfigError, useFactory: () => Promise.reject(err) }],
+    };
   }
 }
 

@@ -20,7 +20,9 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   // The deployment's instances relay its events; this one-off job only reads and repairs.
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot({ ...config, outboxRelay: false }), { logger: ['error', 'warn'] });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot({ ...config, outboxRelay: false }), {
+    logger: ['error', 'warn'],
+  });
   app.enableShutdownHooks();
   try {
     const report = await app.get(RegistrationReconciler).run();

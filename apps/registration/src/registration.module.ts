@@ -41,7 +41,9 @@ export class RegistrationModule {
           useFactory: (redis: Redis | null, mongo: Connection | null, postgres: Pool | null) => ({
             factory:
               config.prepareBackend === 'redis'
-                ? new RedisPrepareKeyFactory(redis!, { keyPrefix: `${config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX}:` })
+                ? new RedisPrepareKeyFactory(redis!, {
+                    keyPrefix: `${config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX}:`,
+                  })
                 : config.prepareBackend === 'mongo'
                   ? new MongoPrepareKeyFactory(mongo!)
                   : config.prepareBackend === 'postgres'

@@ -36,7 +36,13 @@ describe.each(backends)('registration authentication on $label', (backend) => {
     await app?.close();
   });
 
-  const register = async (prefix: string): Promise<Registered> => (await http.post('/users').send({ username: freshName(prefix) }).expect(201)).body;
+  const register = async (prefix: string): Promise<Registered> =>
+    (
+      await http
+        .post('/users')
+        .send({ username: freshName(prefix) })
+        .expect(201)
+    ).body;
   const available = async (name: string) => (await http.get(`/usernames/${name}`).expect(200)).body.available;
   const rename = (user: { id: string }, username: string, authorization?: string) => {
     const req = http.patch(`/users/${user.id}/username`).set('If-Match', '"1"');
@@ -48,7 +54,11 @@ describe.each(backends)('registration authentication on $label', (backend) => {
   };
   /** The user is exactly as registered: same name and version, its name still held. */
   const unchanged = async (user: Registered) => {
-    expect((await http.get(`/users/${user.id}`).expect(200)).body).toEqual({ id: user.id, username: user.username, version: 1 });
+    expect((await http.get(`/users/${user.id}`).expect(200)).body).toEqual({
+      id: user.id,
+      username: user.username,
+      version: 1,
+    });
     expect(await available(user.username)).toBe(false);
   };
 
@@ -59,7 +69,7 @@ describe.each(backends)('registration authentication on $label', (backend) => {
     expect((await http.get(`/users/${a.id}`).expect(200)).body).not.toHaveProperty('secret');
   });
 
-  it('renames and deletes with the user\'s own secret (the scheme in any case)', async () => {
+  it("renames and deletes with the user's own secret (the scheme in any case)", async () => {
     const user = await register('own');
     const newName = freshName('own');
     await rename(user, newName, bearer(user)).expect(200, { id: user.id, username: newName, version: 2 });
@@ -98,7 +108,7 @@ describe.each(backends)('registration authentication on $label', (backend) => {
     await unchanged(user);
   });
 
-  it('answers 403 with another user\'s secret, and changes neither user', async () => {
+  it("answers 403 with another user's secret, and changes neither user", async () => {
     const [victim, attacker] = [await register('vic'), await register('att')];
     const newName = freshName('vic');
     const res = await rename(victim, newName, bearer(attacker)).expect(403);
@@ -117,7 +127,7 @@ describe.each(backends)('registration authentication on $label', (backend) => {
     await unchanged(user);
   });
 
-  it('a deleted user\'s secret opens nothing: 404 on its own (gone) user, 403 on anyone else', async () => {
+  it("a deleted user's secret opens nothing: 404 on its own (gone) user, 403 on anyone else", async () => {
     const [gone, other] = [await register('gone'), await register('other')];
     await remove(gone, bearer(gone)).expect(204);
     await rename(gone, freshName('gone'), bearer(gone)).expect(404);
@@ -138,22 +148,35 @@ describe.each(backends)('registration authentication on $label', (backend) => {
     const bodies = [
       (await http.get(`/users/${user.id}`).expect(200)).body,
       // The read model's answer once the registration's event reached it.
-      await eventually(async () => (await http.get('/users').query({ username: user.username }).expect(200)).body, [{ id: user.id, username: user.username, version: 1 }]),
+      await eventually(
+        async () => (await http.get('/users').query({ username: user.username }).expect(200)).body,
+        [{ id: user.id, username: user.username, version: 1 }],
+      ),
       (await rename(user, freshName('hash'), bearer(user)).expect(200)).body,
     ];
     for (const body of bodies) {
       expect(JSON.stringify(body)).not.toMatch(/secret/i);
       expect(JSON.stringify(body)).not.toContain(sha256(user.secret));
     }
-    await eventually(() => app.get(UserReadModel).findByUsername(bodies[2].username), [{ id: user.id, username: bodies[2].username, version: 2 }]);
+    await eventually(
+      () => app.get(UserReadModel).findByUsername(bodies[2].username),
+      [{ id: user.id, username: bodies[2].username, version: 2 }],
+    );
 
     const mongo = app.get<Connection | null>(MONGO_CONNECTION);
     if (backend.label !== 'memory') {
       // The user document carries the hash (a field beside username and version); the read model's does not.
       const document = await mongo!.collection(getAggregateName(User)).findOne({ _id: user.id as never });
       // Beside the fields of the outbox (the events not yet delivered: no secret in them either, see the snapshot above).
-      const fields = Object.fromEntries(Object.entries(document ?? {}).filter(([field]) => !field.startsWith('_outbox')));
-      expect(fields).toEqual({ _id: user.id, username: bodies[2].username, secretHash: sha256(user.secret), version: 2 });
+      const fields = Object.fromEntries(
+        Object.entries(document ?? {}).filter(([field]) => !field.startsWith('_outbox')),
+      );
+      expect(fields).toEqual({
+        _id: user.id,
+        username: bodies[2].username,
+        secretHash: sha256(user.secret),
+        version: 2,
+      });
       expect(JSON.stringify(document)).not.toContain(user.secret);
       const view = await mongo!.collection('user_views').findOne({ _id: user.id as never });
       expect(view).toEqual({ _id: user.id, username: bodies[2].username, version: 2 });

@@ -15,7 +15,9 @@ describe('registration while the clock steps back', () => {
     const clock = () => Date.now() + offset;
     const generator = new ClockSync(new CosIdGenerator({ machineId: 7, clock }));
     app = await createTestApp(memoryBackend.config(), (builder) =>
-      builder.overrideProvider(AggregateIdGeneratorRegistrar).useValue({ get: () => generator } as unknown as AggregateIdGeneratorRegistrar),
+      builder
+        .overrideProvider(AggregateIdGeneratorRegistrar)
+        .useValue({ get: () => generator } as unknown as AggregateIdGeneratorRegistrar),
     );
   });
   afterAll(async () => {
@@ -24,8 +26,14 @@ describe('registration while the clock steps back', () => {
 
   it('a step back of 60 ms (12 times the synchronous spin) is waited out: 201, not 500', async () => {
     const http = request(app.getHttpServer());
-    await http.post('/users').send({ username: freshName('tick') }).expect(201);
+    await http
+      .post('/users')
+      .send({ username: freshName('tick') })
+      .expect(201);
     offset = -60; // NTP steps the clock back
-    await http.post('/users').send({ username: freshName('tock') }).expect(201);
+    await http
+      .post('/users')
+      .send({ username: freshName('tock') })
+      .expect(201);
   });
 });

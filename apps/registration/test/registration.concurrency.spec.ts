@@ -25,7 +25,9 @@ describe.each(backends)('concurrent registration of one name on $label', (backen
     const http = request(app.getHttpServer());
     const name = freshName('race');
     const responses = await Promise.all(
-      Array.from({ length: CALLERS }, (_, i) => http.post('/users').send({ username: i % 2 ? name : name.toUpperCase() })),
+      Array.from({ length: CALLERS }, (_, i) =>
+        http.post('/users').send({ username: i % 2 ? name : name.toUpperCase() }),
+      ),
     );
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
@@ -63,7 +65,14 @@ describe(`two app instances sharing Redis and ${mongoLabel()}`, () => {
       return Number(held![1]);
     });
     expect(leased[0]).not.toBe(leased[1]);
-    const [a, b] = await Promise.all(urls.map((url) => request(url).post('/users').send({ username: freshName('inst') }).expect(201)));
+    const [a, b] = await Promise.all(
+      urls.map((url) =>
+        request(url)
+          .post('/users')
+          .send({ username: freshName('inst') })
+          .expect(201),
+      ),
+    );
     // A user ID is a CosId: its machine part is the machine ID of the instance that generated it.
     expect([a.body.id, b.body.id].map((id: string) => CosIdGenerator.parse(id).machineId)).toEqual(leased);
     await request(urls[1]).get(`/users/${a.body.id}`).expect(200, viewOf(a.body));
@@ -73,14 +82,20 @@ describe(`two app instances sharing Redis and ${mongoLabel()}`, () => {
   it(`${CALLERS} concurrent POST /users with one name across both: exactly one 201, one user stored`, async () => {
     const name = freshName('multi');
     const responses = await Promise.all(
-      Array.from({ length: CALLERS }, (_, i) => request(urls[i % 2]).post('/users').send({ username: name })),
+      Array.from({ length: CALLERS }, (_, i) =>
+        request(urls[i % 2])
+          .post('/users')
+          .send({ username: name }),
+      ),
     );
     const created = responses.filter((r) => r.status === 201);
     expect(created).toHaveLength(1);
     expect(responses.filter((r) => r.status === 409)).toHaveLength(CALLERS - 1);
     for (const url of urls) {
-      await eventually(async () => (await request(url).get('/users').query({ username: name }).expect(200)).body, [viewOf(created[0].body)]);
+      await eventually(
+        async () => (await request(url).get('/users').query({ username: name }).expect(200)).body,
+        [viewOf(created[0].body)],
+      );
     }
   });
 });
-

@@ -11,14 +11,23 @@ import { postgresOnly, redisAndMongo } from './support/deployments.js';
  * after one reconciliation, and what it had to repair is reported. CRASH_SEED replays a run.
  */
 const SEED = Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const OPTIONS = { seed: SEED, kills: 12, instances: 2, clients: 6, names: 12, betweenKillsMs: [300, 900] as [number, number] };
+const OPTIONS = {
+  seed: SEED,
+  kills: 12,
+  instances: 2,
+  clients: 6,
+  names: 12,
+  betweenKillsMs: [300, 900] as [number, number],
+};
 
 describe('crash: processes killed with SIGKILL under load', () => {
   it(`on PostgreSQL, with no reconciliation: no two users share a name, every name reserved by its user, no reservation without it; the read model converges (seed ${SEED})`, async () => {
     const deployment = await postgresOnly();
     try {
       const report = await runCrash(deployment, { ...OPTIONS, readModelConverges: true });
-      process.stdout.write(`\n[crash on PostgreSQL]\n${JSON.stringify({ ...report, state: undefined, users: report.state.users.length }, null, 2)}\n`);
+      process.stdout.write(
+        `\n[crash on PostgreSQL]\n${JSON.stringify({ ...report, state: undefined, users: report.state.users.length }, null, 2)}\n`,
+      );
       expect(report.kills).toBeGreaterThanOrEqual(10);
       expect(report.statuses['POST 201'] ?? 0).toBeGreaterThan(0);
       expect(report.beforeReconcile).toEqual([]);

@@ -19,7 +19,8 @@ describe.each(backends)('registration API on $label', (backend) => {
   });
 
   const register = (username: unknown) => http.post('/users').send({ username });
-  const available = async (name: string) => (await http.get(`/usernames/${encodeURIComponent(name)}`).expect(200)).body.available;
+  const available = async (name: string) =>
+    (await http.get(`/usernames/${encodeURIComponent(name)}`).expect(200)).body.available;
   const byName = async (name: string) => (await http.get('/users').query({ username: name }).expect(200)).body;
   /** The read model's answer once it converged (on a shared repository the relay feeds it after the write answered). */
   const byNameSettles = (name: string, expected: unknown) => eventually(() => byName(name), expected);
@@ -32,7 +33,12 @@ describe.each(backends)('registration API on $label', (backend) => {
     it('registers a user with a generated ID, version 1 and the case-folded name', async () => {
       const name = freshName('Reg');
       const res = await register(name).expect(201);
-      expect(res.body).toEqual({ id: expect.any(String), username: name.toLowerCase(), version: 1, secret: expect.any(String) });
+      expect(res.body).toEqual({
+        id: expect.any(String),
+        username: name.toLowerCase(),
+        version: 1,
+        secret: expect.any(String),
+      });
       expect(res.body.id).toMatch(/^[0-9A-Za-z]{15}$/);
       expect(res.headers.etag).toBe('"1"');
       expect(await available(name)).toBe(false);
@@ -98,7 +104,12 @@ describe.each(backends)('registration API on $label', (backend) => {
     it('renames with If-Match: version + 1, the old name freed, the new one held, the read model moved', async () => {
       const [oldName, newName] = [freshName('old'), freshName('new')];
       const { body: user } = await register(oldName).expect(201);
-      const res = await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: newName.toUpperCase() }).expect(200);
+      const res = await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .set('If-Match', '"1"')
+        .send({ username: newName.toUpperCase() })
+        .expect(200);
       expect(res.body).toEqual({ id: user.id, username: newName, version: 2 });
       expect(res.headers.etag).toBe('"2"');
       expect(await available(oldName)).toBe(true);
@@ -113,7 +124,12 @@ describe.each(backends)('registration API on $label', (backend) => {
     it('accepts If-Match as 1, "1" and W/"1"', async () => {
       for (const ifMatch of ['1', '"1"', 'W/"1"']) {
         const { body: user } = await register(freshName('im')).expect(201);
-        await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', ifMatch).send({ username: freshName('im') }).expect(200);
+        await http
+          .patch(`/users/${user.id}/username`)
+          .set('Authorization', bearer(user))
+          .set('If-Match', ifMatch)
+          .send({ username: freshName('im') })
+          .expect(200);
       }
     });
 
@@ -121,7 +137,12 @@ describe.each(backends)('registration API on $label', (backend) => {
       const [a, b] = [freshName('a'), freshName('b')];
       const { body: userA } = await register(a).expect(201);
       await register(b).expect(201);
-      await http.patch(`/users/${userA.id}/username`).set('Authorization', bearer(userA)).set('If-Match', '"1"').send({ username: b }).expect(409);
+      await http
+        .patch(`/users/${userA.id}/username`)
+        .set('Authorization', bearer(userA))
+        .set('If-Match', '"1"')
+        .send({ username: b })
+        .expect(409);
       await http.get(`/users/${userA.id}`).expect(200, viewOf(userA));
       expect(await available(a)).toBe(false);
       await byNameSettles(a, [viewOf(userA)]);
@@ -130,8 +151,18 @@ describe.each(backends)('registration API on $label', (backend) => {
     it('answers 412 for a stale If-Match and touches no name', async () => {
       const [oldName, newName] = [freshName('st'), freshName('st')];
       const { body: user } = await register(oldName).expect(201);
-      await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: freshName('st') }).expect(200);
-      const res = await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: newName }).expect(412);
+      await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .set('If-Match', '"1"')
+        .send({ username: freshName('st') })
+        .expect(200);
+      const res = await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .set('If-Match', '"1"')
+        .send({ username: newName })
+        .expect(412);
       expect(res.body.message).toContain('version 2');
       expect(await available(newName)).toBe(true);
     });
@@ -139,11 +170,35 @@ describe.each(backends)('registration API on $label', (backend) => {
     it('answers 400 without If-Match, with a malformed If-Match and with a bad body; 404 for an unknown user', async () => {
       const { body: user } = await register(freshName('bad')).expect(201);
       const newName = freshName('never');
-      await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).send({ username: newName }).expect(400);
-      await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', 'yesterday').send({ username: newName }).expect(400);
-      await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: { $gt: '' } }).expect(400);
-      await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: 'x' }).expect(400);
-      await http.patch('/users/000000000000000/username').set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: newName }).expect(404);
+      await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .send({ username: newName })
+        .expect(400);
+      await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .set('If-Match', 'yesterday')
+        .send({ username: newName })
+        .expect(400);
+      await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .set('If-Match', '"1"')
+        .send({ username: { $gt: '' } })
+        .expect(400);
+      await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .set('If-Match', '"1"')
+        .send({ username: 'x' })
+        .expect(400);
+      await http
+        .patch('/users/000000000000000/username')
+        .set('Authorization', bearer(user))
+        .set('If-Match', '"1"')
+        .send({ username: newName })
+        .expect(404);
       expect(await available(newName)).toBe(true);
       await http.get(`/users/${user.id}`).expect(200, viewOf(user));
     });
@@ -178,7 +233,9 @@ describe.each(backends)('registration API on $label', (backend) => {
       const name = freshName('Av');
       await http.get(`/usernames/${name}`).expect(200, { username: name.toLowerCase(), available: true });
       await register(name).expect(201);
-      await http.get(`/usernames/${name.toUpperCase()}`).expect(200, { username: name.toLowerCase(), available: false });
+      await http
+        .get(`/usernames/${name.toUpperCase()}`)
+        .expect(200, { username: name.toLowerCase(), available: false });
     });
 
     it('answers 400 for an invalid name', async () => {

@@ -44,7 +44,8 @@ describe.each(backends)('registration failure paths on $label', (backend) => {
   it('a registration whose insert happened but whose reply was lost: 503, and the name stays held by the stored user', async () => {
     const name = freshName('lost');
     const insert = storeStep('doInsert');
-    const real = insert.getMockImplementation() ?? (users as unknown as { doInsert: (...a: unknown[]) => Promise<void> }).doInsert;
+    const real =
+      insert.getMockImplementation() ?? (users as unknown as { doInsert: (...a: unknown[]) => Promise<void> }).doInsert;
     insert.mockImplementationOnce(async function (this: unknown, ...args: unknown[]) {
       await (real as (...a: unknown[]) => Promise<void>).apply(users, args);
       throw new Error('injected: the reply to the insert was lost');
@@ -56,7 +57,7 @@ describe.each(backends)('registration failure paths on $label', (backend) => {
     expect(await available(name)).toBe(false);
   });
 
-  it('a rename whose update never reached the store: 503, the old name stays the user\'s, the new one is free', async () => {
+  it("a rename whose update never reached the store: 503, the old name stays the user's, the new one is free", async () => {
     const [oldName, newName] = [freshName('keep'), freshName('want')];
     const { body: user } = await http.post('/users').send({ username: oldName }).expect(201);
     // While the rename is in flight, someone else tries to register the old name: it must still be held.
@@ -66,7 +67,12 @@ describe.each(backends)('registration failure paths on $label', (backend) => {
       meanwhile = (await http.post('/users').send({ username: oldName })).status;
       throw new Error('injected: the connection dropped before the write');
     });
-    await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: newName }).expect(503);
+    await http
+      .patch(`/users/${user.id}/username`)
+      .set('Authorization', bearer(user))
+      .set('If-Match', '"1"')
+      .send({ username: newName })
+      .expect(503);
     expect(meanwhile).toBe(409);
     expect(await available(oldName)).toBe(false);
     await http.post('/users').send({ username: oldName }).expect(409);
@@ -82,7 +88,12 @@ describe.each(backends)('registration failure paths on $label', (backend) => {
       await users.remove((await users.findById(renamed.id))!);
       return realUpdate(renamed);
     });
-    await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: newName }).expect(404);
+    await http
+      .patch(`/users/${user.id}/username`)
+      .set('Authorization', bearer(user))
+      .set('If-Match', '"1"')
+      .send({ username: newName })
+      .expect(404);
     expect(await available(oldName)).toBe(true);
     expect(await available(newName)).toBe(true);
   });
@@ -99,18 +110,31 @@ describe.each(backends)('registration failure paths on $label', (backend) => {
       return realUpdate(loser);
     });
 
-    const res = await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: newName }).expect(412);
+    const res = await http
+      .patch(`/users/${user.id}/username`)
+      .set('Authorization', bearer(user))
+      .set('If-Match', '"1"')
+      .send({ username: newName })
+      .expect(412);
     expect(res.body.message).toMatch(/version/);
     expect(await available(oldName)).toBe(false);
     expect(await available(newName)).toBe(true);
     const stored = (await http.get(`/users/${user.id}`).expect(200)).body;
     expect(stored).toEqual({ id: user.id, username: oldName, version: 2 });
     // The old name is still the user's: a rename from the current version works.
-    await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"2"').send({ username: newName }).expect(200);
+    await http
+      .patch(`/users/${user.id}/username`)
+      .set('Authorization', bearer(user))
+      .set('If-Match', '"2"')
+      .send({ username: newName })
+      .expect(200);
   });
 
   it('the lost race really is an OptimisticLockError from the repository', async () => {
-    const { body: user } = await http.post('/users').send({ username: freshName('ol') }).expect(201);
+    const { body: user } = await http
+      .post('/users')
+      .send({ username: freshName('ol') })
+      .expect(201);
     const a = (await users.findById(user.id))!;
     const b = (await users.findById(user.id))!;
     a.rename(freshName('ol'));

@@ -26,12 +26,18 @@ interface HealthBody {
 }
 
 /** Polls `probe` until `accept` holds; fails with the last answer after a generous deadline (no timing is asserted). */
-async function until<T>(what: string, probe: () => Promise<T>, accept: (answer: T) => boolean, deadlineMs = 60_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T>,
+  accept: (answer: T) => boolean,
+  deadlineMs = 60_000,
+): Promise<T> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const answer = await probe();
     if (accept(answer)) return answer;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${deadlineMs} ms; last answer: ${JSON.stringify(answer)}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} did not happen within ${deadlineMs} ms; last answer: ${JSON.stringify(answer)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -93,16 +99,28 @@ describe('health of the built app on Redis (through the fault proxy) and the Mon
   it('Redis black-holed under the running app: readiness turns 503 (the lease still held), liveness stays 200; healed: ready again', async () => {
     proxy.blackhole();
     try {
-      const down = await until('readiness turning red', () => get('/health/ready'), (answer) => answer.status === 503);
+      const down = await until(
+        'readiness turning red',
+        () => get('/health/ready'),
+        (answer) => answer.status === 503,
+      );
       expect(down.body.status).toBe('error');
-      expect(down.body.error?.['prepare-key']).toEqual({ status: 'down', message: 'timeout of 1000ms exceeded', responseTime: expect.any(Number) });
+      expect(down.body.error?.['prepare-key']).toEqual({
+        status: 'down',
+        message: 'timeout of 1000ms exceeded',
+        responseTime: expect.any(Number),
+      });
       // Red on the store's first missed answer, not once the lease (safeGuardMs, 60 s here) ran out.
       expect(down.body.details['machine-id']).toMatchObject({ status: 'up', held: true });
       expect(await get('/health/live')).toMatchObject({ status: 200, body: { status: 'ok' } });
     } finally {
       proxy.heal({ reset: true });
     }
-    const up = await until('readiness turning green again', () => get('/health/ready'), (answer) => answer.status === 200);
+    const up = await until(
+      'readiness turning green again',
+      () => get('/health/ready'),
+      (answer) => answer.status === 200,
+    );
     expect(up.body.details['prepare-key']).toMatchObject({ status: 'up' });
     expect(up.body.details['machine-id']).toMatchObject({ status: 'up', held: true });
   });
@@ -131,7 +149,9 @@ describe('readiness of the app when its machine ID is lost', () => {
       instanceId: 'registration-1',
       logger: quiet,
     });
-    app = await createTestApp(memoryBackend.config(), (builder) => builder.overrideProvider(MachineIdHolder).useValue(holder));
+    app = await createTestApp(memoryBackend.config(), (builder) =>
+      builder.overrideProvider(MachineIdHolder).useValue(holder),
+    );
   });
 
   afterAll(async () => {
@@ -150,7 +170,12 @@ describe('readiness of the app when its machine ID is lost', () => {
   it('a lost machine ID that cannot be replaced: 503 naming the lease; an ID free again: 200', async () => {
     const http = request(app.getHttpServer());
     // Loading the app's modules may have held up the heartbeat past the short lease: it renews.
-    const ready = await until('readiness', async () => http.get('/health/ready'), (r) => r.status === 200, 10_000);
+    const ready = await until(
+      'readiness',
+      async () => http.get('/health/ready'),
+      (r) => r.status === 200,
+      10_000,
+    );
     expect(ready.body.details['machine-id']).toMatchObject({ status: 'up', held: true, machineId: holder.machineId });
 
     // Another instance holds the other ID; this one is cut off past its lease and a newcomer takes its ID.
@@ -158,20 +183,43 @@ describe('readiness of the app when its machine ID is lost', () => {
     const other = await direct.distribute({ namespace, machineBits: 1, instanceId: 'other' });
     const lostId = holder.machineId;
     proxy.blackhole();
-    await until('the lease running out', async () => holder.lease.valid, (valid) => !valid);
+    await until(
+      'the lease running out',
+      async () => holder.lease.valid,
+      (valid) => !valid,
+    );
     // The distributor's deadline (safeGuardMs after the last heartbeat) comes a little after the lease's end.
     await new Promise((resolve) => setTimeout(resolve, 300));
     const newcomer = await direct.distribute({ namespace, machineBits: 1, instanceId: 'newcomer' });
     expect(newcomer.machineId).toBe(lostId);
     proxy.heal({ reset: true });
 
-    const lost = await until('readiness reporting the lost ID', async () => http.get('/health/ready'), (r) => r.body.details?.['machine-id']?.lost === true);
+    const lost = await until(
+      'readiness reporting the lost ID',
+      async () => http.get('/health/ready'),
+      (r) => r.body.details?.['machine-id']?.lost === true,
+    );
     expect(lost.status).toBe(503);
     expect(lost.body.error['machine-id']).toMatchObject({ status: 'down', held: false, lost: true, machineId: lostId });
     expect(lost.body.details['prepare-key']).toMatchObject({ status: 'up' });
-    await direct.revert({ namespace, machineBits: 1, instanceId: 'other', machineId: other.machineId, lastTimestamp: Date.now() });
-    const back = await until('readiness turning green on the replacement ID', async () => http.get('/health/ready'), (r) => r.status === 200);
-    expect(back.body.details['machine-id']).toMatchObject({ status: 'up', held: true, lost: false, machineId: other.machineId });
+    await direct.revert({
+      namespace,
+      machineBits: 1,
+      instanceId: 'other',
+      machineId: other.machineId,
+      lastTimestamp: Date.now(),
+    });
+    const back = await until(
+      'readiness turning green on the replacement ID',
+      async () => http.get('/health/ready'),
+      (r) => r.status === 200,
+    );
+    expect(back.body.details['machine-id']).toMatchObject({
+      status: 'up',
+      held: true,
+      lost: false,
+      machineId: other.machineId,
+    });
   });
 });
 
@@ -193,19 +241,31 @@ describe('readiness of the app whose Redis serves only the machine IDs (reservat
 
   it('lists Redis among the checks: black-holed, readiness is 503 naming it; healed, 200', async () => {
     const http = request(app.getHttpServer());
-    const ready = await until('readiness', async () => http.get('/health/ready'), (r) => r.status === 200);
+    const ready = await until(
+      'readiness',
+      async () => http.get('/health/ready'),
+      (r) => r.status === 200,
+    );
     expect(Object.keys(ready.body.details).sort()).toEqual(['machine-id', 'prepare-key', 'redis', 'repository']);
     expect(ready.body.details.redis).toEqual({ status: 'up', responseTime: expect.any(Number) });
 
     proxy.blackhole();
     try {
-      const down = await until('readiness turning red', async () => http.get('/health/ready'), (r) => r.status === 503);
+      const down = await until(
+        'readiness turning red',
+        async () => http.get('/health/ready'),
+        (r) => r.status === 503,
+      );
       expect(Object.keys(down.body.error)).toEqual(['redis']);
       expect(down.body.details['prepare-key']).toMatchObject({ status: 'up', backend: 'MemoryPrepareKeyFactory' });
     } finally {
       proxy.heal({ reset: true });
     }
-    await until('readiness turning green again', async () => http.get('/health/ready'), (r) => r.status === 200);
+    await until(
+      'readiness turning green again',
+      async () => http.get('/health/ready'),
+      (r) => r.status === 200,
+    );
   });
 });
 
@@ -218,7 +278,14 @@ describe('readiness of the app on PostgreSQL with the outbox relay parked', () =
     schema = await postgresSchema('health_outbox');
     pool = new pg.Pool({ connectionString: schema.url, max: 1 });
     // outboxRelay false: events are stored with each write and nothing delivers them.
-    app = await createTestApp({ prepareBackend: 'postgres', repositoryBackend: 'postgres', machineId: 'postgres', databaseUrl: schema.url, port: 0, outboxRelay: false });
+    app = await createTestApp({
+      prepareBackend: 'postgres',
+      repositoryBackend: 'postgres',
+      machineId: 'postgres',
+      databaseUrl: schema.url,
+      port: 0,
+      outboxRelay: false,
+    });
   });
 
   afterAll(async () => {
@@ -229,15 +296,28 @@ describe('readiness of the app on PostgreSQL with the outbox relay parked', () =
 
   it('lists the outbox backlog; an event older than 60 s makes readiness 503 naming the outbox', async () => {
     const http = request(app.getHttpServer());
-    await http.post('/users').send({ username: freshName('ob') }).expect(201);
+    await http
+      .post('/users')
+      .send({ username: freshName('ob') })
+      .expect(201);
     const ready = await http.get('/health/ready').expect(200);
-    expect(ready.body.details.outbox).toEqual({ status: 'up', pending: 1, oldestPendingAgeMs: expect.any(Number), deadLetters: 0 });
+    expect(ready.body.details.outbox).toEqual({
+      status: 'up',
+      pending: 1,
+      oldestPendingAgeMs: expect.any(Number),
+      deadLetters: 0,
+    });
 
     // The parked event, stored two minutes ago as far as the outbox can tell.
     const { rowCount } = await pool.query('UPDATE ddd_kit_outbox SET stored_at = stored_at - $1', [120_000]);
     expect(rowCount).toBe(1);
     const down = await http.get('/health/ready').expect(503);
     expect(Object.keys(down.body.error)).toEqual(['outbox']);
-    expect(down.body.error.outbox).toMatchObject({ status: 'down', pending: 1, deadLetters: 0, message: expect.stringMatching(/^the oldest pending event is \d+ ms old \(maxLagMs 60000\)$/) });
+    expect(down.body.error.outbox).toMatchObject({
+      status: 'down',
+      pending: 1,
+      deadLetters: 0,
+      message: expect.stringMatching(/^the oldest pending event is \d+ ms old \(maxLagMs 60000\)$/),
+    });
   });
 });

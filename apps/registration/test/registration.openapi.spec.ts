@@ -73,14 +73,16 @@ describe('OpenAPI document of the sample', () => {
     for (const row of SPEC_TABLE) {
       const operation = document.paths[openApiPath(row.path)]?.[row.method];
       if (!operation) {
-        if (!pending(`${row.method} ${row.path}`)) missing.push(`${row.method.toUpperCase()} ${row.path}: not documented`);
+        if (!pending(`${row.method} ${row.path}`))
+          missing.push(`${row.method.toUpperCase()} ${row.path}: not documented`);
         continue;
       }
       for (const status of row.statuses) {
         if (pending(`${row.method} ${row.path} ${status}`)) continue;
         const response = operation.responses[String(status)];
         if (!response) missing.push(`${row.method.toUpperCase()} ${row.path}: no ${status} response`);
-        else if (!response.description?.trim()) missing.push(`${row.method.toUpperCase()} ${row.path}: ${status} has no description`);
+        else if (!response.description?.trim())
+          missing.push(`${row.method.toUpperCase()} ${row.path}: ${status} has no description`);
       }
     }
     expect(missing).toEqual([]);
@@ -88,7 +90,9 @@ describe('OpenAPI document of the sample', () => {
 
   it('documents nothing beyond the table', () => {
     const table = new Set(SPEC_TABLE.map((row) => `${row.method} ${openApiPath(row.path)}`));
-    const documented = Object.entries(document.paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path}`));
+    const documented = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.keys(operations).map((method) => `${method} ${path}`),
+    );
     expect(documented.filter((operation) => !table.has(operation))).toEqual([]);
   });
 
@@ -104,7 +108,8 @@ describe('OpenAPI document of the sample', () => {
   it('describes the health answers as @nestjs/terminus JSON (status, info, error, details), 200 and 503 alike', () => {
     for (const path of ['/health', '/health/live', '/health/ready']) {
       for (const status of ['200', '503']) {
-        const schema = document.paths[path].get.responses[status]?.content?.['application/json']?.schema as { properties?: Record<string, unknown> } | undefined;
+        const schema = document.paths[path].get.responses[status]?.content?.['application/json']?.schema as
+          { properties?: Record<string, unknown> } | undefined;
         expect({ path, status, properties: Object.keys(schema?.properties ?? {}).sort() }).toEqual({
           path,
           status,
@@ -119,7 +124,9 @@ describe('OpenAPI document of the sample', () => {
       const operation = document.paths[openApiPath(row.path)]?.[row.method];
       const success = row.statuses.find((s) => s < 300)!;
       if (!operation || success === 204 || pending(`${row.method} ${row.path}`)) return [];
-      return operation.responses[String(success)]?.content?.['application/json']?.schema ? [] : [`${row.method} ${row.path} ${success}`];
+      return operation.responses[String(success)]?.content?.['application/json']?.schema
+        ? []
+        : [`${row.method} ${row.path} ${success}`];
     });
     expect(withoutSchema).toEqual([]);
   });
@@ -130,23 +137,37 @@ describe('OpenAPI document of the sample', () => {
       const operation = document.paths[openApiPath(row.path)]?.[row.method];
       if (!operation) continue;
       const names = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-      expect({ route: `${row.method} ${row.path}`, secured: names.length > 0 }).toEqual({ route: `${row.method} ${row.path}`, secured: !!row.secured });
+      expect({ route: `${row.method} ${row.path}`, secured: names.length > 0 }).toEqual({
+        route: `${row.method} ${row.path}`,
+        secured: !!row.secured,
+      });
       for (const name of names) expect(schemes[name]).toMatchObject({ type: 'http', scheme: 'bearer' });
     }
     const ifMatch = (method: Row['method'], path: string) =>
-      document.paths[openApiPath(path)][method].parameters?.find((p) => p.in === 'header' && p.name.toLowerCase() === 'if-match');
+      document.paths[openApiPath(path)][method].parameters?.find(
+        (p) => p.in === 'header' && p.name.toLowerCase() === 'if-match',
+      );
     expect(ifMatch('patch', '/users/:id/username')).toMatchObject({ required: true });
     expect(ifMatch('delete', '/users/:id')).toMatchObject({ required: false });
   });
 
   it('shows the secret in the registration response only', () => {
     const schemaOf = (method: Row['method'], path: string, status: number) =>
-      JSON.stringify(document.paths[openApiPath(path)][method].responses[String(status)].content!['application/json'].schema);
+      JSON.stringify(
+        document.paths[openApiPath(path)][method].responses[String(status)].content!['application/json'].schema,
+      );
     const registered = schemaOf('post', '/users', 201);
     const ref = /#\/components\/schemas\/(\w+)/.exec(registered)?.[1];
-    const schemas = (document.components as { schemas?: Record<string, { properties?: Record<string, unknown> }> }).schemas ?? {};
-    expect(Object.keys(schemas[ref!]?.properties ?? {})).toEqual(expect.arrayContaining(['id', 'username', 'version', 'secret']));
-    for (const [method, path, status] of [['get', '/users/:id', 200], ['patch', '/users/:id/username', 200], ['get', '/users', 200]] as const) {
+    const schemas =
+      (document.components as { schemas?: Record<string, { properties?: Record<string, unknown> }> }).schemas ?? {};
+    expect(Object.keys(schemas[ref!]?.properties ?? {})).toEqual(
+      expect.arrayContaining(['id', 'username', 'version', 'secret']),
+    );
+    for (const [method, path, status] of [
+      ['get', '/users/:id', 200],
+      ['patch', '/users/:id/username', 200],
+      ['get', '/users', 200],
+    ] as const) {
       const other = /#\/components\/schemas\/(\w+)/.exec(schemaOf(method, path, status))?.[1];
       expect({ route: `${method} ${path}`, properties: Object.keys(schemas[other!]?.properties ?? {}) }).toEqual({
         route: `${method} ${path}`,

@@ -23,7 +23,12 @@ const setups: Setup[] = [
     env: async () => {
       const schema = await postgresSchema('outbox_crash');
       return {
-        env: { PREPARE_BACKEND: 'postgres', REPOSITORY_BACKEND: 'postgres', MACHINE_ID: 'postgres', DATABASE_URL: schema.url },
+        env: {
+          PREPARE_BACKEND: 'postgres',
+          REPOSITORY_BACKEND: 'postgres',
+          MACHINE_ID: 'postgres',
+          DATABASE_URL: schema.url,
+        },
         cleanup: () => schema.drop(),
       };
     },
@@ -31,7 +36,12 @@ const setups: Setup[] = [
   {
     label: mongoLabel(),
     env: async () => ({
-      env: { PREPARE_BACKEND: 'mongo', REPOSITORY_BACKEND: 'mongo', MACHINE_ID: '11', MONGODB_URI: `${mongoUri().replace(/\/+$/, '')}/${uniqueName('outbox_crash')}` },
+      env: {
+        PREPARE_BACKEND: 'mongo',
+        REPOSITORY_BACKEND: 'mongo',
+        MACHINE_ID: '11',
+        MONGODB_URI: `${mongoUri().replace(/\/+$/, '')}/${uniqueName('outbox_crash')}`,
+      },
       // The emulator drops nothing; its databases go with the test servers.
       cleanup: async () => undefined,
     }),
@@ -58,12 +68,23 @@ describe.each(setups)('the read model after a SIGKILL between the write and its 
     apps.push(parked);
     await parked.waitForHealth(url);
     const name = freshName('crash');
-    const response = await fetch(`${url}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: name }) });
+    const response = await fetch(`${url}/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: name }),
+    });
     expect(response.status).toBe(201);
-    const { secret: _secret, ...user } = (await response.json()) as { id: string; username: string; version: number; secret: string };
+    const { secret: _secret, ...user } = (await response.json()) as {
+      id: string;
+      username: string;
+      version: number;
+      secret: string;
+    };
 
     // The write committed (the user is there), its event is claimed, and no handler ran.
-    await parked.waitFor('the relay parked after its claim', () => parked.output.includes('outbox-relay parked after claiming'));
+    await parked.waitFor('the relay parked after its claim', () =>
+      parked.output.includes('outbox-relay parked after claiming'),
+    );
     expect(await (await fetch(`${url}/users/${user.id}`)).json()).toEqual(user);
     expect(await byName(name)).toEqual([]);
     expect((await parked.kill()).signal).toBe('SIGKILL');

@@ -29,13 +29,21 @@ describe('imports: [AppModule] with a plain createNestApplication()', () => {
   it('serves the API: 201, then 409 for the same name in another case', async () => {
     const name = freshName('Plain');
     const res = await http.post('/users').send({ username: name }).expect(201);
-    expect(res.body).toEqual({ id: expect.any(String), username: name.toLowerCase(), version: 1, secret: expect.any(String) });
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      username: name.toLowerCase(),
+      version: 1,
+      secret: expect.any(String),
+    });
     await http.post('/users').send({ username: name.toUpperCase() }).expect(409);
     await http.get('/health').expect(200);
   });
 
   it('answers 400 for operator objects, unknown fields and malformed JSON', async () => {
-    await http.post('/users').send({ username: { $ne: null } }).expect(400);
+    await http
+      .post('/users')
+      .send({ username: { $ne: null } })
+      .expect(400);
     await http.post('/users').send({ username: freshName(), role: 'admin' }).expect(400);
     await http.post('/users').set('content-type', 'application/json').send('{"username":').expect(400);
     await http.get('/users').query({ username: 'no way' }).expect(400);

@@ -38,7 +38,9 @@ const subjects: Subject[] = [
   {
     label: mongoLabel(),
     open: async () => {
-      const connection: Connection = await mongoose.createConnection(`${mongoUri().replace(/\/+$/, '')}/${uniqueName('read_model')}`).asPromise();
+      const connection: Connection = await mongoose
+        .createConnection(`${mongoUri().replace(/\/+$/, '')}/${uniqueName('read_model')}`)
+        .asPromise();
       const readModel = new MongoUserReadModel(connection);
       await readModel.ensureIndexes();
       return { readModel, close: () => connection.close() };
@@ -46,8 +48,10 @@ const subjects: Subject[] = [
   },
 ];
 
-const upsert = (id: string, version: number, username: string) => DataSyncEvent.upsert<string, UserSnapshot>('user', id, version, { id, username });
-const purge = (id: string, version: number) => DataSyncEvent.purge('user', id, version) as DataSyncEvent<string, UserSnapshot>;
+const upsert = (id: string, version: number, username: string) =>
+  DataSyncEvent.upsert<string, UserSnapshot>('user', id, version, { id, username });
+const purge = (id: string, version: number) =>
+  DataSyncEvent.purge('user', id, version) as DataSyncEvent<string, UserSnapshot>;
 const fresh = (prefix: string) => `${prefix}${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 
 describe.each(subjects)('the user read model on $label, fed at least once', (subject) => {

@@ -13,7 +13,15 @@ import { RegistrationReconciler } from '../src/reconciliation/registration-recon
 import { User } from '../src/users/user.aggregate.js';
 import { UsernamePrepareKey } from '../src/users/username.prepare-key.js';
 import { eventually } from './support/eventually.js';
-import { backends, bearer, createTestApp, freshName, sharedBackend, sharedBackendEnv, viewOf } from './support/test-app.js';
+import {
+  backends,
+  bearer,
+  createTestApp,
+  freshName,
+  sharedBackend,
+  sharedBackendEnv,
+  viewOf,
+} from './support/test-app.js';
 
 describe.each(backends)('registration reconciliation on $label', (backend) => {
   let app: INestApplication;
@@ -79,11 +87,24 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
   });
 
   it('repairs the read model: a lost UPSERT (stale entry) is resynced, a lost PURGE (orphan) is purged', async () => {
-    const { body: user } = await http.post('/users').send({ username: freshName('rm') }).expect(201);
-    const renamed = (await http.patch(`/users/${user.id}/username`).set('Authorization', bearer(user)).set('If-Match', '"1"').send({ username: freshName('rm') }).expect(200)).body;
+    const { body: user } = await http
+      .post('/users')
+      .send({ username: freshName('rm') })
+      .expect(201);
+    const renamed = (
+      await http
+        .patch(`/users/${user.id}/username`)
+        .set('Authorization', bearer(user))
+        .set('If-Match', '"1"')
+        .send({ username: freshName('rm') })
+        .expect(200)
+    ).body;
     // Both events delivered first (on a shared repository the relay delivers them after the
     // requests answered), so none lands on what is injected below.
-    await eventually(async () => (await http.get('/users').query({ username: renamed.username }).expect(200)).body, [renamed]);
+    await eventually(
+      async () => (await http.get('/users').query({ username: renamed.username }).expect(200)).body,
+      [renamed],
+    );
     // Inject what lost events leave behind: the replica still holds version 1 of the user, and a user that no longer exists.
     await readModel.upsert(user.id, 1, { id: user.id, username: user.username });
     const ghost = freshName('ghost');
@@ -141,7 +162,12 @@ describe(`npm run reconcile (the nightly command) on Redis + ${mongoLabel()}`, (
       await app.close();
     }
     // Redis reservations, and the default in-memory repository.
-    const env = { ...process.env, ...sharedBackendEnv(config, '7'), REPOSITORY_BACKEND: 'memory', RECONCILE_GRACE_MS: '0' };
+    const env = {
+      ...process.env,
+      ...sharedBackendEnv(config, '7'),
+      REPOSITORY_BACKEND: 'memory',
+      RECONCILE_GRACE_MS: '0',
+    };
     const run = promisify(execFile)(process.execPath, [script], { env });
     await expect(run).rejects.toMatchObject({ code: 1, stderr: expect.stringMatching(/REPOSITORY_BACKEND/) });
     const check = await createTestApp(config);

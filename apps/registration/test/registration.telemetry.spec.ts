@@ -16,7 +16,8 @@ function line(point: MetricPoint): string {
 }
 
 // The lease's heartbeats (a shared deployment) run on their own timer: not part of the request.
-const ofTheRequest = (name: string): boolean => !name.startsWith('machine_id.') && !name.startsWith('ddd_kit.machine_id.');
+const ofTheRequest = (name: string): boolean =>
+  !name.startsWith('machine_id.') && !name.startsWith('ddd_kit.machine_id.');
 
 // One SDK for the file, registered before any app is built (as an application's main.ts would).
 let telemetry: TelemetryRecorder;
@@ -40,15 +41,29 @@ describe.each(backends)('telemetry of one registration on $label', (backend) => 
 
   it('POST /users: a reservation inside the insert, both by outcome, and one ID issued with generateAsync()', async () => {
     await telemetry.reset();
-    await request(app.getHttpServer()).post('/users').send({ username: freshName('otel') }).expect(201);
+    await request(app.getHttpServer())
+      .post('/users')
+      .send({ username: freshName('otel') })
+      .expect(201);
 
     // Spans, in the order they ended: the reservation of the username is a child of the insert
     // that @UniqueKey makes it guard. An ID issued without waiting has no span.
     const spans = telemetry.spans().filter((s) => ofTheRequest(s.name));
-    expect(spans.map((s) => `${s.name} ${String(s.attributes['ddd_kit.outcome'])}`)).toEqual(['prepare_key.prepare won', 'repository.insert ok']);
+    expect(spans.map((s) => `${s.name} ${String(s.attributes['ddd_kit.outcome'])}`)).toEqual([
+      'prepare_key.prepare won',
+      'repository.insert ok',
+    ]);
     const [prepare, insert] = spans;
-    expect(prepare!.attributes).toEqual({ 'ddd_kit.prepare_key.name': 'username', 'ddd_kit.prepare_key.operation': 'prepare', 'ddd_kit.outcome': 'won' });
-    expect(insert!.attributes).toEqual({ 'ddd_kit.aggregate.name': 'user', 'ddd_kit.repository.operation': 'insert', 'ddd_kit.outcome': 'ok' });
+    expect(prepare!.attributes).toEqual({
+      'ddd_kit.prepare_key.name': 'username',
+      'ddd_kit.prepare_key.operation': 'prepare',
+      'ddd_kit.outcome': 'won',
+    });
+    expect(insert!.attributes).toEqual({
+      'ddd_kit.aggregate.name': 'user',
+      'ddd_kit.repository.operation': 'insert',
+      'ddd_kit.outcome': 'ok',
+    });
     expect(prepare!.parentSpanContext?.spanId).toBe(insert!.spanContext().spanId);
     expect(prepare!.spanContext().traceId).toBe(insert!.spanContext().traceId);
 
@@ -71,7 +86,10 @@ describe.each(backends)('telemetry of one registration on $label', (backend) => 
     await telemetry.reset();
     await request(app.getHttpServer()).post('/users').send({ username: name }).expect(409);
     const spans = telemetry.spans().filter((s) => ofTheRequest(s.name));
-    expect(spans.map((s) => `${s.name} ${String(s.attributes['ddd_kit.outcome'])}`)).toEqual(['prepare_key.prepare taken', 'repository.insert taken']);
+    expect(spans.map((s) => `${s.name} ${String(s.attributes['ddd_kit.outcome'])}`)).toEqual([
+      'prepare_key.prepare taken',
+      'repository.insert taken',
+    ]);
     expect(spans[1]!.attributes['error.type']).toBe('UniqueKeyViolationError');
   });
 });

@@ -13,13 +13,20 @@ export type {
 // Generators
 export { SnowflakeId } from './generators/snowflake-id.js';
 export { SafeJsSnowflakeId } from './generators/safe-js-snowflake-id.js';
-export { SNOWFLAKE_DEFAULT_EPOCH, type SnowflakeFormat, type SnowflakeIdOptions } from './generators/snowflake.options.js';
+export {
+  SNOWFLAKE_DEFAULT_EPOCH,
+  type SnowflakeFormat,
+  type SnowflakeIdOptions,
+} from './generators/snowflake.options.js';
 export { CosIdGenerator } from './generators/cosid-generator.js';
 export { NanoIdGenerator, type NanoIdGeneratorOptions } from './generators/nanoid-generator.js';
 export { AsyncIdGeneratorAdapter, toAsyncIdGenerator } from './generators/async-id-generator.js';
 export { SegmentId, type SegmentIdOptions } from './generators/segment-id.js';
 export { RedisSegmentSource, type SegmentSource } from './generators/segment/segment-source.js';
-export { PostgresSegmentSource, type PostgresSegmentSourceOptions } from './generators/segment/postgres-segment-source.js';
+export {
+  PostgresSegmentSource,
+  type PostgresSegmentSourceOptions,
+} from './generators/segment/postgres-segment-source.js';
 export { ClockSync, type ClockSyncOptions } from './clock/clock-sync.js';
 export { Radix62, RADIX62_ALPHABET } from './radix62/radix62.js';
 
@@ -31,7 +38,10 @@ export {
   type MachineIdState,
 } from './machine/machine-id-distributor.js';
 export { ManualMachineIdDistributor } from './machine/manual-machine-id-distributor.js';
-export { StatefulSetMachineIdDistributor, type StatefulSetMachineIdDistributorOptions } from './machine/stateful-set-machine-id-distributor.js';
+export {
+  StatefulSetMachineIdDistributor,
+  type StatefulSetMachineIdDistributorOptions,
+} from './machine/stateful-set-machine-id-distributor.js';
 export {
   RedisMachineIdDistributor,
   type MachineIdKeys,
@@ -66,10 +76,21 @@ export { InjectIdGenerator } from './module/inject-id-generator.decorator.js';
 
 // Global IDs
 export { GlobalIdGenerator } from './global/global-id-generator.js';
-export { generateGlobalId, generateGlobalIdAsync, generateId, generateIdAsync } from './global/id-generator.registry.js';
+export {
+  generateGlobalId,
+  generateGlobalIdAsync,
+  generateId,
+  generateIdAsync,
+} from './global/id-generator.registry.js';
 
 // Aggregate IDs
-export { Aggregate, getAggregateMetadata, getNamedAggregate, type AggregateMetadata, type AggregateOptions } from './aggregate/aggregate.decorator.js';
+export {
+  Aggregate,
+  getAggregateMetadata,
+  getNamedAggregate,
+  type AggregateMetadata,
+  type AggregateOptions,
+} from './aggregate/aggregate.decorator.js';
 export { DEFAULT_CONTEXT_NAME, isNamedAggregate, type NamedAggregate } from './aggregate/named-aggregate.js';
 export { AggregateIdGeneratorFactory } from './aggregate/aggregate-id-generator-factory.js';
 export { AggregateIdGeneratorRegistrar } from './aggregate/aggregate-id-generator-registrar.js';

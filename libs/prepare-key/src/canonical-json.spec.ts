@@ -8,21 +8,36 @@ import { canonicalJson } from './canonical-json.js';
 // would stop comparing equal.
 const general = configure({ strict: true, circularValue: Error, bigint: false, deterministic: true });
 
-const text = fc.oneof(fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' }), fc.constantFrom('\ud800', 'a\udc00b', '"\\\n\u2028', ''));
-const scalar = fc.oneof(text, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(-0));
+const text = fc.oneof(
+  fc.string({ unit: 'binary' }),
+  fc.string({ unit: 'grapheme' }),
+  fc.constantFrom('\ud800', 'a\udc00b', '"\\\n\u2028', ''),
+);
+const scalar = fc.oneof(
+  text,
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(-0),
+);
 const key = fc.oneof(text, fc.constantFrom('10', '9', '0', '__proto__', 'constructor', 'a', 'B'));
 
 describe('canonicalJson', () => {
-  it('gives the general encoder\'s output for scalars', () => {
-    fc.assert(fc.property(scalar, (value) => canonicalJson(value) === general(value)), { numRuns: 2_000 });
+  it("gives the general encoder's output for scalars", () => {
+    fc.assert(
+      fc.property(scalar, (value) => canonicalJson(value) === general(value)),
+      { numRuns: 2_000 },
+    );
   });
 
-  it('gives the general encoder\'s output for flat records, in key order or not', () => {
+  it("gives the general encoder's output for flat records, in key order or not", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(key, scalar), { maxLength: 8 }), fc.boolean(), (entries, sorted) => {
         const ordered = sorted ? [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : entries;
         const record: Record<string, unknown> = {};
-        for (const [k, v] of ordered) Object.defineProperty(record, k, { value: v, enumerable: true, writable: true, configurable: true });
+        for (const [k, v] of ordered)
+          Object.defineProperty(record, k, { value: v, enumerable: true, writable: true, configurable: true });
         return canonicalJson(record) === general(record);
       }),
       { numRuns: 2_000 },

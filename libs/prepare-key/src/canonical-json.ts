@@ -32,7 +32,8 @@ export function parseCanonicalJson<V>(json: string): V {
 /** JSON.stringify of a scalar, or of a plain object of scalars whose own keys are in ascending order; else undefined. */
 function plainJson(value: unknown): string | undefined {
   if (isScalar(value)) return JSON.stringify(value);
-  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return undefined;
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype)
+    return undefined;
   let previous: string | undefined;
   for (const key in value) {
     if (!Object.prototype.hasOwnProperty.call(value, key)) return undefined;
@@ -45,5 +46,10 @@ function plainJson(value: unknown): string | undefined {
 }
 
 function isScalar(value: unknown): boolean {
-  return value === null || typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value));
+  return (
+    value === null ||
+    typeof value === 'string' ||
+    typeof value === 'boolean' ||
+    (typeof value === 'number' && Number.isFinite(value))
+  );
 }

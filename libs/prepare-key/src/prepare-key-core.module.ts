@@ -49,9 +49,17 @@ export class PrepareKeyCoreModule implements OnApplicationShutdown {
   ): DynamicModule {
     const registryProvider: Provider = {
       provide: PrepareKeyRegistry,
-      useFactory: async (options: PrepareKeyModuleOptions, scanned: PrepareKeyScan, owned: OwnedRedisBackend | null) => {
+      useFactory: async (
+        options: PrepareKeyModuleOptions,
+        scanned: PrepareKeyScan,
+        owned: OwnedRedisBackend | null,
+      ) => {
         try {
-          return new PrepareKeyRegistry(owned ? { ...options, factory: owned.factory } : options, scanned, fromAsyncFactory);
+          return new PrepareKeyRegistry(
+            owned ? { ...options, factory: owned.factory } : options,
+            scanned,
+            fromAsyncFactory,
+          );
         } catch (error) {
           // A failed start runs no shutdown hook: the module's own client is closed here.
           await owned?.close();
@@ -60,14 +68,28 @@ export class PrepareKeyCoreModule implements OnApplicationShutdown {
       },
       inject: [PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_SCAN, PREPARE_KEY_OWNED_BACKEND],
     };
-    const ownedProvider: Provider = { provide: PREPARE_KEY_OWNED_BACKEND, useFactory: openOwnedRedisBackend, inject: [PREPARE_KEY_MODULE_OPTIONS] };
+    const ownedProvider: Provider = {
+      provide: PREPARE_KEY_OWNED_BACKEND,
+      useFactory: openOwnedRedisBackend,
+      inject: [PREPARE_KEY_MODULE_OPTIONS],
+    };
     const keyProviders = scan.declarations.flatMap((declaration) => createClassProviders(declaration));
     return {
       module: PrepareKeyCoreModule,
       global: isGlobal ?? true,
       imports,
-      providers: [...optionsProviders, { provide: PREPARE_KEY_SCAN, useValue: scan }, ownedProvider, registryProvider, ...keyProviders],
-      exports: [PREPARE_KEY_MODULE_OPTIONS, PrepareKeyRegistry, ...keyProviders.map((p) => (p as { provide: unknown }).provide as string)],
+      providers: [
+        ...optionsProviders,
+        { provide: PREPARE_KEY_SCAN, useValue: scan },
+        ownedProvider,
+        registryProvider,
+        ...keyProviders,
+      ],
+      exports: [
+        PREPARE_KEY_MODULE_OPTIONS,
+        PrepareKeyRegistry,
+        ...keyProviders.map((p) => (p as { provide: unknown }).provide as string),
+      ],
     };
   }
 }

@@ -127,9 +127,7 @@ describe('two classes declaring one name', () => {
 
   it('two classes with one simple name (the @Inject string token) fail too', async () => {
     const error = await bootstrapError({
-      imports: [
-        PrepareKeyModule.forRoot({ factory: new MemoryPrepareKeyFactory(), include: [SameNameA, SameNameB] }),
-      ],
+      imports: [PrepareKeyModule.forRoot({ factory: new MemoryPrepareKeyFactory(), include: [SameNameA, SameNameB] })],
     });
     expect(error).toBeInstanceOf(PrepareKeyNameConflictError);
     expect(error.message).toContain(`SameNamePrepareKey ('same-a')`);

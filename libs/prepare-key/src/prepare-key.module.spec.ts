@@ -399,7 +399,9 @@ describe('PrepareKeyModule.forRootAsync', () => {
 
 describe('include / exclude', () => {
   async function injectable(options: Parameters<typeof PrepareKeyModule.forRoot>[0]): Promise<string[]> {
-    const app = await boot({ imports: [PrepareKeyModule.forRoot({ factory: new MemoryPrepareKeyFactory(), ...options })] });
+    const app = await boot({
+      imports: [PrepareKeyModule.forRoot({ factory: new MemoryPrepareKeyFactory(), ...options })],
+    });
     const classes = [UsernamePrepareKey, EmailPrepareKey, BlankNamedPrepareKey, SkuCodePrepareKey];
     return classes.flatMap((cls) => {
       try {
@@ -412,12 +414,20 @@ describe('include / exclude', () => {
   }
 
   it('takes every decorated class by default', async () => {
-    expect(await injectable({})).toEqual(['UsernamePrepareKey', 'EmailPrepareKey', 'BlankNamedPrepareKey', 'SkuCodePrepareKey']);
+    expect(await injectable({})).toEqual([
+      'UsernamePrepareKey',
+      'EmailPrepareKey',
+      'BlankNamedPrepareKey',
+      'SkuCodePrepareKey',
+    ]);
   });
 
   it('include by class, key name, class name, RegExp or predicate', async () => {
     expect(await injectable({ include: UsernamePrepareKey })).toEqual(['UsernamePrepareKey']);
-    expect(await injectable({ include: ['username', 'EmailPrepareKey'] })).toEqual(['UsernamePrepareKey', 'EmailPrepareKey']);
+    expect(await injectable({ include: ['username', 'EmailPrepareKey'] })).toEqual([
+      'UsernamePrepareKey',
+      'EmailPrepareKey',
+    ]);
     expect(await injectable({ include: /^sku-/ })).toEqual(['SkuCodePrepareKey']);
     expect(await injectable({ include: [(d) => d.name.startsWith('Blank')] })).toEqual(['BlankNamedPrepareKey']);
     expect(await injectable({ include: [] })).toEqual([]);

@@ -15,7 +15,8 @@ export function createClassProviders(declaration: PreparableKeyDeclaration, requ
   return [
     {
       provide: target,
-      useFactory: (registry?: PrepareKeyRegistry) => registryOrFail(registry, `'${name}' (${target.name})`, requireRoot).forClass(target),
+      useFactory: (registry?: PrepareKeyRegistry) =>
+        registryOrFail(registry, `'${name}' (${target.name})`, requireRoot).forClass(target),
       inject: [{ token: PrepareKeyRegistry, optional: true }],
     } satisfies FactoryProvider,
     { provide: getPrepareKeyToken(name), useExisting: target },
@@ -38,7 +39,11 @@ export function createFeatureProviders(features: PrepareKeyFeature[]): Provider[
   });
 }
 
-function registryOrFail(registry: PrepareKeyRegistry | undefined, key: string, fromFeature: boolean): PrepareKeyRegistry {
+function registryOrFail(
+  registry: PrepareKeyRegistry | undefined,
+  key: string,
+  fromFeature: boolean,
+): PrepareKeyRegistry {
   if (!registry) throw new PrepareKeyFactoryMissingError([key], fromFeature ? 'no-root-module' : 'no-factory');
   return registry;
 }

@@ -14,7 +14,10 @@ import { PRIMITIVE_NAMES, primitivesOf } from './prepare-key.primitives.js';
  * `get`. A plain object with forwarding methods rather than an ES Proxy: no trap on every
  * property access, and nothing for `await` to mistake for a thenable.
  */
-export function createPrepareKeyProxy<T extends PrepareKey<any>>(declared: PrepareKeyClass<T>, backend: PrepareKey<any>): T {
+export function createPrepareKeyProxy<T extends PrepareKey<any>>(
+  declared: PrepareKeyClass<T>,
+  backend: PrepareKey<any>,
+): T {
   const Declared = declared as unknown as new () => object;
   const Forwarding = class extends Declared {};
   Object.defineProperty(Forwarding, 'name', { value: declared.name });

@@ -91,7 +91,9 @@ function validateOptions(options: PrepareKeyModuleOptions, fromAsyncFactory: boo
     );
   }
   if (enabled !== undefined && typeof enabled !== 'boolean') {
-    throw new PrepareKeyModuleOptionsError(`PrepareKeyModule enabled must be true or false, got ${describeValue(enabled)}`);
+    throw new PrepareKeyModuleOptionsError(
+      `PrepareKeyModule enabled must be true or false, got ${describeValue(enabled)}`,
+    );
   }
   if (fromAsyncFactory && ('include' in options || 'exclude' in options || 'isGlobal' in options)) {
     throw new PrepareKeyModuleOptionsError(

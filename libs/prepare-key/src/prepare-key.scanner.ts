@@ -66,7 +66,10 @@ function findConflict(declarations: PreparableKeyDeclaration[]): Error | undefin
     if (sameClassName) {
       return new PrepareKeyNameConflictError(
         declaration.target.name,
-        [`${sameClassName.target.name} ('${sameClassName.name}')`, `${declaration.target.name} ('${declaration.name}')`],
+        [
+          `${sameClassName.target.name} ('${sameClassName.name}')`,
+          `${declaration.target.name} ('${declaration.name}')`,
+        ],
         'class name',
       );
     }

@@ -5,7 +5,14 @@ import type { PreparedRecord, RecordPage, RollbackCondition, StoredRecord } from
 import { newOperationId } from './operation-id.js';
 import { assertKey, assertTtlAt } from './prepare-key.validation.js';
 import { PreparedValue, TTL_FOREVER } from './prepared-value.js';
-import { changedOrNot, changedOrTaken, operations, prepareKeyTelemetry, releasedOrNot, wonOrTaken } from './telemetry/prepare-key.telemetry.js';
+import {
+  changedOrNot,
+  changedOrTaken,
+  operations,
+  prepareKeyTelemetry,
+  releasedOrNot,
+  wonOrTaken,
+} from './telemetry/prepare-key.telemetry.js';
 
 const DEFAULT_PAGE_SIZE = 500;
 
@@ -61,7 +68,10 @@ export abstract class PrepareKey<V = unknown> {
       assertKey(key);
       const { json, ttlAt } = encodePrepared(value);
       op = newOperationId();
-      prepared = telemetry === undefined ? this.doPrepare(key, json, ttlAt, op) : telemetry.within(this.doPrepare, this, key, json, ttlAt, op);
+      prepared =
+        telemetry === undefined
+          ? this.doPrepare(key, json, ttlAt, op)
+          : telemetry.within(this.doPrepare, this, key, json, ttlAt, op);
     } catch (error) {
       const rejected = Promise.reject(error);
       return telemetry === undefined ? rejected : telemetry.settle(rejected, wonOrTaken);
@@ -118,7 +128,12 @@ export abstract class PrepareKey<V = unknown> {
   reprepare(key: string, ...rest: unknown[]): Promise<boolean> {
     if (rest.length === 3) {
       const [oldValue, newKey, newValue] = rest as [V, string, V | PreparedValue<V>];
-      return this.observe('prepare_key.change_key', 'change_key', () => this.changeKey(key, oldValue, newKey, newValue), changedOrTaken);
+      return this.observe(
+        'prepare_key.change_key',
+        'change_key',
+        () => this.changeKey(key, oldValue, newKey, newValue),
+        changedOrTaken,
+      );
     }
     return this.observe('prepare_key.reprepare', 'reprepare', () => this.reprepareValue(key, rest), changedOrNot);
   }
@@ -149,7 +164,11 @@ export abstract class PrepareKey<V = unknown> {
    * (its own store's reply lost), the reservation is still released here. A caller whose step
    * may have happened despite an error should catch that inside `then` and check.
    */
-  usingPrepare<R>(key: string, value: V | PreparedValue<V>, then: (prepared: boolean) => R | PromiseLike<R>): Promise<R> {
+  usingPrepare<R>(
+    key: string,
+    value: V | PreparedValue<V>,
+    then: (prepared: boolean) => R | PromiseLike<R>,
+  ): Promise<R> {
     const telemetry = prepareKeyTelemetry.begin('prepare_key.using_prepare', operations, 'using_prepare', this.name);
     if (telemetry === undefined) return this.reserveThen(key, value, then);
     let prepared = false;
@@ -164,7 +183,11 @@ export abstract class PrepareKey<V = unknown> {
     );
   }
 
-  private async reserveThen<R>(key: string, value: V | PreparedValue<V>, then: (prepared: boolean) => R | PromiseLike<R>): Promise<R> {
+  private async reserveThen<R>(
+    key: string,
+    value: V | PreparedValue<V>,
+    then: (prepared: boolean) => R | PromiseLike<R>,
+  ): Promise<R> {
     const prepared = await this.prepare(key, value);
     try {
       return await then(prepared);
@@ -197,7 +220,12 @@ export abstract class PrepareKey<V = unknown> {
     return Date.now();
   }
 
-  private async changeKey(oldKey: string, oldValue: V, newKey: string, newValue: V | PreparedValue<V>): Promise<boolean> {
+  private async changeKey(
+    oldKey: string,
+    oldValue: V,
+    newKey: string,
+    newValue: V | PreparedValue<V>,
+  ): Promise<boolean> {
     assertKey(oldKey, 'oldKey');
     assertKey(newKey, 'newKey');
     if (oldKey === newKey) {
@@ -224,7 +252,12 @@ export abstract class PrepareKey<V = unknown> {
   }
 
   /** Runs one call inside its span and counts it by outcome (just runs it when nothing records). */
-  private observe(spanName: string, operation: string, run: () => Promise<boolean>, outcome: (result: boolean) => string): Promise<boolean> {
+  private observe(
+    spanName: string,
+    operation: string,
+    run: () => Promise<boolean>,
+    outcome: (result: boolean) => string,
+  ): Promise<boolean> {
     const telemetry = prepareKeyTelemetry.begin(spanName, operations, operation, this.name);
     return telemetry === undefined ? run() : telemetry.settle(telemetry.within(run), outcome);
   }
@@ -270,7 +303,13 @@ export abstract class PrepareKey<V = unknown> {
    * and has not expired. With `expected`: only while its value equals it (expired or not). True
    * also when the record already carries `op`.
    */
-  protected abstract doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean>;
+  protected abstract doReprepare(
+    key: string,
+    value: string,
+    ttlAt: number,
+    op: string,
+    expected?: string,
+  ): Promise<boolean>;
 
   /** One page of records (tombstones left out), starting after `cursor` (undefined: the first page). */
   protected abstract doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage>;

@@ -26,7 +26,12 @@ export { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
 export { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
 export type { PostgresOutboxStoreOptions } from './outbox/postgres-outbox.store.js';
 export { OutboxRelay } from './outbox/outbox-relay.js';
-export type { OutboxDelivery, OutboxRelayCounters, OutboxRelayOptions, OutboxRelaySettings } from './outbox/outbox-relay.js';
+export type {
+  OutboxDelivery,
+  OutboxRelayCounters,
+  OutboxRelayOptions,
+  OutboxRelaySettings,
+} from './outbox/outbox-relay.js';
 
 // Repositories
 export type {
@@ -64,7 +69,10 @@ export type {
   UniqueKeyValue,
 } from './unique-keys/unique-key.interfaces.js';
 export { reconcileUniqueKeys } from './unique-keys/reconcile-unique-keys.js';
-export type { ReconcileUniqueKeysOptions, UniqueKeysReconciliationReport } from './unique-keys/reconcile-unique-keys.js';
+export type {
+  ReconcileUniqueKeysOptions,
+  UniqueKeysReconciliationReport,
+} from './unique-keys/reconcile-unique-keys.js';
 export { UniqueKeyViolationError } from './errors/unique-key-violation.error.js';
 
 // Errors

@@ -10,7 +10,12 @@ import type {
   RepositoryOptionsFactory,
 } from './interfaces/repository-module-options.interface.js';
 import { RepositoryBinder } from './repository.binder.js';
-import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
+import {
+  REPOSITORY_CONNECTION,
+  REPOSITORY_MODULE_OPTIONS,
+  REPOSITORY_POSTGRES,
+  REPOSITORY_POSTGRES_POOL,
+} from './repository.constants.js';
 import {
   connectionProvider,
   outboxRelayProvider,
@@ -66,7 +71,9 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
   static forRootAsync(options: RepositoryModuleAsyncOptions): DynamicModule {
     const given = [options.useFactory, options.useClass, options.useExisting].filter((x) => x !== undefined).length;
     if (given !== 1) {
-      throw new RepositoryConfigurationError('RepositoryModule.forRootAsync needs exactly one of useFactory, useClass, useExisting');
+      throw new RepositoryConfigurationError(
+        'RepositoryModule.forRootAsync needs exactly one of useFactory, useClass, useExisting',
+      );
     }
     const providers: Provider[] = [];
     if (options.useFactory) {
@@ -82,7 +89,8 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
       providers.push({
         provide: REPOSITORY_MODULE_OPTIONS,
         inject: [factoryClass],
-        useFactory: async (factory: RepositoryOptionsFactory) => validateRepositoryModuleOptions(await factory.createRepositoryOptions()),
+        useFactory: async (factory: RepositoryOptionsFactory) =>
+          validateRepositoryModuleOptions(await factory.createRepositoryOptions()),
       });
     }
     return {

@@ -12,7 +12,11 @@ import type { RepositoryFeature } from './interfaces/repository-module-options.i
 import { AbstractRepository, CONFIGURE_REPOSITORY } from './repository/abstract-repository.js';
 import { getUniqueKeys } from './unique-keys/unique-key.decorator.js';
 import type { UniqueKeyResolver } from './unique-keys/unique-key.interfaces.js';
-import type { RepositoryConnectionHandle, RepositoryOutboxStores, RepositoryPostgresHandle } from './repository.providers.js';
+import type {
+  RepositoryConnectionHandle,
+  RepositoryOutboxStores,
+  RepositoryPostgresHandle,
+} from './repository.providers.js';
 import { REPOSITORY_CONNECTION, REPOSITORY_OUTBOX_STORES, REPOSITORY_POSTGRES } from './repository.constants.js';
 import type { OutboxStore } from './outbox/outbox.interfaces.js';
 
@@ -50,7 +54,9 @@ export class RepositoryBinder {
       }
       return known.instance;
     }
-    const instance = Promise.resolve(create()).then(async (repository) => this.configure(repository, feature, await this.uniqueKeysFor(feature)));
+    const instance = Promise.resolve(create()).then(async (repository) =>
+      this.configure(repository, feature, await this.uniqueKeysFor(feature)),
+    );
     this.byAggregate.set(feature.aggregate, { source, instance });
     return instance;
   }
@@ -92,7 +98,7 @@ export class RepositoryBinder {
       if (stores.postgres === undefined || (repository.hasPool && !repository.usesPool(stores.postgres.pool))) {
         throw new RepositoryConfigurationError(
           `${name}: the outbox is on, and a PostgresRepository stores its events in the outbox table of the module's pool; ` +
-            'this one has a pool of its own. Give it the module\'s pool (RepositoryModule.forRoot({ postgres: { pool } })).',
+            "this one has a pool of its own. Give it the module's pool (RepositoryModule.forRoot({ postgres: { pool } })).",
         );
       }
       return stores.postgres;
@@ -103,7 +109,7 @@ export class RepositoryBinder {
       if (stores.mongo === undefined) {
         throw new RepositoryConfigurationError(
           `${name}: the outbox is on, and a MongooseRepository's events are relayed by the module's MongoDB outbox store, ` +
-            'which needs the module\'s connection: pass { uri } or { connection } to RepositoryModule.forRoot / forRootAsync.',
+            "which needs the module's connection: pass { uri } or { connection } to RepositoryModule.forRoot / forRootAsync.",
         );
       }
       return stores.mongo;
@@ -114,10 +120,16 @@ export class RepositoryBinder {
     );
   }
 
-  private configure(repository: AnyRepository, feature: RepositoryFeature, uniqueKeys: UniqueKeyResolver | undefined): AnyRepository {
+  private configure(
+    repository: AnyRepository,
+    feature: RepositoryFeature,
+    uniqueKeys: UniqueKeyResolver | undefined,
+  ): AnyRepository {
     const name = (feature.repository as Type | undefined)?.name ?? 'InMemoryRepository';
     if (!(repository instanceof AbstractRepository)) {
-      throw new RepositoryConfigurationError(`${name} must extend AbstractRepository (MongooseRepository, PostgresRepository, InMemoryRepository).`);
+      throw new RepositoryConfigurationError(
+        `${name} must extend AbstractRepository (MongooseRepository, PostgresRepository, InMemoryRepository).`,
+      );
     }
     if (repository instanceof MongooseRepository && !repository.hasConnection && this.connection.connection === null) {
       throw new RepositoryConfigurationError(

@@ -32,7 +32,10 @@ export class RepositoryModule {
    * by its class). Repository classes are constructed by Nest: their dependencies come from
    * global modules or from `options.imports`.
    */
-  static forFeature(entries: ReadonlyArray<Function | RepositoryFeature>, options: RepositoryFeatureOptions = {}): DynamicModule {
+  static forFeature(
+    entries: ReadonlyArray<Function | RepositoryFeature>,
+    options: RepositoryFeatureOptions = {},
+  ): DynamicModule {
     const providers = normalizeFeatures(entries).flatMap(createRepositoryProviders);
     return {
       module: RepositoryModule,

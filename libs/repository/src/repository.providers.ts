@@ -4,12 +4,23 @@ import type { Connection } from 'mongoose';
 import type { Pool } from 'pg';
 import { AggregateRoot } from './aggregate/aggregate-root.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
-import type { RepositoryFeature, RepositoryModuleOptions, RepositoryOutboxOptions, RepositoryPostgresOptions } from './interfaces/repository-module-options.interface.js';
+import type {
+  RepositoryFeature,
+  RepositoryModuleOptions,
+  RepositoryOutboxOptions,
+  RepositoryPostgresOptions,
+} from './interfaces/repository-module-options.interface.js';
 import { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 import { PostgresRepository } from './backends/postgres/postgres.repository.js';
 import { AbstractRepository } from './repository/abstract-repository.js';
 import { RepositoryBinder } from './repository.binder.js';
-import { REPOSITORY_CONNECTION, REPOSITORY_MODULE_OPTIONS, REPOSITORY_OUTBOX_STORES, REPOSITORY_POSTGRES, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
+import {
+  REPOSITORY_CONNECTION,
+  REPOSITORY_MODULE_OPTIONS,
+  REPOSITORY_OUTBOX_STORES,
+  REPOSITORY_POSTGRES,
+  REPOSITORY_POSTGRES_POOL,
+} from './repository.constants.js';
 import { quoteIdentifier, quoteTableName } from './backends/postgres/postgres-sql.utils.js';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 import { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
@@ -36,16 +47,23 @@ export function validateRepositoryModuleOptions(options: unknown): RepositoryMod
   const fail = (what: string): never => {
     throw new RepositoryConfigurationError(`RepositoryModule options: ${what}`);
   };
-  if (options === null || typeof options !== 'object') return fail('expected an object such as {} (in memory) or { uri }');
+  if (options === null || typeof options !== 'object')
+    return fail('expected an object such as {} (in memory) or { uri }');
   const { uri, connection, onDataSyncError, connectionOptions } = options as RepositoryModuleOptions;
-  if (uri !== undefined && connection !== undefined) fail('pass either uri (the module opens and closes a connection) or connection (yours), not both');
-  if (uri !== undefined && (typeof uri !== 'string' || !/^mongodb(\+srv)?:\/\//.test(uri))) fail(`uri must be a mongodb:// or mongodb+srv:// URI, got ${JSON.stringify(uri)}`);
+  if (uri !== undefined && connection !== undefined)
+    fail('pass either uri (the module opens and closes a connection) or connection (yours), not both');
+  if (uri !== undefined && (typeof uri !== 'string' || !/^mongodb(\+srv)?:\/\//.test(uri)))
+    fail(`uri must be a mongodb:// or mongodb+srv:// URI, got ${JSON.stringify(uri)}`);
   if (connection !== undefined && (connection === null || typeof (connection as Connection).asPromise !== 'function')) {
-    fail('connection must be a Mongoose Connection (mongoose.createConnection(...), or @nestjs/mongoose\'s getConnectionToken())');
+    fail(
+      "connection must be a Mongoose Connection (mongoose.createConnection(...), or @nestjs/mongoose's getConnectionToken())",
+    );
   }
-  if (connectionOptions !== undefined && (connectionOptions === null || typeof connectionOptions !== 'object')) fail('connectionOptions must be an object');
+  if (connectionOptions !== undefined && (connectionOptions === null || typeof connectionOptions !== 'object'))
+    fail('connectionOptions must be an object');
   if (uri === undefined && connectionOptions !== undefined) fail('connectionOptions needs uri');
-  if (onDataSyncError !== undefined && typeof onDataSyncError !== 'function') fail('onDataSyncError must be a function');
+  if (onDataSyncError !== undefined && typeof onDataSyncError !== 'function')
+    fail('onDataSyncError must be a function');
   validatePostgresOptions((options as RepositoryModuleOptions).postgres, fail);
   validateOutboxOptions((options as RepositoryModuleOptions).outbox, fail);
   return options as RepositoryModuleOptions;
@@ -86,12 +104,21 @@ export interface RepositoryOutboxStores {
 export const outboxStoresProvider: FactoryProvider = {
   provide: REPOSITORY_OUTBOX_STORES,
   inject: [REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES, REPOSITORY_CONNECTION],
-  useFactory: async (options: RepositoryModuleOptions, postgres: RepositoryPostgresHandle, mongo: RepositoryConnectionHandle): Promise<RepositoryOutboxStores | null> => {
+  useFactory: async (
+    options: RepositoryModuleOptions,
+    postgres: RepositoryPostgresHandle,
+    mongo: RepositoryConnectionHandle,
+  ): Promise<RepositoryOutboxStores | null> => {
     const outbox = outboxOptionsOf(options);
     if (outbox === undefined) return null;
     const stores: RepositoryOutboxStores = { memory: new InMemoryOutboxStore() };
     if (postgres.pool !== null) {
-      stores.postgres = new PostgresOutboxStore({ pool: postgres.pool, table: outbox.table, createTable: postgres.createTables, notifyChannel: outbox.notifyChannel });
+      stores.postgres = new PostgresOutboxStore({
+        pool: postgres.pool,
+        table: outbox.table,
+        createTable: postgres.createTables,
+        notifyChannel: outbox.notifyChannel,
+      });
     }
     if (mongo.connection !== null) {
       stores.mongo = new MongoOutboxStore();
@@ -107,7 +134,11 @@ export const outboxStoresProvider: FactoryProvider = {
 export const outboxRelayProvider: FactoryProvider = {
   provide: OutboxRelay,
   inject: [REPOSITORY_MODULE_OPTIONS, REPOSITORY_OUTBOX_STORES, DataSyncEventBus],
-  useFactory: (options: RepositoryModuleOptions, stores: RepositoryOutboxStores | null, bus: DataSyncEventBus): OutboxRelay | null => {
+  useFactory: (
+    options: RepositoryModuleOptions,
+    stores: RepositoryOutboxStores | null,
+    bus: DataSyncEventBus,
+  ): OutboxRelay | null => {
     const outbox = outboxOptionsOf(options);
     if (outbox === undefined || stores === null) return null;
     const { relay, table: _table, notifyChannel: _channel, ...settings } = outbox;
@@ -122,15 +153,23 @@ export const outboxRelayProvider: FactoryProvider = {
 
 function validatePostgresOptions(postgres: RepositoryPostgresOptions | undefined, fail: (what: string) => never): void {
   if (postgres === undefined) return;
-  if (postgres === null || typeof postgres !== 'object') fail('postgres must be an object: { url } (the module opens a pool) or { pool } (yours)');
+  if (postgres === null || typeof postgres !== 'object')
+    fail('postgres must be an object: { url } (the module opens a pool) or { pool } (yours)');
   const { url, pool, poolOptions, createTables } = postgres;
-  if (url === undefined && pool === undefined) fail('postgres needs url (the module opens and ends a pool) or pool (yours)');
-  if (url !== undefined && pool !== undefined) fail('postgres: pass either url (the module opens and ends a pool) or pool (yours), not both');
-  if (url !== undefined && (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))) fail('postgres.url must be a postgres:// or postgresql:// URL');
-  if (pool !== undefined && (pool === null || typeof (pool as Pool).query !== 'function' || typeof (pool as Pool).connect !== 'function')) {
+  if (url === undefined && pool === undefined)
+    fail('postgres needs url (the module opens and ends a pool) or pool (yours)');
+  if (url !== undefined && pool !== undefined)
+    fail('postgres: pass either url (the module opens and ends a pool) or pool (yours), not both');
+  if (url !== undefined && (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)))
+    fail('postgres.url must be a postgres:// or postgresql:// URL');
+  if (
+    pool !== undefined &&
+    (pool === null || typeof (pool as Pool).query !== 'function' || typeof (pool as Pool).connect !== 'function')
+  ) {
     fail('postgres.pool must be a pg.Pool (new Pool({ connectionString }))');
   }
-  if (poolOptions !== undefined && (poolOptions === null || typeof poolOptions !== 'object')) fail('postgres.poolOptions must be an object');
+  if (poolOptions !== undefined && (poolOptions === null || typeof poolOptions !== 'object'))
+    fail('postgres.poolOptions must be an object');
   if (url === undefined && poolOptions !== undefined) fail('postgres.poolOptions needs postgres.url');
   if (createTables !== undefined && typeof createTables !== 'boolean') fail('postgres.createTables must be a boolean');
 }
@@ -189,22 +228,39 @@ export const postgresPoolProvider: FactoryProvider = {
 
 /** Checks forFeature entries where they are declared and turns the shorthand into features. */
 export function normalizeFeatures(entries: ReadonlyArray<Function | RepositoryFeature>): RepositoryFeature[] {
-  if (!Array.isArray(entries)) throw new RepositoryConfigurationError('RepositoryModule.forFeature expects an array of aggregate classes or { aggregate, repository? }');
+  if (!Array.isArray(entries))
+    throw new RepositoryConfigurationError(
+      'RepositoryModule.forFeature expects an array of aggregate classes or { aggregate, repository? }',
+    );
   return entries.map((entry, index) => {
     const feature = (typeof entry === 'function' ? { aggregate: entry } : entry) as RepositoryFeature;
     const at = `RepositoryModule.forFeature entry ${index}`;
-    if (feature === null || typeof feature !== 'object') throw new RepositoryConfigurationError(`${at}: expected an aggregate class or { aggregate, repository? }, got ${String(entry)}`);
+    if (feature === null || typeof feature !== 'object')
+      throw new RepositoryConfigurationError(
+        `${at}: expected an aggregate class or { aggregate, repository? }, got ${String(entry)}`,
+      );
     if (typeof feature.aggregate !== 'function' || !(feature.aggregate.prototype instanceof AggregateRoot)) {
-      throw new RepositoryConfigurationError(`${at}: aggregate must be a class extending AggregateRoot, got ${String(feature.aggregate)} (a circular import?)`);
+      throw new RepositoryConfigurationError(
+        `${at}: aggregate must be a class extending AggregateRoot, got ${String(feature.aggregate)} (a circular import?)`,
+      );
     }
-    if (feature.repository !== undefined && (typeof feature.repository !== 'function' || !(feature.repository.prototype instanceof AbstractRepository))) {
-      throw new RepositoryConfigurationError(`${at} (${feature.aggregate.name}): repository must be a class extending MongooseRepository, InMemoryRepository or AbstractRepository (PostgresRepository is one)`);
+    if (
+      feature.repository !== undefined &&
+      (typeof feature.repository !== 'function' || !(feature.repository.prototype instanceof AbstractRepository))
+    ) {
+      throw new RepositoryConfigurationError(
+        `${at} (${feature.aggregate.name}): repository must be a class extending MongooseRepository, InMemoryRepository or AbstractRepository (PostgresRepository is one)`,
+      );
     }
     if (feature.collection !== undefined && !(feature.repository?.prototype instanceof MongooseRepository)) {
-      throw new RepositoryConfigurationError(`${at} (${feature.aggregate.name}): collection needs a MongooseRepository class in repository`);
+      throw new RepositoryConfigurationError(
+        `${at} (${feature.aggregate.name}): collection needs a MongooseRepository class in repository`,
+      );
     }
     if (feature.table !== undefined && !(feature.repository?.prototype instanceof PostgresRepository)) {
-      throw new RepositoryConfigurationError(`${at} (${feature.aggregate.name}): table needs a PostgresRepository class in repository`);
+      throw new RepositoryConfigurationError(
+        `${at} (${feature.aggregate.name}): table needs a PostgresRepository class in repository`,
+      );
     }
     return feature;
   });
@@ -217,7 +273,13 @@ export function createRepositoryProviders(feature: RepositoryFeature): Provider[
   // Optional, so that a missing forRoot is our error naming the step, not Nest's about an internal class.
   const binder = { token: RepositoryBinder, optional: true };
   if (repositoryClass === undefined) {
-    return [{ provide: token, inject: [binder], useFactory: (found?: RepositoryBinder) => binderOrFail(found, feature).inMemory(feature) }];
+    return [
+      {
+        provide: token,
+        inject: [binder],
+        useFactory: (found?: RepositoryBinder) => binderOrFail(found, feature).inMemory(feature),
+      },
+    ];
   }
   return [
     {

@@ -9,7 +9,9 @@ import { REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
 export function getRepositoryToken(aggregate: AggregateClass | string): string {
   if (typeof aggregate === 'string') return `${aggregate}Repository`;
   if (typeof aggregate !== 'function') {
-    throw new TypeError(`getRepositoryToken needs an aggregate class or name, got ${String(aggregate)} (a circular import?)`);
+    throw new TypeError(
+      `getRepositoryToken needs an aggregate class or name, got ${String(aggregate)} (a circular import?)`,
+    );
   }
   return `${getQualifiedAggregateName(aggregate)}Repository`;
 }

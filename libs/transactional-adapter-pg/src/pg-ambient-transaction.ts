@@ -26,7 +26,8 @@ export interface AmbientPgTransaction {
 
 const KEY = Symbol.for('@ddd-kit/pg-ambient-transaction');
 const holder = globalThis as unknown as { [KEY]?: AsyncLocalStorage<AmbientPgTransaction> };
-export const ambientStorage: AsyncLocalStorage<AmbientPgTransaction> = (holder[KEY] ??= new AsyncLocalStorage<AmbientPgTransaction>());
+export const ambientStorage: AsyncLocalStorage<AmbientPgTransaction> = (holder[KEY] ??=
+  new AsyncLocalStorage<AmbientPgTransaction>());
 
 /** What a statement meets after its transaction ended: an error, never a connection someone else may hold now. */
 class EndedTransactionClient {

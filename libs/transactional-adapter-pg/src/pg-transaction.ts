@@ -10,7 +10,12 @@ export interface PgTransactionOptions {
   readOnly?: boolean;
 }
 
-const ISOLATION_LEVELS: ReadonlySet<string> = new Set<PgIsolationLevel>(['READ UNCOMMITTED', 'READ COMMITTED', 'REPEATABLE READ', 'SERIALIZABLE']);
+const ISOLATION_LEVELS: ReadonlySet<string> = new Set<PgIsolationLevel>([
+  'READ UNCOMMITTED',
+  'READ COMMITTED',
+  'REPEATABLE READ',
+  'SERIALIZABLE',
+]);
 
 const logger = new Logger('PgTransaction');
 
@@ -25,12 +30,15 @@ export function beginStatement(options: PgTransactionOptions | undefined): strin
   let sql = 'BEGIN';
   if (isolationLevel !== undefined) {
     if (typeof isolationLevel !== 'string' || !ISOLATION_LEVELS.has(isolationLevel)) {
-      throw new TypeError(`isolationLevel must be one of ${[...ISOLATION_LEVELS].join(', ')}; got ${JSON.stringify(isolationLevel)}`);
+      throw new TypeError(
+        `isolationLevel must be one of ${[...ISOLATION_LEVELS].join(', ')}; got ${JSON.stringify(isolationLevel)}`,
+      );
     }
     sql += ` ISOLATION LEVEL ${isolationLevel}`;
   }
   if (readOnly !== undefined) {
-    if (typeof readOnly !== 'boolean') throw new TypeError(`readOnly must be a boolean, got ${JSON.stringify(readOnly)}`);
+    if (typeof readOnly !== 'boolean')
+      throw new TypeError(`readOnly must be a boolean, got ${JSON.stringify(readOnly)}`);
     sql += readOnly ? ' READ ONLY' : ' READ WRITE';
   }
   return sql;
@@ -38,8 +46,15 @@ export function beginStatement(options: PgTransactionOptions | undefined): strin
 
 export function assertPool(pool: unknown, where: string): asserts pool is Pool {
   const candidate = pool as Partial<Pool> | null | undefined;
-  if (candidate === null || typeof candidate !== 'object' || typeof candidate.connect !== 'function' || typeof candidate.query !== 'function') {
-    throw new TypeError(`${where} needs a pg.Pool (new Pool({ connectionString })), got ${candidate === null ? 'null' : typeof candidate}`);
+  if (
+    candidate === null ||
+    typeof candidate !== 'object' ||
+    typeof candidate.connect !== 'function' ||
+    typeof candidate.query !== 'function'
+  ) {
+    throw new TypeError(
+      `${where} needs a pg.Pool (new Pool({ connectionString })), got ${candidate === null ? 'null' : typeof candidate}`,
+    );
   }
 }
 
@@ -103,7 +118,10 @@ export async function runTransaction<R>(
   hooks.beforeAfterCommit?.();
   const errors = await context.runAfterCommit();
   for (const error of errors) {
-    logger.error('A callback waiting for a commit failed (the transaction is committed)', error instanceof Error ? error.stack : String(error));
+    logger.error(
+      'A callback waiting for a commit failed (the transaction is committed)',
+      error instanceof Error ? error.stack : String(error),
+    );
   }
   return result;
 }

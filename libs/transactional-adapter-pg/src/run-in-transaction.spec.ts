@@ -40,8 +40,10 @@ describe('runInTransaction', () => {
     await schema.drop();
   });
 
-  const stored = async (): Promise<string[]> => (await pool.query('SELECT id FROM notes ORDER BY id')).rows.map((r) => r.id);
-  const txid = async (queryable: { query(...args: any[]): Promise<any> }): Promise<string> => (await queryable.query('SELECT txid_current()::text AS id')).rows[0].id;
+  const stored = async (): Promise<string[]> =>
+    (await pool.query('SELECT id FROM notes ORDER BY id')).rows.map((r) => r.id);
+  const txid = async (queryable: { query(...args: any[]): Promise<any> }): Promise<string> =>
+    (await queryable.query('SELECT txid_current()::text AS id')).rows[0].id;
 
   it('commits what fn wrote and returns what fn returned; the connection goes back to the pool', async () => {
     const result = await runInTransaction(pool, async (client) => {
@@ -125,7 +127,9 @@ describe('runInTransaction', () => {
       },
       { isolationLevel: 'SERIALIZABLE', readOnly: true },
     );
-    const error = await runInTransaction(pool, (client) => client.query("INSERT INTO notes VALUES ('ro', 'x')"), { readOnly: true }).catch((e: unknown) => e);
+    const error = await runInTransaction(pool, (client) => client.query("INSERT INTO notes VALUES ('ro', 'x')"), {
+      readOnly: true,
+    }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: '25006' }); // read_only_sql_transaction
     expect(await stored()).toEqual([]);
   });
@@ -133,7 +137,12 @@ describe('runInTransaction', () => {
   it('refuses bad options before taking a connection', async () => {
     const fresh = new pg.Pool({ connectionString: schema.url });
     try {
-      const bad = [{ isolationLevel: 'SERIALIZABLE; DROP TABLE notes' }, { isolationLevel: 'serializable' }, { readOnly: 'yes' }, { propagation: 'nested' }];
+      const bad = [
+        { isolationLevel: 'SERIALIZABLE; DROP TABLE notes' },
+        { isolationLevel: 'serializable' },
+        { readOnly: 'yes' },
+        { propagation: 'nested' },
+      ];
       for (const options of bad) {
         await expect(runInTransaction(fresh, async () => 1, options as never)).rejects.toBeInstanceOf(TypeError);
       }
@@ -198,7 +207,9 @@ describe('runInTransaction', () => {
       'a lost reply to COMMIT (then %s) is an error (the outcome is unknown: here it committed); the connection is destroyed, never reused',
       async (then) => {
         proxy.dropReply({ match: 'COMMIT', then });
-        const error = await runInTransaction(faulty, (client) => client.query('INSERT INTO notes VALUES ($1, $2)', [`commit-lost-${then}`, 'x'])).catch((e: unknown) => e);
+        const error = await runInTransaction(faulty, (client) =>
+          client.query('INSERT INTO notes VALUES ($1, $2)', [`commit-lost-${then}`, 'x']),
+        ).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(Error);
         expect(await stored()).toEqual([`commit-lost-${then}`]);
         // A connection whose COMMIT is still unanswered (held) must not serve the next transaction.

@@ -22,7 +22,11 @@ export interface RunInTransactionOptions extends PgTransactionOptions {
  *     await client.query('INSERT INTO audit (what) VALUES ($1)', ['signup']);
  *   }, { isolationLevel: 'SERIALIZABLE' });
  */
-export async function runInTransaction<R>(pool: Pool, fn: (client: PoolClient) => Promise<R>, options: RunInTransactionOptions = {}): Promise<R> {
+export async function runInTransaction<R>(
+  pool: Pool,
+  fn: (client: PoolClient) => Promise<R>,
+  options: RunInTransactionOptions = {},
+): Promise<R> {
   assertPool(pool, 'runInTransaction');
   if (typeof fn !== 'function') throw new TypeError('runInTransaction needs a function to run');
   const { propagation = 'required', ...transactionOptions } = options ?? {};

@@ -42,14 +42,24 @@ describe('TransactionalAdapterPg with @nestjs-cls/transactional', () => {
   });
 
   it("txHost.tx is the transaction's client inside, the pool outside; the protocol agrees", async () => {
-    expect(await app.call('txKinds')).toEqual({ outside: 'pool', inside: 'client', protocolAgrees: true, protocolAfter: 'pool' });
+    expect(await app.call('txKinds')).toEqual({
+      outside: 'pool',
+      inside: 'client',
+      protocolAgrees: true,
+      protocolAfter: 'pool',
+    });
   });
 
   it('transaction options reach BEGIN: withTransaction({ isolationLevel, readOnly }), and defaultTxOptions', async () => {
-    expect(await app.call('transactionSettings', { isolationLevel: 'REPEATABLE READ', readOnly: true })).toEqual({ iso: 'repeatable read', ro: 'on' });
+    expect(await app.call('transactionSettings', { isolationLevel: 'REPEATABLE READ', readOnly: true })).toEqual({
+      iso: 'repeatable read',
+      ro: 'on',
+    });
     expect(await app.call('transactionSettings', {})).toEqual({ iso: 'read committed', ro: 'off' });
     expect(await app.call('defaultIsolation')).toEqual(['serializable', 'read committed']);
-    await expect(app.call('transactionSettings', { isolationLevel: 'READ COMMITTED; DROP TABLE notes' })).rejects.toThrow(/isolationLevel must be one of/);
+    await expect(
+      app.call('transactionSettings', { isolationLevel: 'READ COMMITTED; DROP TABLE notes' }),
+    ).rejects.toThrow(/isolationLevel must be one of/);
   });
 
   it('REQUIRED (default) joins: an inner @Transactional rolls back with the outer one', async () => {
@@ -79,7 +89,9 @@ describe('TransactionalAdapterPg with @nestjs-cls/transactional', () => {
   });
 
   it('a poolToken that does not resolve to a pool fails the bootstrap, naming the token', async () => {
-    await expect(ChildApp.start(FIXTURE, { FIXTURE_DATABASE_URL: schema.url, FIXTURE_MODE: 'wrong-token' })).rejects.toThrow(/NOT_A_POOL[\s\S]*needs a pg\.Pool/);
+    await expect(
+      ChildApp.start(FIXTURE, { FIXTURE_DATABASE_URL: schema.url, FIXTURE_MODE: 'wrong-token' }),
+    ).rejects.toThrow(/NOT_A_POOL[\s\S]*needs a pg\.Pool/);
   });
 });
 
@@ -90,8 +102,12 @@ describe('TransactionalAdapterPg options', () => {
       expect(() => new TransactionalAdapterPg({})).toThrow(/exactly one/);
       expect(() => new TransactionalAdapterPg({ pool, poolToken: 'PG_POOL' })).toThrow(/exactly one/);
       expect(() => new TransactionalAdapterPg({ pool: {} as pg.Pool })).toThrow(/pg\.Pool/);
-      expect(() => new TransactionalAdapterPg({ pool, defaultTxOptions: { isolationLevel: 'CHAOS' as never } })).toThrow(/isolationLevel/);
-      expect(() => new TransactionalAdapterPg({ pool, defaultTxOptions: { readOnly: 'yes' as never } })).toThrow(/readOnly/);
+      expect(
+        () => new TransactionalAdapterPg({ pool, defaultTxOptions: { isolationLevel: 'CHAOS' as never } }),
+      ).toThrow(/isolationLevel/);
+      expect(() => new TransactionalAdapterPg({ pool, defaultTxOptions: { readOnly: 'yes' as never } })).toThrow(
+        /readOnly/,
+      );
       const adapter = new TransactionalAdapterPg({ poolToken: 'PG_POOL' });
       expect(adapter.connectionToken).toBe('PG_POOL');
       expect(() => adapter.optionsFactory({} as pg.Pool)).toThrow(/PG_POOL[\s\S]*pg\.Pool/);

@@ -42,10 +42,13 @@ export class TransactionalAdapterPg implements TransactionalAdapter<Pool, PgTran
   defaultTxOptions?: Partial<PgTransactionOptions>;
 
   constructor(options: TransactionalAdapterPgOptions) {
-    if (options === null || typeof options !== 'object') throw new TypeError('TransactionalAdapterPg needs { pool } or { poolToken }');
+    if (options === null || typeof options !== 'object')
+      throw new TypeError('TransactionalAdapterPg needs { pool } or { poolToken }');
     const { pool, poolToken, defaultTxOptions } = options;
     if ((pool === undefined) === (poolToken === undefined)) {
-      throw new TypeError('TransactionalAdapterPg needs exactly one of { pool } (a pg.Pool) and { poolToken } (its injection token)');
+      throw new TypeError(
+        'TransactionalAdapterPg needs exactly one of { pool } (a pg.Pool) and { poolToken } (its injection token)',
+      );
     }
     if (pool !== undefined) assertPool(pool, 'TransactionalAdapterPg');
     if (defaultTxOptions !== undefined) beginStatement(defaultTxOptions);
@@ -112,6 +115,7 @@ let clsManager: typeof ClsServiceManager | undefined;
  * loaders, Jest's on Node 20 among them, cannot do).
  */
 function clsService(): ClsService {
-  clsManager ??= (createRequire(import.meta.url)('nestjs-cls') as { ClsServiceManager: typeof ClsServiceManager }).ClsServiceManager;
+  clsManager ??= (createRequire(import.meta.url)('nestjs-cls') as { ClsServiceManager: typeof ClsServiceManager })
+    .ClsServiceManager;
   return clsManager.getClsService();
 }

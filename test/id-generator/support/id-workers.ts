@@ -68,12 +68,18 @@ export function ensureBuilt(): void {
 }
 
 export function spawnWorker(name: string, config: WorkerConfig, children: ChildProcess[]): Worker {
-  const child = fork(WORKER, [JSON.stringify(config)], { cwd: root, execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(WORKER, [JSON.stringify(config)], {
+    cwd: root,
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   children.push(child);
   const waitFor = <T>(type: string, map: (m: any) => T): Promise<T> =>
     new Promise((resolve, reject) => {
       child.on('message', (m: any) => m?.type === type && resolve(map(m)));
-      child.once('exit', (code, signal) => reject(new Error(`worker ${name} exited (${code ?? signal}) before "${type}"`)));
+      child.once('exit', (code, signal) =>
+        reject(new Error(`worker ${name} exited (${code ?? signal}) before "${type}"`)),
+      );
     });
   const worker: Worker = {
     child,
@@ -120,7 +126,11 @@ export function readIds(file: string): string[] {
  * Checks every ID file: within each, IDs strictly increase and carry one of the worker's machine
  * IDs; across all, no ID repeats. Returns the total and the problems found (a few at most).
  */
-export function checkIds(files: Array<{ file: string; machineIds: number[] }>): { total: number; distinct: number; problems: string[] } {
+export function checkIds(files: Array<{ file: string; machineIds: number[] }>): {
+  total: number;
+  distinct: number;
+  problems: string[];
+} {
   const all = new Set<string>();
   const problems: string[] = [];
   let total = 0;

@@ -13,7 +13,8 @@ import { setImmediate as yieldToLoop, setTimeout as sleep } from 'node:timers/pr
 import { NestFactory } from '@nestjs/core';
 import * as ids from '@ddd-kit/id-generator';
 
-const { GlobalIdGenerator, IdGeneratorModule, MachineIdHolder, MachineIdOverflowError, RedisMachineIdDistributor } = ids;
+const { GlobalIdGenerator, IdGeneratorModule, MachineIdHolder, MachineIdOverflowError, RedisMachineIdDistributor } =
+  ids;
 
 const config = JSON.parse(process.argv[2]);
 const send = (message) => process.send?.(message);
@@ -56,7 +57,13 @@ for (;;) {
 }
 const holder = app.get(MachineIdHolder);
 const generator = app.get(GlobalIdGenerator);
-send({ type: 'started', machineId: holder.machineId, instanceId: holder.instanceId, acquiredAt: Date.now(), overflowAttempts });
+send({
+  type: 'started',
+  machineId: holder.machineId,
+  instanceId: holder.instanceId,
+  acquiredAt: Date.now(),
+  overflowAttempts,
+});
 
 let finishing = false;
 process.on('message', async (message) => {

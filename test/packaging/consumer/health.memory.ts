@@ -22,11 +22,18 @@ class Readiness {
   ) {}
 
   check() {
-    return this.health.check([() => this.prepareKey.isHealthy(), () => this.machineId.isHealthy(), () => this.repository.isHealthy()]);
+    return this.health.check([
+      () => this.prepareKey.isHealthy(),
+      () => this.machineId.isHealthy(),
+      () => this.repository.isHealthy(),
+    ]);
   }
 }
 
-@Module({ imports: [TerminusModule], providers: [Readiness, PrepareKeyHealthIndicator, MachineIdHealthIndicator, RepositoryHealthIndicator] })
+@Module({
+  imports: [TerminusModule],
+  providers: [Readiness, PrepareKeyHealthIndicator, MachineIdHealthIndicator, RepositoryHealthIndicator],
+})
 class HealthModule {}
 
 @Module({
@@ -44,10 +51,11 @@ export async function run(): Promise<void> {
   try {
     const result = await app.get(Readiness).check();
     assert.equal(result.status, 'ok');
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(result.details).map(([key, value]) => [key, value.status])),
-      { 'prepare-key': 'up', 'machine-id': 'up', repository: 'up' },
-    );
+    assert.deepEqual(Object.fromEntries(Object.entries(result.details).map(([key, value]) => [key, value.status])), {
+      'prepare-key': 'up',
+      'machine-id': 'up',
+      repository: 'up',
+    });
   } finally {
     await app.close();
   }

@@ -33,7 +33,10 @@ async function countTo25(segments: SegmentId): Promise<void> {
   try {
     const numbers: number[] = [];
     for (let i = 0; i < 25; i++) numbers.push(Number(await segments.generateAsync()));
-    assert.deepEqual(numbers, Array.from({ length: 25 }, (_, i) => i + 1));
+    assert.deepEqual(
+      numbers,
+      Array.from({ length: 25 }, (_, i) => i + 1),
+    );
   } finally {
     segments.close();
   }
@@ -57,11 +60,20 @@ export async function run(): Promise<void> {
   try {
     const distributor = new PostgresMachineIdDistributor(pool, { tablePrefix });
     await leaseAndRelease(distributor);
-    const { rows } = await pool.query(`SELECT count(*)::int AS held FROM ${distributor.tables.ids} WHERE instance_id IS NOT NULL`);
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS held FROM ${distributor.tables.ids} WHERE instance_id IS NOT NULL`,
+    );
     assert.equal(rows[0].held, 0);
-    await countTo25(await new SegmentId({ source: new PostgresSegmentSource(pool, { tablePrefix }), key: 'segment', segmentSize: 10 }).ready());
+    await countTo25(
+      await new SegmentId({
+        source: new PostgresSegmentSource(pool, { tablePrefix }),
+        key: 'segment',
+        segmentSize: 10,
+      }).ready(),
+    );
   } finally {
-    for (const table of ['machine_ids', 'machine_id_namespaces', 'segments']) await pool.query(`DROP TABLE IF EXISTS "${tablePrefix}${table}"`);
+    for (const table of ['machine_ids', 'machine_id_namespaces', 'segments'])
+      await pool.query(`DROP TABLE IF EXISTS "${tablePrefix}${table}"`);
     await pool.end();
   }
 }

@@ -11,7 +11,10 @@ if ((mode !== 'memory' && mode !== 'drivers') || !library) {
 // process with exit code 13 and no word: say which one it was.
 let settled = false;
 process.on('exit', (code) => {
-  if (!settled) console.error(`the ${library} ${mode} check never finished (exit code ${code}): a promise it awaited never settled`);
+  if (!settled)
+    console.error(
+      `the ${library} ${mode} check never finished (exit code ${code}): a promise it awaited never settled`,
+    );
 });
 const check = (await import(`./${library}.${mode}.js`)) as { run(): Promise<void> };
 try {

@@ -1,7 +1,12 @@
 // @ddd-kit/prepare-key on its optional drivers: one round trip each on Redis (ioredis), MongoDB
 // (mongoose) and PostgreSQL (pg), at whatever driver versions the scratch project installed.
 import { strict as assert } from 'node:assert';
-import { MongoPrepareKeyFactory, PostgresPrepareKeyFactory, RedisPrepareKeyFactory, type PrepareKeyFactory } from '@ddd-kit/prepare-key';
+import {
+  MongoPrepareKeyFactory,
+  PostgresPrepareKeyFactory,
+  RedisPrepareKeyFactory,
+  type PrepareKeyFactory,
+} from '@ddd-kit/prepare-key';
 import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import pg from 'pg';
@@ -26,7 +31,9 @@ export async function run(): Promise<void> {
     redis.disconnect();
   }
 
-  const connection = await mongoose.createConnection(`${requiredEnv('MONGODB_URI').replace(/\/+$/, '')}/${RUN_ID}`).asPromise();
+  const connection = await mongoose
+    .createConnection(`${requiredEnv('MONGODB_URI').replace(/\/+$/, '')}/${RUN_ID}`)
+    .asPromise();
   try {
     await roundTrip(new MongoPrepareKeyFactory(connection));
     await clearCollections(connection.db!, ['prepare_username']);

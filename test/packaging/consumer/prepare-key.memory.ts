@@ -51,7 +51,10 @@ export async function run(): Promise<void> {
     assert.deepEqual(await bySimpleName.get('alice'), { userId: '1' });
     assert.equal((await byName.getValue('alice'))?.ttlAt, TTL_FOREVER);
     assert.equal(await byClass.isFree('alice'), false);
-    assert.equal(await byClass.reprepare('alice', { userId: '1' }, 'alicia', toTtlAt({ userId: '1' }, Date.now() + 60_000)), true);
+    assert.equal(
+      await byClass.reprepare('alice', { userId: '1' }, 'alicia', toTtlAt({ userId: '1' }, Date.now() + 60_000)),
+      true,
+    );
     await assert.rejects(byClass.reprepare('bob', { userId: '9' }, 'robert', { userId: '9' }), PrepareKeyStateError);
     assert.equal(await byClass.isFree('alice'), true);
     assert.equal(await byClass.rollback('alicia', { userId: '1' }), true);

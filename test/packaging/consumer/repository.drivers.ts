@@ -100,7 +100,9 @@ async function onPostgres(): Promise<void> {
 }
 
 async function onMongo(): Promise<void> {
-  const connection = await mongoose.createConnection(`${requiredEnv('MONGODB_URI').replace(/\/+$/, '')}/${RUN_ID}`).asPromise();
+  const connection = await mongoose
+    .createConnection(`${requiredEnv('MONGODB_URI').replace(/\/+$/, '')}/${RUN_ID}`)
+    .asPromise();
   try {
     @Module({
       imports: [

@@ -40,7 +40,11 @@ class Counters {
 }
 
 @Module({
-  imports: [IdGeneratorModule.forRoot({ machine: 3 }), RepositoryModule.forRoot(), RepositoryModule.forFeature([Counter])],
+  imports: [
+    IdGeneratorModule.forRoot({ machine: 3 }),
+    RepositoryModule.forRoot(),
+    RepositoryModule.forFeature([Counter]),
+  ],
   providers: [Counters],
 })
 class AppModule {}

@@ -5,7 +5,15 @@ import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { ClsPluginTransactional, Transactional } from '@nestjs-cls/transactional';
-import { AggregateRoot, getRepositoryPoolToken, InjectRepository, PostgresRepository, RepositoryModule, type IRepository, type StoredRow } from '@ddd-kit/repository';
+import {
+  AggregateRoot,
+  getRepositoryPoolToken,
+  InjectRepository,
+  PostgresRepository,
+  RepositoryModule,
+  type IRepository,
+  type StoredRow,
+} from '@ddd-kit/repository';
 import { runInTransaction, TransactionalAdapterPg } from '@ddd-kit/transactional-adapter-pg';
 import pg from 'pg';
 import { requiredEnv, RUN_ID } from './env.js';
@@ -47,7 +55,12 @@ export async function run(): Promise<void> {
     imports: [
       RepositoryModule.forRoot({ postgres: { url: requiredEnv('DATABASE_URL'), poolOptions: { max: 2 } } }),
       RepositoryModule.forFeature([{ aggregate: Note, repository: NoteRepository }]),
-      ClsModule.forRoot({ global: true, plugins: [new ClsPluginTransactional({ adapter: new TransactionalAdapterPg({ poolToken: getRepositoryPoolToken() }) })] }),
+      ClsModule.forRoot({
+        global: true,
+        plugins: [
+          new ClsPluginTransactional({ adapter: new TransactionalAdapterPg({ poolToken: getRepositoryPoolToken() }) }),
+        ],
+      }),
     ],
     providers: [Notes],
   })

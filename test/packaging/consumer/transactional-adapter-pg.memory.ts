@@ -35,7 +35,12 @@ class Work {
 }
 
 @Module({
-  imports: [ClsModule.forRoot({ global: true, plugins: [new ClsPluginTransactional({ adapter: new TransactionalAdapterPg({ pool }) })] })],
+  imports: [
+    ClsModule.forRoot({
+      global: true,
+      plugins: [new ClsPluginTransactional({ adapter: new TransactionalAdapterPg({ pool }) })],
+    }),
+  ],
   providers: [Work],
 })
 class AppModule {}

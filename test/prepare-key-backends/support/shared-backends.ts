@@ -65,7 +65,11 @@ export async function openBackend(backend: SharedBackend, scope: string): Promis
       // The emulator used in tests copies a collection on every single write, so thousands of
       // records are inserted in bulk, as the documents `prepare` writes (forever: no expireAt).
       const seed: OpenBackend['seed'] = async (name, entries) => {
-        const documents = entries.map(([key, value]) => ({ _id: key, value: canonicalJson(value), ttlAt: TTL_FOREVER }));
+        const documents = entries.map(([key, value]) => ({
+          _id: key,
+          value: canonicalJson(value),
+          ttlAt: TTL_FOREVER,
+        }));
         await connection.db!.collection<{ _id: string }>(`prepare_${name}`).insertMany(documents);
       };
       return { factory, seed, close: () => connection.close() };

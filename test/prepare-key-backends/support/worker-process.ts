@@ -57,7 +57,8 @@ export class WorkerProcess {
     for (;;) {
       const index = this.inbox.findIndex((m) => m.type === type);
       if (index >= 0) return this.inbox.splice(index, 1)[0] as T;
-      if (this.exitStatus !== undefined) throw new Error(`worker ${this.pid} exited (${this.exitStatus}) before sending '${type}'`);
+      if (this.exitStatus !== undefined)
+        throw new Error(`worker ${this.pid} exited (${this.exitStatus}) before sending '${type}'`);
       if (Date.now() >= deadline) throw new Error(`worker ${this.pid} sent no '${type}' within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, deadline - Date.now());

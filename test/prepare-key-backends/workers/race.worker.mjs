@@ -28,7 +28,11 @@ async function barrier(round) {
   const arrived = await barrierClient.incr(arrivals);
   if (arrived === 1) await barrierClient.pexpire(arrivals, 60_000);
   if (arrived === processes) {
-    await barrierClient.multi().rpush(release, ...Array.from({ length: processes }, () => '1')).pexpire(release, 60_000).exec();
+    await barrierClient
+      .multi()
+      .rpush(release, ...Array.from({ length: processes }, () => '1'))
+      .pexpire(release, 60_000)
+      .exec();
   }
   const token = await barrierClient.blpop(release, BARRIER_TIMEOUT_S);
   if (token === null) throw new Error(`worker ${worker}: barrier ${round} not released within ${BARRIER_TIMEOUT_S} s`);
@@ -42,13 +46,17 @@ for (let i = 0; i < keys; i++) {
   const key = `key-${i}`;
   await barrier(i);
   const firstStart = now();
-  const results = await Promise.all(Array.from({ length: callers }, (_, caller) => pk.prepare(key, { worker, caller, key })));
+  const results = await Promise.all(
+    Array.from({ length: callers }, (_, caller) => pk.prepare(key, { worker, caller, key })),
+  );
   const lastEnd = now();
   for (const won of results) if (typeof won !== 'boolean') throw new Error(`prepare answered ${String(won)}`);
   attempts.push([firstStart, lastEnd, results.length, results.flatMap((won, caller) => (won ? [caller] : []))]);
 }
 // Waits until the message is handed to the channel: disconnecting earlier may drop a large one.
-await new Promise((resolve, reject) => process.send({ type: 'done', attempts }, (error) => (error ? reject(error) : resolve())));
+await new Promise((resolve, reject) =>
+  process.send({ type: 'done', attempts }, (error) => (error ? reject(error) : resolve())),
+);
 barrierClient.disconnect();
 await close();
 process.disconnect();

@@ -1,4 +1,11 @@
-import { AggregateRoot, InMemoryRepository, MongooseRepository, PostgresRepository, type StoredDocument, type StoredRow } from '@ddd-kit/repository';
+import {
+  AggregateRoot,
+  InMemoryRepository,
+  MongooseRepository,
+  PostgresRepository,
+  type StoredDocument,
+  type StoredRow,
+} from '@ddd-kit/repository';
 
 export interface CounterSnapshot {
   id: string;

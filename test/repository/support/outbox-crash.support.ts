@@ -64,7 +64,10 @@ export interface DeliveryTally {
 }
 
 /** What the handlers received, against the write model's versions (one event per version). */
-export function tallyDeliveries(storedVersions: ReadonlyMap<string, number>, deliveries: readonly Delivery[]): DeliveryTally {
+export function tallyDeliveries(
+  storedVersions: ReadonlyMap<string, number>,
+  deliveries: readonly Delivery[],
+): DeliveryTally {
   const seen = new Map<string, Set<number>>();
   const byEvent = new Map<string, number>();
   let unknown = 0;

@@ -16,7 +16,13 @@
 // version — two statements, not one transaction with the ack: a crash between them is what
 // makes deliveries repeat.
 import pg from 'pg';
-import { AggregateRoot, OptimisticLockError, OutboxRelay, PostgresOutboxStore, PostgresRepository } from '@ddd-kit/repository';
+import {
+  AggregateRoot,
+  OptimisticLockError,
+  OutboxRelay,
+  PostgresOutboxStore,
+  PostgresRepository,
+} from '@ddd-kit/repository';
 
 const env = process.env;
 const pool = new pg.Pool({ connectionString: env.FIXTURE_DATABASE_URL, max: 6 });
@@ -51,7 +57,12 @@ const owner = `${env.FIXTURE_NAME ?? 'relay'}:${process.pid}`;
 async function handle(aggregate, events) {
   for (const event of events) {
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * delay)));
-    await pool.query('INSERT INTO deliveries (event_id, aggregate_id, version, owner) VALUES ($1, $2, $3, $4)', [event.eventId, String(event.id), event.version, owner]);
+    await pool.query('INSERT INTO deliveries (event_id, aggregate_id, version, owner) VALUES ($1, $2, $3, $4)', [
+      event.eventId,
+      String(event.id),
+      event.version,
+      owner,
+    ]);
     await pool.query(
       `INSERT INTO read_model (id, version, count) VALUES ($1, $2, $3)
        ON CONFLICT (id) DO UPDATE SET version = EXCLUDED.version, count = EXCLUDED.count WHERE read_model.version < EXCLUDED.version`,

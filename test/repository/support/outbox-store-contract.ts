@@ -42,10 +42,11 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
       return counter;
     }
 
-    const claim = (owner: string, now: number, limit = 100, leaseMs = LEASE): Promise<OutboxClaim[]> => store.claim({ owner, now, limit, leaseMs });
+    const claim = (owner: string, now: number, limit = 100, leaseMs = LEASE): Promise<OutboxClaim[]> =>
+      store.claim({ owner, now, limit, leaseMs });
     const ids = (claims: OutboxClaim[]) => claims.map((c) => c.aggregateId).sort();
 
-    it('stores every event of a write with it, and a claim hands over an instance\'s pending events in version order', async () => {
+    it("stores every event of a write with it, and a claim hands over an instance's pending events in version order", async () => {
       const before = Date.now();
       await writeVersions('a', 3);
       const after = Date.now();
@@ -58,7 +59,13 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
       for (const record of c.events) {
         expect(record.eventId).toMatch(UUID);
         expect(record.event.eventId).toBe(record.eventId);
-        expect(record).toMatchObject({ aggregate: 'Counter', aggregateId: 'a', attempts: 0, lastError: null, deadAt: null });
+        expect(record).toMatchObject({
+          aggregate: 'Counter',
+          aggregateId: 'a',
+          attempts: 0,
+          lastError: null,
+          deadAt: null,
+        });
         expect(record.event).toMatchObject({ aggregate: 'Counter', id: 'a', version: record.version });
         expect(record.storedAt).toBeGreaterThanOrEqual(before);
         expect(record.storedAt).toBeLessThanOrEqual(after);
@@ -99,8 +106,18 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
       expect(taken[0]).toMatchObject({ owner: 'relay-2', leaseUntil: now + 2 * LEASE });
       expect(taken[0].events.map((e) => e.version)).toEqual([1, 2]);
       // The former owner can no longer ack what it lost.
-      expect(await store.ack('relay-1', taken[0].events.map((e) => e.eventId))).toBe(0);
-      expect(await store.ack('relay-2', taken[0].events.map((e) => e.eventId))).toBe(2);
+      expect(
+        await store.ack(
+          'relay-1',
+          taken[0].events.map((e) => e.eventId),
+        ),
+      ).toBe(0);
+      expect(
+        await store.ack(
+          'relay-2',
+          taken[0].events.map((e) => e.eventId),
+        ),
+      ).toBe(2);
     });
 
     it('an event written after its instance was claimed waits behind the claimed ones', async () => {
@@ -156,18 +173,31 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
       const now = Date.now();
       const [c] = await claim('relay-1', now);
       const head = c.events[0];
-      expect(await store.fail('relay-2', head.eventId, { error: 'not mine', retryAt: now + 5, maxAttempts: 3, now })).toBeNull();
-      const outcome = await store.fail('relay-1', head.eventId, { error: 'handler down', retryAt: now + 1000, maxAttempts: 3, now });
+      expect(
+        await store.fail('relay-2', head.eventId, { error: 'not mine', retryAt: now + 5, maxAttempts: 3, now }),
+      ).toBeNull();
+      const outcome = await store.fail('relay-1', head.eventId, {
+        error: 'handler down',
+        retryAt: now + 1000,
+        maxAttempts: 3,
+        now,
+      });
       expect(outcome).toEqual({ attempts: 1, dead: false, nextAttemptAt: now + 1000 });
       // The lease of the whole instance is gone, but the head is not due: nothing, v2 waits too.
       expect(await claim('relay-2', now + 999)).toEqual([]);
       const [again] = await claim('relay-2', now + 1000);
       expect(again.events.map((e) => e.version)).toEqual([1, 2]);
-      expect(again.events[0]).toMatchObject({ eventId: head.eventId, attempts: 1, lastError: 'handler down', nextAttemptAt: now + 1000, deadAt: null });
+      expect(again.events[0]).toMatchObject({
+        eventId: head.eventId,
+        attempts: 1,
+        lastError: 'handler down',
+        nextAttemptAt: now + 1000,
+        deadAt: null,
+      });
       expect(again.events[1]).toMatchObject({ attempts: 0 });
     });
 
-    it('fail: after maxAttempts the event is a dead letter, never claimed, and the instance\'s later events go on', async () => {
+    it("fail: after maxAttempts the event is a dead letter, never claimed, and the instance's later events go on", async () => {
       const counter = await writeVersions('a', 1);
       counter.increment();
       await repository.update(counter);
@@ -177,8 +207,17 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
         const [c] = await claim('relay', now);
         deadId = c.events[0].eventId;
         expect(c.events[0].version).toBe(1);
-        const outcome = await store.fail('relay', deadId, { error: `boom ${attempt}`, retryAt: now + 10, maxAttempts: 2, now });
-        expect(outcome).toEqual(attempt === 2 ? { attempts: 2, dead: true, nextAttemptAt: null } : { attempts: 1, dead: false, nextAttemptAt: now + 10 });
+        const outcome = await store.fail('relay', deadId, {
+          error: `boom ${attempt}`,
+          retryAt: now + 10,
+          maxAttempts: 2,
+          now,
+        });
+        expect(outcome).toEqual(
+          attempt === 2
+            ? { attempts: 2, dead: true, nextAttemptAt: null }
+            : { attempts: 1, dead: false, nextAttemptAt: now + 10 },
+        );
         now += 10;
       }
       expect(await store.status(now)).toMatchObject({ pending: 1, deadLetters: 1 });
@@ -186,10 +225,18 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
       expect(rest.events.map((e) => e.version)).toEqual([2]);
       expect(await store.fail('relay', deadId, { error: 'again', retryAt: now, maxAttempts: 2, now })).toBeNull();
       const [letter] = await store.listDeadLetters();
-      expect(letter).toMatchObject({ eventId: deadId, version: 1, attempts: 2, lastError: 'boom 2', deadAt: now - 10, aggregate: 'Counter', aggregateId: 'a' });
+      expect(letter).toMatchObject({
+        eventId: deadId,
+        version: 1,
+        attempts: 2,
+        lastError: 'boom 2',
+        deadAt: now - 10,
+        aggregate: 'Counter',
+        aggregateId: 'a',
+      });
     });
 
-    it('release gives an owner\'s claims back at once, attempts unchanged; with ids, only those', async () => {
+    it("release gives an owner's claims back at once, attempts unchanged; with ids, only those", async () => {
       await writeVersions('a', 1);
       await writeVersions('b', 1);
       const now = Date.now();
@@ -227,7 +274,9 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
       const byId = new Map(claims.map((c) => [c.aggregateId, c.events[0].eventId]));
       // Dead in the order c, a, b.
       for (const [i, id] of ['c', 'a', 'b'].entries()) {
-        expect(await store.fail('r', byId.get(id)!, { error: `e${id}`, retryAt: now, maxAttempts: 1, now: now + i })).toMatchObject({ dead: true });
+        expect(
+          await store.fail('r', byId.get(id)!, { error: `e${id}`, retryAt: now, maxAttempts: 1, now: now + i }),
+        ).toMatchObject({ dead: true });
       }
       const listed = await store.listDeadLetters();
       expect(listed.map((l) => l.aggregateId)).toEqual(['c', 'a', 'b']);
@@ -245,7 +294,13 @@ export function outboxStoreContract(name: string, makeStore: () => Promise<Outbo
       expect(await claim('r', now + 99)).toEqual([]);
       const [replayed] = await claim('r', now + 100);
       expect(replayed.aggregateId).toBe('a');
-      expect(replayed.events[0]).toMatchObject({ eventId: byId.get('a'), attempts: 0, lastError: null, deadAt: null, nextAttemptAt: now + 100 });
+      expect(replayed.events[0]).toMatchObject({
+        eventId: byId.get('a'),
+        attempts: 0,
+        lastError: null,
+        deadAt: null,
+        nextAttemptAt: now + 100,
+      });
       expect(await store.ack('r', [byId.get('a')!])).toBe(1);
       expect(await store.status(now + 100)).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 2 });
     });

@@ -10,12 +10,10 @@ export interface SentStatement {
 /** `pool` seen through a proxy that records every statement sent through it or its clients. */
 export function observedPool(pool: pg.Pool): { pool: pg.Pool; sent: SentStatement[] } {
   const sent: SentStatement[] = [];
-  const recording =
-    (target: { query: (...args: any[]) => Promise<unknown> }) =>
-    (text: string, values?: unknown[]) => {
-      sent.push(values === undefined ? { text } : { text, values });
-      return target.query(text, values);
-    };
+  const recording = (target: { query: (...args: any[]) => Promise<unknown> }) => (text: string, values?: unknown[]) => {
+    sent.push(values === undefined ? { text } : { text, values });
+    return target.query(text, values);
+  };
   const observeClient = (client: pg.PoolClient): pg.PoolClient =>
     new Proxy(client, {
       get(target, key) {

@@ -61,7 +61,16 @@ export function describeReconciliationContract(backend: string, setup: () => Pro
       expect(await repository.currentVersion('c05')).toBe(-1);
 
       const report = await new ReadReplicaReconciler(repository, replica, { pageSize: 3 }).run();
-      expect(report).toEqual({ scanned: 14, ok: 5, stale: 5, orphans: 4, resynced: 5, purged: 4, failed: 0, errors: [] });
+      expect(report).toEqual({
+        scanned: 14,
+        ok: 5,
+        stale: 5,
+        orphans: 4,
+        resynced: 5,
+        purged: 4,
+        failed: 0,
+        errors: [],
+      });
 
       // The replica now mirrors the write model, entry for entry.
       const live = ids.filter((id) => id !== 'c04' && id !== 'c05');
@@ -74,7 +83,16 @@ export function describeReconciliationContract(backend: string, setup: () => Pro
       expect(replica.get('c07')).toMatchObject({ version: 1, snapshot: { label: 'label c07', count: 0 } });
 
       const second = await new ReadReplicaReconciler(repository, replica, { pageSize: 4 }).run();
-      expect(second).toEqual({ scanned: 10, ok: 10, stale: 0, orphans: 0, resynced: 0, purged: 0, failed: 0, errors: [] });
+      expect(second).toEqual({
+        scanned: 10,
+        ok: 10,
+        stale: 0,
+        orphans: 0,
+        resynced: 0,
+        purged: 0,
+        failed: 0,
+        errors: [],
+      });
     });
   });
 }

@@ -74,7 +74,10 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
       await harness?.close();
     });
 
-    function fixture(extra: Partial<CounterRepositoryOptions> = {}, Repository: CounterRepositoryClass = harness.Repository): Fixture {
+    function fixture(
+      extra: Partial<CounterRepositoryOptions> = {},
+      Repository: CounterRepositoryClass = harness.Repository,
+    ): Fixture {
       const bus = new DataSyncEventBus();
       const published: DataSyncEvent[] = [];
       bus.subscribe(Counter, (events) => void published.push(...events));
@@ -109,7 +112,12 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         expect(loaded).toBeInstanceOf(Counter);
         expect(loaded).not.toBe(counter);
         expect([loaded!.oldVersion, loaded!.newVersion, loaded!.isNew()]).toEqual([2, 3, false]);
-        expect({ id: loaded!.id, label: loaded!.label, count: loaded!.count, tags: loaded!.tags }).toEqual({ id: counter.id, label: 'x', count: 5, tags: ['t'] });
+        expect({ id: loaded!.id, label: loaded!.label, count: loaded!.count, tags: loaded!.tags }).toEqual({
+          id: counter.id,
+          label: 'x',
+          count: 5,
+          tags: ['t'],
+        });
         // Changing the loaded copy changes nothing stored until a write.
         loaded!.tags.push('local');
         loaded!.increment();
@@ -186,9 +194,30 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         expect(hook).toHaveBeenCalledTimes(4);
 
         expect(f.published).toEqual([
-          { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 1, snapshot: { id: 'h', label: 'hooked', count: 0, tags: [] } },
-          { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 2, snapshot: { id: 'h', label: 'hooked', count: 1, tags: [] } },
-          { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 3, snapshot: { id: 'h', label: 'hooked', count: 2, tags: [] } },
+          {
+            type: 'UPSERT',
+            eventId: expect.any(String),
+            aggregate: 'Counter',
+            id: 'h',
+            version: 1,
+            snapshot: { id: 'h', label: 'hooked', count: 0, tags: [] },
+          },
+          {
+            type: 'UPSERT',
+            eventId: expect.any(String),
+            aggregate: 'Counter',
+            id: 'h',
+            version: 2,
+            snapshot: { id: 'h', label: 'hooked', count: 1, tags: [] },
+          },
+          {
+            type: 'UPSERT',
+            eventId: expect.any(String),
+            aggregate: 'Counter',
+            id: 'h',
+            version: 3,
+            snapshot: { id: 'h', label: 'hooked', count: 2, tags: [] },
+          },
           { type: 'PURGE', eventId: expect.any(String), aggregate: 'Counter', id: 'h', version: 4 },
         ]);
       });
@@ -197,7 +226,9 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         class AuditedCounter extends Counter {
           override triggerDataSyncHook(): void {
             super.triggerDataSyncHook();
-            this.collectDataSyncEvent(DataSyncEvent.upsert('CounterAudit', this.id, this.newVersion, { audited: true } as never));
+            this.collectDataSyncEvent(
+              DataSyncEvent.upsert('CounterAudit', this.id, this.newVersion, { audited: true } as never),
+            );
           }
         }
         const f = fixture();
@@ -244,7 +275,9 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
 
       it('a doUpdate that throws publishes nothing and leaves the versions; the retry publishes exactly once', async () => {
         let failures = 1;
-        const Failing = class extends (harness.Repository as unknown as new (o: object) => { doUpdate(c: Counter): Promise<void> }) {
+        const Failing = class extends (harness.Repository as unknown as new (o: object) => {
+          doUpdate(c: Counter): Promise<void>;
+        }) {
           override async doUpdate(counter: Counter): Promise<void> {
             if (failures-- > 0) throw new Error('store unavailable');
             return super.doUpdate(counter);
@@ -318,7 +351,9 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         expect(await f.repository.currentVersion('keep')).toBe(2);
         // Removing what is already gone is a conflict too: the PURGE was published by the remove that won.
         await f.repository.remove(fresh);
-        await expect(f.repository.remove((await f.repository.findById('keep')) ?? stale)).rejects.toBeInstanceOf(OptimisticLockError);
+        await expect(f.repository.remove((await f.repository.findById('keep')) ?? stale)).rejects.toBeInstanceOf(
+          OptimisticLockError,
+        );
         expect(f.published.map((e) => e.type)).toEqual(['PURGE']);
       });
     });
@@ -368,7 +403,9 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         const numeric = new Counter(42 as unknown as string, 'numeric');
         if (harness.numericIds === 'refused') {
           await expect(f.repository.insert(numeric)).rejects.toBeInstanceOf(InvalidAggregateIdError);
-          await expect(f.repository.currentVersion(42 as unknown as string)).rejects.toBeInstanceOf(InvalidAggregateIdError);
+          await expect(f.repository.currentVersion(42 as unknown as string)).rejects.toBeInstanceOf(
+            InvalidAggregateIdError,
+          );
           expect(numeric.isNew()).toBe(true);
           expect(await f.repository.currentVersion('42')).toBe(-1);
           return;
@@ -386,7 +423,7 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         expect(f.published).toEqual([]);
       });
 
-      it('insert without an id takes one from the aggregate\'s generator', async () => {
+      it("insert without an id takes one from the aggregate's generator", async () => {
         let n = 0;
         const asked: unknown[] = [];
         const idGenerators: AggregateIdGeneratorSource = {
@@ -434,7 +471,9 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         expect(final.oldVersion).toBe(WRITERS * INCREMENTS + 1);
         expect(conflicts).toBeGreaterThan(0);
         // One UPSERT per successful write, every version exactly once.
-        expect(f.published.map((e) => e.version).sort((x, y) => x - y)).toEqual(Array.from({ length: WRITERS * INCREMENTS }, (_, i) => i + 2));
+        expect(f.published.map((e) => e.version).sort((x, y) => x - y)).toEqual(
+          Array.from({ length: WRITERS * INCREMENTS }, (_, i) => i + 2),
+        );
       });
 
       it('without retry every lost race is an OptimisticLockError and no write is silently dropped', async () => {

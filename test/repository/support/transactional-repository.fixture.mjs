@@ -136,7 +136,9 @@ Module({
     RepositoryModule.forFeature([{ aggregate: Counter, repository: CounterRepository }]),
     ClsModule.forRoot({
       global: true,
-      plugins: [new ClsPluginTransactional({ adapter: new TransactionalAdapterPg({ poolToken: getRepositoryPoolToken() }) })],
+      plugins: [
+        new ClsPluginTransactional({ adapter: new TransactionalAdapterPg({ poolToken: getRepositoryPoolToken() }) }),
+      ],
     }),
   ],
   providers: [Counters, Projection],
@@ -162,7 +164,10 @@ await serve(
       await Promise.all(
         Array.from({ length: writers }, async () => {
           for (let i = 0; i < times; i++) {
-            await retryOnConflict(() => app.get(Counters).increment(id, false), { attempts: 1000, onConflict: () => conflicts++ });
+            await retryOnConflict(() => app.get(Counters).increment(id, false), {
+              attempts: 1000,
+              onConflict: () => conflicts++,
+            });
           }
         }),
       );
@@ -174,8 +179,16 @@ await serve(
       let open;
       const allLoaded = new Promise((resolve) => (open = resolve));
       const loaded = () => (++arrived === racers && open(), allLoaded);
-      const results = await Promise.allSettled(Array.from({ length: racers }, () => app.get(Counters).incrementAfterAllLoaded(id, loaded)));
-      return results.map((r) => (r.status === 'fulfilled' ? 'committed' : r.reason instanceof OptimisticLockError ? 'OptimisticLockError' : String(r.reason)));
+      const results = await Promise.allSettled(
+        Array.from({ length: racers }, () => app.get(Counters).incrementAfterAllLoaded(id, loaded)),
+      );
+      return results.map((r) =>
+        r.status === 'fulfilled'
+          ? 'committed'
+          : r.reason instanceof OptimisticLockError
+            ? 'OptimisticLockError'
+            : String(r.reason),
+      );
     },
   },
 ).catch((error) => {

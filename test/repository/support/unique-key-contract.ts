@@ -15,7 +15,9 @@ import { Member, type MemberInMemoryRepository } from './member.aggregate.js';
 
 export type Reservations = Record<'handle' | 'email', PrepareKey<UniqueKeyOwner>>;
 export type MemberRepository = AbstractRepository<string, Member>;
-export type MemberRepositoryClass = new (options?: RepositoryOptions<Member> & Record<string, unknown>) => MemberRepository;
+export type MemberRepositoryClass = new (
+  options?: RepositoryOptions<Member> & Record<string, unknown>,
+) => MemberRepository;
 
 export interface UniqueKeyHarness {
   /** The backend's Member repository class (cases subclass it to inject failures). */
@@ -36,7 +38,11 @@ export interface UniqueKeyHarness {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export function describeUniqueKeyContract(label: string, setup: () => Promise<UniqueKeyHarness>, options: { faults?: boolean } = {}): void {
+export function describeUniqueKeyContract(
+  label: string,
+  setup: () => Promise<UniqueKeyHarness>,
+  options: { faults?: boolean } = {},
+): void {
   describe(`unique keys: ${label}`, () => {
     let harness: UniqueKeyHarness;
 
@@ -52,7 +58,11 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
       return { repository, reservations };
     }
 
-    async function holder(reservations: Reservations, name: 'handle' | 'email', key: string): Promise<string | undefined> {
+    async function holder(
+      reservations: Reservations,
+      name: 'handle' | 'email',
+      key: string,
+    ): Promise<string | undefined> {
       const value = await reservations[name].get(key);
       return value === undefined ? undefined : String(value.id);
     }
@@ -64,7 +74,10 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
       for (const id of ids) {
         const member = await f.repository.findById(id);
         if (member === null) continue;
-        for (const [name, key] of [['handle', member.handle], ['email', member.email]] as const) {
+        for (const [name, key] of [
+          ['handle', member.handle],
+          ['email', member.email],
+        ] as const) {
           if (key === null) continue;
           const other = byValue.get(`${name}:${key}`);
           if (other !== undefined) found.push(`${id} and ${other} share ${name} '${key}'`);
@@ -79,7 +92,10 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
             if (record.value.isExpired() || record.value.value.aggregate !== 'member') continue;
             const member = await f.repository.findById(String(record.value.value.id));
             const value = member === null ? undefined : name === 'handle' ? member.handle : member.email;
-            if (value !== record.key) found.push(`${name} '${record.key}' is reserved by ${record.value.value.id}, which ${member ? `has '${value}'` : 'does not exist'}`);
+            if (value !== record.key)
+              found.push(
+                `${name} '${record.key}' is reserved by ${record.value.value.id}, which ${member ? `has '${value}'` : 'does not exist'}`,
+              );
           }
         }
       }
@@ -140,12 +156,15 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
       expect(await breaches(f, ['m1'], true)).toEqual([]);
     });
 
-    it('a retry that finds its earlier attempt\'s reservation takes it over, so a failure then releases it too', async () => {
+    it("a retry that finds its earlier attempt's reservation takes it over, so a failure then releases it too", async () => {
       const f = fixture();
       // An earlier attempt reserved m1's email and died before its write; 'ann' belongs to m2.
       await f.reservations.email.prepare('ann@x.io', { aggregate: 'member', id: 'm1', at: Date.now() - 1_000 });
       await f.repository.insert(new Member('m2', 'ann'));
-      await expect(f.repository.insert(new Member('m1', 'ann', 'ann@x.io'))).rejects.toMatchObject({ name: 'handle', key: 'ann' });
+      await expect(f.repository.insert(new Member('m1', 'ann', 'ann@x.io'))).rejects.toMatchObject({
+        name: 'handle',
+        key: 'ann',
+      });
       expect(await f.reservations.email.get('ann@x.io')).toBeUndefined();
       expect(await breaches(f, ['m1', 'm2'], true)).toEqual([]);
     });
@@ -166,7 +185,11 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
       const f = fixture();
       const member = new Member('m1', 'ann');
       await f.repository.insert(member);
-      for (const [from, to] of [['ann', 'anne'], ['anne', 'ann'], ['ann', 'anne']]) {
+      for (const [from, to] of [
+        ['ann', 'anne'],
+        ['anne', 'ann'],
+        ['ann', 'anne'],
+      ]) {
         member.handle = to;
         await f.repository.update(member);
         expect(await holder(f.reservations, 'handle', to)).toBe('m1');
@@ -209,7 +232,8 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
         a.handle = 'bob';
         b.handle = 'ann';
         const outcomes = await Promise.allSettled([f.repository.update(a), f.repository.update(b)]);
-        for (const outcome of outcomes) if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(UniqueKeyViolationError);
+        for (const outcome of outcomes)
+          if (outcome.status === 'rejected') expect(outcome.reason).toBeInstanceOf(UniqueKeyViolationError);
         expect(await breaches(f, ['m1', 'm2'], true)).toEqual([]);
       }
     });
@@ -354,7 +378,9 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
         await f.repository.insert(new Member('m2', 'ann'));
         const report = await reconcileUniqueKeys(f.repository, { graceMs: 0 });
         expect(report.shared).toEqual([{ name: 'handle', key: 'ann', ids: ['m1', 'm2'] }]);
-        expect(report.heldByOther).toEqual([{ name: 'handle', key: 'ann', id: 'm1', holder: { aggregate: 'member', id: 'm2' } }]);
+        expect(report.heldByOther).toEqual([
+          { name: 'handle', key: 'ann', id: 'm1', holder: { aggregate: 'member', id: 'm2' } },
+        ]);
         expect(report.restored).toBe(0);
         expect(await holder(f.reservations, 'handle', 'ann')).toBe('m2');
       });
@@ -378,7 +404,11 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
               // A late reply holds up what follows it on its connection: let it arrive.
               const settle = () => sleep(fault === 'timeout' ? 1_000 : 50);
               try {
-                const repository = new harness.Repository({ ...harness.options(), aggregate: Member, uniqueKeys: opened.faulty });
+                const repository = new harness.Repository({
+                  ...harness.options(),
+                  aggregate: Member,
+                  uniqueKeys: opened.faulty,
+                });
                 const check = { repository, reservations: opened.clean };
                 const ids: string[] = [];
                 for (let nth = 1; nth <= commands; nth++) {
@@ -388,18 +418,29 @@ export function describeUniqueKeyContract(label: string, setup: () => Promise<Un
                   const member = op === 'insert' ? new Member(id, `h-${id}`) : (await repository.findById(id))!;
                   if (op === 'rename') member.handle = `h-${id}-renamed`;
                   const armed = harness.faults!.arm(fault, 'handle', nth);
-                  const outcome = await (op === 'insert' ? repository.insert(member) : op === 'rename' ? repository.update(member) : repository.remove(member)).then(
+                  const outcome = await (
+                    op === 'insert'
+                      ? repository.insert(member)
+                      : op === 'rename'
+                        ? repository.update(member)
+                        : repository.remove(member)
+                  ).then(
                     () => 'done',
                     (error: unknown) => error,
                   );
                   armed.cancel();
-                  await expect(Promise.race([armed.fired.then(() => 'fired'), sleep(3_000).then(() => 'never')])).resolves.toBe('fired');
+                  await expect(
+                    Promise.race([armed.fired.then(() => 'fired'), sleep(3_000).then(() => 'never')]),
+                  ).resolves.toBe('fired');
                   // A resent command gets its answer: the write goes through.
                   if (fault === 'lost-reply-resent') expect(outcome).toBe('done');
                   await settle();
                   expect(await breaches(check, ids)).toEqual([]);
                 }
-                await reconcileUniqueKeys(new harness.Repository({ ...harness.options(), aggregate: Member, uniqueKeys: opened.clean }), { graceMs: 0 }).catch(() => undefined);
+                await reconcileUniqueKeys(
+                  new harness.Repository({ ...harness.options(), aggregate: Member, uniqueKeys: opened.clean }),
+                  { graceMs: 0 },
+                ).catch(() => undefined);
                 await reconcileUniqueKeys(repository, { graceMs: 0 });
                 expect(await breaches(check, ids, true)).toEqual([]);
               } finally {

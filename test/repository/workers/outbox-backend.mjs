@@ -33,8 +33,18 @@ function mongoReadModel(db, name) {
   const read = db.collection(`${name}_read`);
   return async (events) => {
     for (const event of events) {
-      await deliveries.insertOne({ eventId: event.eventId, id: event.id, version: event.version, type: event.type, pid: process.pid });
-      const state = { version: event.version, deleted: event.type === 'PURGE', count: event.type === 'PURGE' ? null : event.snapshot.count };
+      await deliveries.insertOne({
+        eventId: event.eventId,
+        id: event.id,
+        version: event.version,
+        type: event.type,
+        pid: process.pid,
+      });
+      const state = {
+        version: event.version,
+        deleted: event.type === 'PURGE',
+        count: event.type === 'PURGE' ? null : event.snapshot.count,
+      };
       const updated = await read.updateOne({ _id: event.id, version: { $lt: event.version } }, { $set: state });
       if (updated.matchedCount === 0) {
         try {

@@ -2,7 +2,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
-import { dropMongoDatabase, mongoUri, postgresSchema, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from '../servers.js';
+import {
+  dropMongoDatabase,
+  mongoUri,
+  postgresSchema,
+  postgresUrl,
+  redisClusterNodes,
+  redisUrl,
+  uniqueName,
+} from '../servers.js';
 import { FaultProxy, proxyRedisCluster, proxyUrl } from './index.js';
 
 // The harness itself: each fault does to a real server and a real client what it says.
@@ -165,7 +173,11 @@ describe('fault proxy in front of the MongoDB-wire server (jongodb emulator)', (
   beforeAll(async () => {
     const proxied = await proxyUrl('mongo', mongoUri());
     proxy = proxied.proxy;
-    client = await new MongoClient(proxied.url, { socketTimeoutMS: 500, retryWrites: false, retryReads: false }).connect();
+    client = await new MongoClient(proxied.url, {
+      socketTimeoutMS: 500,
+      retryWrites: false,
+      retryReads: false,
+    }).connect();
     direct = await new MongoClient(mongoUri()).connect();
   });
   afterEach(() => proxy.clear());
@@ -178,23 +190,56 @@ describe('fault proxy in front of the MongoDB-wire server (jongodb emulator)', (
 
   it('dropReply: the insert happened, the driver reports a network error', async () => {
     const fault = proxy.dropReply({ match: 'insert' });
-    await expect(client.db(dbName).collection('c').insertOne({ _id: 'a' as never })).rejects.toThrow();
+    await expect(
+      client
+        .db(dbName)
+        .collection('c')
+        .insertOne({ _id: 'a' as never }),
+    ).rejects.toThrow();
     expect((await fault.fired).command).toBe('insert');
-    expect(await direct.db(dbName).collection('c').countDocuments({ _id: 'a' as never })).toBe(1);
+    expect(
+      await direct
+        .db(dbName)
+        .collection('c')
+        .countDocuments({ _id: 'a' as never }),
+    ).toBe(1);
   });
 
   it('duplicateRequest: the server runs the update twice, the client sees the second reply', async () => {
-    await direct.db(dbName).collection('n').insertOne({ _id: 'x' as never, n: 0 });
+    await direct
+      .db(dbName)
+      .collection('n')
+      .insertOne({ _id: 'x' as never, n: 0 });
     proxy.duplicateRequest({ match: 'update' });
-    const result = await client.db(dbName).collection('n').updateOne({ _id: 'x' as never }, { $inc: { n: 1 } });
+    const result = await client
+      .db(dbName)
+      .collection('n')
+      .updateOne({ _id: 'x' as never }, { $inc: { n: 1 } });
     expect(result.matchedCount).toBe(1);
-    expect((await direct.db(dbName).collection('n').findOne({ _id: 'x' as never }))?.n).toBe(2);
+    expect(
+      (
+        await direct
+          .db(dbName)
+          .collection('n')
+          .findOne({ _id: 'x' as never })
+      )?.n,
+    ).toBe(2);
   });
 
   it('dropRequest: the server never sees the write', async () => {
     proxy.dropRequest({ match: 'insert', cutAfterMs: 1_000 });
-    await expect(client.db(dbName).collection('c').insertOne({ _id: 'never' as never })).rejects.toThrow();
-    expect(await direct.db(dbName).collection('c').countDocuments({ _id: 'never' as never })).toBe(0);
+    await expect(
+      client
+        .db(dbName)
+        .collection('c')
+        .insertOne({ _id: 'never' as never }),
+    ).rejects.toThrow();
+    expect(
+      await direct
+        .db(dbName)
+        .collection('c')
+        .countDocuments({ _id: 'never' as never }),
+    ).toBe(0);
   });
 });
 

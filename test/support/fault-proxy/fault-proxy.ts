@@ -1,5 +1,12 @@
 import net from 'node:net';
-import { createFramers, isPostgresReplyFramer, type Framer, type Protocol, type RequestInfo, type Unit } from './framing.js';
+import {
+  createFramers,
+  isPostgresReplyFramer,
+  type Framer,
+  type Protocol,
+  type RequestInfo,
+  type Unit,
+} from './framing.js';
 
 export type { Protocol, RequestInfo } from './framing.js';
 
@@ -48,7 +55,10 @@ export class FaultProxy {
     readonly target: { host: string; port: number },
   ) {}
 
-  static async start(options: { protocol: Protocol; target: { host: string; port: number } | string }): Promise<FaultProxy> {
+  static async start(options: {
+    protocol: Protocol;
+    target: { host: string; port: number } | string;
+  }): Promise<FaultProxy> {
     const target = typeof options.target === 'string' ? parseHostPort(options.target) : options.target;
     const proxy = new FaultProxy(options.protocol, target);
     await proxy.listen();
@@ -208,7 +218,8 @@ export class FaultProxy {
   }
 }
 
-type FaultKind = 'drop-reply-cut' | 'drop-reply-hold' | 'duplicate' | 'delay' | 'drop-request' | 'reset-mid-reply' | 'reset';
+type FaultKind =
+  'drop-reply-cut' | 'drop-reply-hold' | 'duplicate' | 'delay' | 'drop-request' | 'reset-mid-reply' | 'reset';
 type RandomKind = 'drop-reply-cut' | 'drop-reply-hold' | 'delay' | 'duplicate' | 'reset-mid-reply';
 
 export interface Matching {
@@ -300,7 +311,8 @@ class Link {
     for (const unit of this.framers.request.push(chunk)) {
       if (this.requestsStalled) return;
       const request = unit.request!;
-      if (request.command === 'SSLRequest' && isPostgresReplyFramer(this.framers.reply)) this.framers.reply.expectSslAnswer();
+      if (request.command === 'SSLRequest' && isPostgresReplyFramer(this.framers.reply))
+        this.framers.reply.expectSslAnswer();
       // NATS: only a request with a reply subject is answered; the rest passes untouched.
       const tracked = this.proxy.protocol !== 'nats' || unit.replySubject !== undefined;
       if (!tracked) {
@@ -317,7 +329,11 @@ class Link {
         this.expect({ request, swallow: true, replySubject: unit.replySubject });
         this.upstream.write(unit.bytes);
       }
-      this.expect({ request, decision: decision?.kind === 'duplicate' ? undefined : decision, replySubject: unit.replySubject });
+      this.expect({
+        request,
+        decision: decision?.kind === 'duplicate' ? undefined : decision,
+        replySubject: unit.replySubject,
+      });
       if (request.command !== 'Terminate') this.upstream.write(unit.bytes);
     }
   }

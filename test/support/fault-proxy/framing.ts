@@ -48,15 +48,27 @@ function respEnd(buf: Buffer, at: number): number {
   const afterLine = lineEnd + 2;
   const header = buf.toString('latin1', at + 1, lineEnd);
   switch (String.fromCharCode(type)) {
-    case '+': case '-': case ':': case '_': case ',': case '#': case '(':
+    case '+':
+    case '-':
+    case ':':
+    case '_':
+    case ',':
+    case '#':
+    case '(':
       return afterLine;
-    case '$': case '=': case '!': {
+    case '$':
+    case '=':
+    case '!': {
       const len = Number(header);
       if (len < 0) return afterLine;
       const end = afterLine + len + 2;
       return end <= buf.length ? end : -1;
     }
-    case '*': case '~': case '>': case '%': case '|': {
+    case '*':
+    case '~':
+    case '>':
+    case '%':
+    case '|': {
       let count = Number(header);
       if (count < 0) return afterLine;
       if (type === 0x25 /* % */ || type === 0x7c /* | */) count *= 2;
@@ -161,7 +173,10 @@ class MongoFramer implements Framer {
           const nameEnd = bytes.indexOf(0, 20);
           command = firstBsonKey(bytes, nameEnd + 9);
         }
-        units.push({ bytes, request: { command, args: target === undefined ? [command] : [command, target], id: requestId } });
+        units.push({
+          bytes,
+          request: { command, args: target === undefined ? [command] : [command, target], id: requestId },
+        });
       } else {
         units.push({ bytes, responseTo });
       }
@@ -200,7 +215,10 @@ class PostgresRequestFramer implements Framer {
         start += length;
         // SSL/GSS negotiation is answered with one byte; the startup message follows it.
         if (code !== SSL_REQUEST && code !== GSSENC_REQUEST) this.startup = false;
-        units.push({ bytes, request: { command: code === SSL_REQUEST ? 'SSLRequest' : 'startup', args: [], id: ++this.seq } });
+        units.push({
+          bytes,
+          request: { command: code === SSL_REQUEST ? 'SSLRequest' : 'startup', args: [], id: ++this.seq },
+        });
         continue;
       }
       if (this.buf.length - start < 5) break;
@@ -219,7 +237,10 @@ class PostgresRequestFramer implements Framer {
       // with nothing at all (Terminate); a password message is answered by the server too.
       if (type === 'S' || type === 'Q' || type === 'X' || type === 'p') {
         const bytes = Buffer.concat(this.current);
-        units.push({ bytes, request: { command: type === 'X' ? 'Terminate' : this.sql, args: [this.sql], id: ++this.seq } });
+        units.push({
+          bytes,
+          request: { command: type === 'X' ? 'Terminate' : this.sql, args: [this.sql], id: ++this.seq },
+        });
         this.current = [];
         this.sql = '';
       }
@@ -317,9 +338,17 @@ class NatsFramer implements Framer {
       start = end;
       if (this.side === 'request') {
         const args = op === 'PUB' || op === 'HPUB' ? [subject ?? '', ...(reply ? [reply] : [])] : words.slice(1);
-        units.push({ bytes, request: { command: op, args, id: ++this.seq }, replySubject: op === 'PUB' || op === 'HPUB' ? reply : undefined });
+        units.push({
+          bytes,
+          request: { command: op, args, id: ++this.seq },
+          replySubject: op === 'PUB' || op === 'HPUB' ? reply : undefined,
+        });
       } else {
-        units.push({ bytes, replySubject: op === 'MSG' || op === 'HMSG' ? subject : undefined, unsolicited: op !== 'MSG' && op !== 'HMSG' });
+        units.push({
+          bytes,
+          replySubject: op === 'MSG' || op === 'HMSG' ? subject : undefined,
+          unsolicited: op !== 'MSG' && op !== 'HMSG',
+        });
       }
     }
     this.buf = this.buf.subarray(start);

@@ -15,16 +15,25 @@ import { proxyRedisCluster, proxyUrl } from './index.js';
  */
 export const CLIENT_TIMEOUT_MS = 300;
 const RESENDING_CLIENT_TIMEOUT_MS = 3_000;
-const timeoutFor = (fault: PrepareKeyFault) => (fault === 'lost-reply-resent' ? RESENDING_CLIENT_TIMEOUT_MS : CLIENT_TIMEOUT_MS);
+const timeoutFor = (fault: PrepareKeyFault) =>
+  fault === 'lost-reply-resent' ? RESENDING_CLIENT_TIMEOUT_MS : CLIENT_TIMEOUT_MS;
 const LATE_REPLY_MS = 700;
 const STALL_CUT_MS = 500;
 
-function armOn(proxy: FaultProxy, fault: PrepareKeyFault, match: (r: RequestInfo) => boolean, nth: number, resend: 'client' | 'proxy'): FaultHandle {
+function armOn(
+  proxy: FaultProxy,
+  fault: PrepareKeyFault,
+  match: (r: RequestInfo) => boolean,
+  nth: number,
+  resend: 'client' | 'proxy',
+): FaultHandle {
   switch (fault) {
     case 'lost-reply-resent':
       // ioredis resends by itself after the cut; other drivers do not, so the proxy delivers the
       // command twice and keeps only the second reply.
-      return resend === 'client' ? proxy.dropReply({ match, nth, then: 'cut' }) : proxy.duplicateRequest({ match, nth });
+      return resend === 'client'
+        ? proxy.dropReply({ match, nth, then: 'cut' })
+        : proxy.duplicateRequest({ match, nth });
     case 'lost-reply':
       return proxy.dropReply({ match, nth, then: 'cut' });
     case 'timeout':
@@ -52,7 +61,10 @@ async function loadScripts(node: Redis): Promise<void> {
 const redisRecordCommand = (name: string) => (r: RequestInfo) =>
   (r.command === 'EVALSHA' || r.command === 'EVAL') && (r.args[3] ?? '').includes(`{${name}:`);
 
-export async function redisFaultTarget(url: string, prefix: string): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
+export async function redisFaultTarget(
+  url: string,
+  prefix: string,
+): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
   const { proxy } = await proxyUrl('redis', url);
   const faults: PrepareKeyFaultTarget = {
     open: async (fault) => {
@@ -100,12 +112,21 @@ export async function redisClusterFaultTarget(
 
 const MONGO_RECORD_COMMANDS = new Set(['update', 'delete', 'find', 'findAndModify', 'insert']);
 
-export async function mongoFaultTarget(uri: string, dbName: string): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
+export async function mongoFaultTarget(
+  uri: string,
+  dbName: string,
+): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
   const { proxy, url } = await proxyUrl('mongo', uri);
   const faults: PrepareKeyFaultTarget = {
     open: async () => {
       const connection = await mongoose
-        .createConnection(url, { dbName, socketTimeoutMS: CLIENT_TIMEOUT_MS, retryWrites: false, retryReads: false, serverSelectionTimeoutMS: 2_000 })
+        .createConnection(url, {
+          dbName,
+          socketTimeoutMS: CLIENT_TIMEOUT_MS,
+          retryWrites: false,
+          retryReads: false,
+          serverSelectionTimeoutMS: 2_000,
+        })
         .asPromise();
       return { factory: new MongoPrepareKeyFactory(connection), close: () => connection.close(true) };
     },
@@ -115,7 +136,10 @@ export async function mongoFaultTarget(uri: string, dbName: string): Promise<{ f
   return { faults, close: () => proxy.close() };
 }
 
-export async function postgresFaultTarget(url: string, table: string): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
+export async function postgresFaultTarget(
+  url: string,
+  table: string,
+): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
   const { default: pg } = await import('pg');
   const { PostgresPrepareKeyFactory } = await import('@ddd-kit/prepare-key');
   const { proxy, url: proxied } = await proxyUrl('postgres', url);
@@ -127,7 +151,8 @@ export async function postgresFaultTarget(url: string, table: string): Promise<{
       return { factory, close: () => pool.end() };
     },
     // Statements on the records (never the DDL of the first use).
-    arm: (fault, _name, nth) => armOn(proxy, fault, (r) => r.command.includes(table) && !/^CREATE/.test(r.command), nth, 'proxy'),
+    arm: (fault, _name, nth) =>
+      armOn(proxy, fault, (r) => r.command.includes(table) && !/^CREATE/.test(r.command), nth, 'proxy'),
   };
   return { faults, close: () => proxy.close() };
 }

@@ -2,7 +2,8 @@ import { UnauthorizedException } from '@nestjs/common';
 import { USER_SECRET_PATTERN } from './user-secret.js';
 
 /** The challenge a 401 carries (RFC 6750 §3); `invalid_request` when a header was sent but is not a bearer secret. */
-export const challenge = (error?: 'invalid_request') => `Bearer realm="registration"${error ? `, error="${error}"` : ''}`;
+export const challenge = (error?: 'invalid_request') =>
+  `Bearer realm="registration"${error ? `, error="${error}"` : ''}`;
 
 export class MissingUserSecretError extends UnauthorizedException {
   constructor(
@@ -19,7 +20,10 @@ export class MissingUserSecretError extends UnauthorizedException {
  */
 export function bearerSecret(header: string | undefined): string {
   if (header === undefined || header.trim() === '') {
-    throw new MissingUserSecretError('Authorization: Bearer <secret> is required: the secret POST /users returned for this user', challenge());
+    throw new MissingUserSecretError(
+      'Authorization: Bearer <secret> is required: the secret POST /users returned for this user',
+      challenge(),
+    );
   }
   const match = /^Bearer +(\S+) *$/i.exec(header);
   if (!match || !USER_SECRET_PATTERN.test(match[1])) {

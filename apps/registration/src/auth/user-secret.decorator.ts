@@ -11,7 +11,10 @@ export function RequiresUserSecret(): MethodDecorator & ClassDecorator {
   return applyDecorators(
     UseGuards(UserSecretGuard),
     ApiBearerAuth(USER_SECRET_SCHEME),
-    ApiUnauthorizedResponse({ description: 'no `Authorization: Bearer <secret>`, or not a well-formed secret', type: ErrorBody }),
-    ApiForbiddenResponse({ description: 'the secret is not this user\'s', type: ErrorBody }),
+    ApiUnauthorizedResponse({
+      description: 'no `Authorization: Bearer <secret>`, or not a well-formed secret',
+      type: ErrorBody,
+    }),
+    ApiForbiddenResponse({ description: "the secret is not this user's", type: ErrorBody }),
   );
 }

@@ -1,4 +1,10 @@
-import { ForbiddenException, Injectable, NotFoundException, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  ForbiddenException,
+  Injectable,
+  NotFoundException,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { InjectRepository, InvalidAggregateIdError, type IRepository } from '@ddd-kit/repository';
 import type { Request, Response } from 'express';
 import { User } from '../users/user.aggregate.js';
@@ -26,13 +32,15 @@ export class UserSecretGuard implements CanActivate {
     try {
       secret = bearerSecret(request.headers.authorization);
     } catch (err) {
-      if (err instanceof MissingUserSecretError) http.getResponse<Response>().setHeader('WWW-Authenticate', err.challenge);
+      if (err instanceof MissingUserSecretError)
+        http.getResponse<Response>().setHeader('WWW-Authenticate', err.challenge);
       throw err;
     }
     const id = String(request.params.id);
     const user = await this.find(id);
     if (!user) throw new NotFoundException(`user '${id}' does not exist`);
-    if (!matchesUserSecret(secret, user.secretHash)) throw new ForbiddenException(`this secret does not belong to user '${id}'`);
+    if (!matchesUserSecret(secret, user.secretHash))
+      throw new ForbiddenException(`this secret does not belong to user '${id}'`);
     return true;
   }
 

@@ -3,7 +3,11 @@ import { describe, expect, it, jest } from '@jest/globals';
 // The comparison must go through crypto.timingSafeEqual: wrap the real one in a spy.
 const crypto = await import('node:crypto');
 const timingSafeEqual = jest.fn(crypto.timingSafeEqual);
-jest.unstable_mockModule('node:crypto', () => ({ ...crypto, default: { ...crypto, timingSafeEqual }, timingSafeEqual }));
+jest.unstable_mockModule('node:crypto', () => ({
+  ...crypto,
+  default: { ...crypto, timingSafeEqual },
+  timingSafeEqual,
+}));
 const { hashUserSecret, issueUserSecret, matchesUserSecret, USER_SECRET_PATTERN } = await import('./user-secret.js');
 
 describe('user secrets', () => {
@@ -47,7 +51,15 @@ describe('user secrets', () => {
 
   it('matches nothing against a stored hash that is not a SHA-256 hex digest (a user stored before secrets)', () => {
     const { secret } = issueUserSecret();
-    for (const stored of [undefined, null, '', 'abc', hashUserSecret(secret).toUpperCase(), `${hashUserSecret(secret)}00`, 42]) {
+    for (const stored of [
+      undefined,
+      null,
+      '',
+      'abc',
+      hashUserSecret(secret).toUpperCase(),
+      `${hashUserSecret(secret)}00`,
+      42,
+    ]) {
       expect(matchesUserSecret(secret, stored)).toBe(false);
     }
   });

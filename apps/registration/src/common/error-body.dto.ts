@@ -5,7 +5,10 @@ export class ErrorBody {
   @ApiProperty({ example: 409 })
   statusCode!: number;
 
-  @ApiProperty({ oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }], example: "username 'alice' is already taken" })
+  @ApiProperty({
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+    example: "username 'alice' is already taken",
+  })
   message!: string | string[];
 
   @ApiProperty({ example: 'Conflict' })

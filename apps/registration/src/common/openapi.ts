@@ -13,7 +13,10 @@ export function createOpenApiDocument(app: INestApplication): OpenAPIObject {
         'Renaming and deleting a user take `Authorization: Bearer <secret>`, the secret its registration returned.',
     )
     .setVersion('0.1.0')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'the secret POST /users returned for the user' }, USER_SECRET_SCHEME)
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', description: 'the secret POST /users returned for the user' },
+      USER_SECRET_SCHEME,
+    )
     .build();
   return SwaggerModule.createDocument(app, config);
 }

@@ -39,7 +39,12 @@ describe('loadConfig', () => {
       MACHINE_ID: 'postgres',
       DATABASE_URL: 'postgres://app@127.0.0.1:5432/registration',
     });
-    expect(config).toMatchObject({ prepareBackend: 'postgres', repositoryBackend: 'postgres', machineId: 'postgres', databaseUrl: 'postgres://app@127.0.0.1:5432/registration' });
+    expect(config).toMatchObject({
+      prepareBackend: 'postgres',
+      repositoryBackend: 'postgres',
+      machineId: 'postgres',
+      databaseUrl: 'postgres://app@127.0.0.1:5432/registration',
+    });
   });
 
   it('refuses a shared repository with no machine-ID source (every instance would issue the same user IDs)', () => {
@@ -49,7 +54,10 @@ describe('loadConfig', () => {
     ]) {
       expect(() => loadConfig(env)).toThrow(/MACHINE_ID: must be set/);
     }
-    expect(loadConfig({ REPOSITORY_BACKEND: 'mongo', MONGODB_URI: 'mongodb://127.0.0.1:27017/app', MACHINE_ID: '3' }).machineId).toBe(3);
+    expect(
+      loadConfig({ REPOSITORY_BACKEND: 'mongo', MONGODB_URI: 'mongodb://127.0.0.1:27017/app', MACHINE_ID: '3' })
+        .machineId,
+    ).toBe(3);
   });
 
   const bad: Array<[Record<string, string>, string]> = [

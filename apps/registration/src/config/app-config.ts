@@ -56,7 +56,10 @@ function url(env: NodeJS.ProcessEnv, variable: string, protocols: string[]): str
     throw new InvalidConfigError(variable, `is not a URL: '${raw}'`);
   }
   if (!protocols.includes(parsed.protocol)) {
-    throw new InvalidConfigError(variable, `must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got '${raw}'`);
+    throw new InvalidConfigError(
+      variable,
+      `must start with ${protocols.map((p) => `${p}//`).join(' or ')}, got '${raw}'`,
+    );
   }
   return raw;
 }
@@ -83,7 +86,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
   const rawMachine = env.MACHINE_ID?.trim();
   let machineId: number | 'redis' | 'postgres';
-  if (rawMachine?.toLowerCase() === 'redis' || rawMachine?.toLowerCase() === 'postgres') machineId = rawMachine.toLowerCase() as 'redis' | 'postgres';
+  if (rawMachine?.toLowerCase() === 'redis' || rawMachine?.toLowerCase() === 'postgres')
+    machineId = rawMachine.toLowerCase() as 'redis' | 'postgres';
   else if (rawMachine) machineId = integer(env, 'MACHINE_ID', 0, MAX_MACHINE_ID)!;
   // Instances sharing Redis lease distinct machine IDs by default.
   else if (redisUrl) machineId = 'redis';
@@ -103,20 +107,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (machineId === 'redis' && !redisUrl) {
     throw new InvalidConfigError('REDIS_URL', 'is required when MACHINE_ID=redis (e.g. redis://127.0.0.1:6379)');
   }
-  const needsPostgres = prepareBackend === 'postgres' ? 'PREPARE_BACKEND=postgres' : repositoryBackend === 'postgres' ? 'REPOSITORY_BACKEND=postgres' : machineId === 'postgres' ? 'MACHINE_ID=postgres' : undefined;
+  const needsPostgres =
+    prepareBackend === 'postgres'
+      ? 'PREPARE_BACKEND=postgres'
+      : repositoryBackend === 'postgres'
+        ? 'REPOSITORY_BACKEND=postgres'
+        : machineId === 'postgres'
+          ? 'MACHINE_ID=postgres'
+          : undefined;
   if (needsPostgres && !databaseUrl) {
-    throw new InvalidConfigError('DATABASE_URL', `is required when ${needsPostgres} (e.g. postgres://user@127.0.0.1:5432/registration)`);
+    throw new InvalidConfigError(
+      'DATABASE_URL',
+      `is required when ${needsPostgres} (e.g. postgres://user@127.0.0.1:5432/registration)`,
+    );
   }
   if ((prepareBackend === 'mongo' || repositoryBackend === 'mongo') && !mongodbUri) {
     const variable = prepareBackend === 'mongo' ? 'PREPARE_BACKEND' : 'REPOSITORY_BACKEND';
-    throw new InvalidConfigError('MONGODB_URI', `is required when ${variable}=mongo (e.g. mongodb://127.0.0.1:27017/registration)`);
+    throw new InvalidConfigError(
+      'MONGODB_URI',
+      `is required when ${variable}=mongo (e.g. mongodb://127.0.0.1:27017/registration)`,
+    );
   }
   const reconcileGraceMs = integer(env, 'RECONCILE_GRACE_MS', 0, 7 * 24 * 3600_000);
   const prepareKeyPrefix = env.PREPARE_KEY_PREFIX?.trim() || undefined;
   if (prepareKeyPrefix !== undefined && !/^[A-Za-z0-9_.:-]{1,100}$/.test(prepareKeyPrefix)) {
-    throw new InvalidConfigError('PREPARE_KEY_PREFIX', `must be 1–100 characters from A-Z a-z 0-9 _ . : -, got '${prepareKeyPrefix}'`);
+    throw new InvalidConfigError(
+      'PREPARE_KEY_PREFIX',
+      `must be 1–100 characters from A-Z a-z 0-9 _ . : -, got '${prepareKeyPrefix}'`,
+    );
   }
-  return { prepareBackend, repositoryBackend, redisUrl, mongodbUri, databaseUrl, machineId, port, reconcileGraceMs, prepareKeyPrefix };
+  return {
+    prepareBackend,
+    repositoryBackend,
+    redisUrl,
+    mongodbUri,
+    databaseUrl,
+    machineId,
+    port,
+    reconcileGraceMs,
+    prepareKeyPrefix,
+  };
 }
 
 /** For entry points: the configuration, or the process stops with a message naming the bad variable. */

@@ -1,6 +1,12 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, HealthIndicatorService, type HealthCheckResult, type HealthIndicatorFunction } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckService,
+  HealthIndicatorService,
+  type HealthCheckResult,
+  type HealthIndicatorFunction,
+} from '@nestjs/terminus';
 import { MachineIdHealthIndicator } from '@ddd-kit/id-generator/health';
 import { PrepareKeyHealthIndicator } from '@ddd-kit/prepare-key/health';
 import { OutboxRelay } from '@ddd-kit/repository';
@@ -45,7 +51,10 @@ export class HealthController {
   @HealthCheck()
   @ApiOperation({ summary: 'Liveness (the same as /health/live)' })
   @ApiOkResponse({ description: 'the process answers', schema: healthCheckSchema('ok') })
-  @ApiServiceUnavailableResponse({ description: 'the app is shutting down', schema: healthCheckSchema('shutting_down') })
+  @ApiServiceUnavailableResponse({
+    description: 'the app is shutting down',
+    schema: healthCheckSchema('shutting_down'),
+  })
   check(): Promise<HealthCheckResult> {
     return this.live();
   }
@@ -54,7 +63,10 @@ export class HealthController {
   @HealthCheck()
   @ApiOperation({ summary: 'Liveness: the process answers; no store is asked' })
   @ApiOkResponse({ description: 'the process answers', schema: healthCheckSchema('ok') })
-  @ApiServiceUnavailableResponse({ description: 'the app is shutting down', schema: healthCheckSchema('shutting_down') })
+  @ApiServiceUnavailableResponse({
+    description: 'the app is shutting down',
+    schema: healthCheckSchema('shutting_down'),
+  })
   live(): Promise<HealthCheckResult> {
     return this.health.check([]);
   }
@@ -63,7 +75,8 @@ export class HealthController {
   @HealthCheck()
   @ApiOperation({ summary: 'Readiness: each store in use answers and the machine ID is held' })
   @ApiOkResponse({
-    description: 'ready: `details` has one entry a check (`prepare-key`, `repository`, `machine-id`, and `redis` when only the machine IDs use it), each `up`; `outbox` with the outbox on (`pending`, `oldestPendingAgeMs`, `deadLetters`)',
+    description:
+      'ready: `details` has one entry a check (`prepare-key`, `repository`, `machine-id`, and `redis` when only the machine IDs use it), each `up`; `outbox` with the outbox on (`pending`, `oldestPendingAgeMs`, `deadLetters`)',
     schema: healthCheckSchema('ok'),
   })
   @ApiServiceUnavailableResponse({
@@ -81,7 +94,12 @@ export class HealthController {
     if (relay !== null) checks.push(() => this.outbox.isHealthy('outbox', { relay, timeoutMs: STORE_TIMEOUT_MS }));
     const redis = this.redis;
     if (redis !== null && this.config.prepareBackend !== 'redis') {
-      checks.push(() => this.indicators.check('redis').attempt(() => redis.ping().then(() => undefined)).withTimeout(STORE_TIMEOUT_MS));
+      checks.push(() =>
+        this.indicators
+          .check('redis')
+          .attempt(() => redis.ping().then(() => undefined))
+          .withTimeout(STORE_TIMEOUT_MS),
+      );
     }
     return this.health.check(checks);
   }

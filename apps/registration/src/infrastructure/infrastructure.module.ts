@@ -31,7 +31,11 @@ export class InfrastructureModule implements OnApplicationShutdown {
           useFactory: async () => {
             if (!config.redisUrl) return null;
             // Auto-pipelining batches the commands of concurrent requests into one round trip.
-            const redis = new Redis(config.redisUrl, { lazyConnect: true, enableAutoPipelining: true, maxRetriesPerRequest: 2 });
+            const redis = new Redis(config.redisUrl, {
+              lazyConnect: true,
+              enableAutoPipelining: true,
+              maxRetriesPerRequest: 2,
+            });
             await redis.connect();
             return redis;
           },

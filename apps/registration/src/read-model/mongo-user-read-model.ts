@@ -29,7 +29,9 @@ export class MongoUserReadModel extends UserReadModel {
 
   constructor(connection: Connection, collectionName = 'user_views') {
     super();
-    this.collection = connection.collection<UserViewDocument>(collectionName) as unknown as mongo.Collection<UserViewDocument>;
+    this.collection = connection.collection<UserViewDocument>(
+      collectionName,
+    ) as unknown as mongo.Collection<UserViewDocument>;
   }
 
   /** Created once, at start-up (UsersModule calls it). */
@@ -39,7 +41,10 @@ export class MongoUserReadModel extends UserReadModel {
   }
 
   async findByUsername(username: string): Promise<UserView[]> {
-    const docs = await this.collection.find({ username: { $eq: username }, deleted: { $ne: true } }).sort({ _id: 1 }).toArray();
+    const docs = await this.collection
+      .find({ username: { $eq: username }, deleted: { $ne: true } })
+      .sort({ _id: 1 })
+      .toArray();
     return docs.map((d) => ({ id: d._id, username: d.username!, version: d.version }));
   }
 
@@ -64,7 +69,11 @@ export class MongoUserReadModel extends UserReadModel {
 
   async listVersions({ cursor, limit }: { cursor: string | null; limit: number }): Promise<ReplicaPage<string>> {
     const filter = cursor === null ? { deleted: { $ne: true } } : { _id: { $gt: cursor }, deleted: { $ne: true } };
-    const docs = await this.collection.find(filter, { projection: { version: 1 } }).sort({ _id: 1 }).limit(limit).toArray();
+    const docs = await this.collection
+      .find(filter, { projection: { version: 1 } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
     return {
       entries: docs.map((d) => ({ id: d._id, version: d.version })),
       cursor: docs.length === limit ? docs[docs.length - 1]._id : null,

@@ -21,7 +21,8 @@ export class PostgresUserReadModel extends UserReadModel {
     private readonly table = 'user_views',
   ) {
     super();
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table)) throw new TypeError(`read-model table must be a plain lower-case identifier, got ${JSON.stringify(table)}`);
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table))
+      throw new TypeError(`read-model table must be a plain lower-case identifier, got ${JSON.stringify(table)}`);
   }
 
   /** Created once, at start-up (UsersModule calls it). */
@@ -31,7 +32,9 @@ export class PostgresUserReadModel extends UserReadModel {
         `CREATE TABLE IF NOT EXISTS ${this.table} (id text PRIMARY KEY, username text NOT NULL, version bigint NOT NULL, deleted boolean NOT NULL DEFAULT false)`,
       );
       // A table made before tombstones.
-      await this.pool.query(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS deleted boolean NOT NULL DEFAULT false`);
+      await this.pool.query(
+        `ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS deleted boolean NOT NULL DEFAULT false`,
+      );
       await this.pool.query(`CREATE INDEX IF NOT EXISTS ${this.table}_username ON ${this.table} (username)`);
     })().catch((error: { code?: string }) => {
       // Another instance created them at the same moment.
@@ -41,7 +44,10 @@ export class PostgresUserReadModel extends UserReadModel {
   }
 
   async findByUsername(username: string): Promise<UserView[]> {
-    const { rows } = await this.pool.query(`SELECT id, username, version FROM ${this.table} WHERE username = $1 AND NOT deleted ORDER BY id`, [username]);
+    const { rows } = await this.pool.query(
+      `SELECT id, username, version FROM ${this.table} WHERE username = $1 AND NOT deleted ORDER BY id`,
+      [username],
+    );
     return rows.map((r) => ({ id: r.id, username: r.username, version: Number(r.version) }));
   }
 
@@ -56,8 +62,14 @@ export class PostgresUserReadModel extends UserReadModel {
     const { rows } =
       cursor === null
         ? await this.pool.query(`SELECT id, version FROM ${this.table} WHERE NOT deleted ORDER BY id LIMIT $1`, [limit])
-        : await this.pool.query(`SELECT id, version FROM ${this.table} WHERE id > $1 AND NOT deleted ORDER BY id LIMIT $2`, [cursor, limit]);
-    return { entries: rows.map((r) => ({ id: r.id, version: Number(r.version) })), cursor: rows.length === limit ? rows[rows.length - 1].id : null };
+        : await this.pool.query(
+            `SELECT id, version FROM ${this.table} WHERE id > $1 AND NOT deleted ORDER BY id LIMIT $2`,
+            [cursor, limit],
+          );
+    return {
+      entries: rows.map((r) => ({ id: r.id, version: Number(r.version) })),
+      cursor: rows.length === limit ? rows[rows.length - 1].id : null,
+    };
   }
 
   async upsert(id: string, version: number, snapshot: UserSnapshot): Promise<void> {

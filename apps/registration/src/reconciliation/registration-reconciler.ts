@@ -37,7 +37,9 @@ export class RegistrationReconciler {
   ) {}
 
   async run(): Promise<RegistrationReconciliationReport> {
-    const usernames = await reconcileUniqueKeys(this.users as AbstractRepository<string, User>, { graceMs: this.graceMs });
+    const usernames = await reconcileUniqueKeys(this.users as AbstractRepository<string, User>, {
+      graceMs: this.graceMs,
+    });
     const readModel = await new ReadReplicaReconciler(this.users, this.readModel).run();
     return { usernames, readModel };
   }

@@ -6,7 +6,10 @@ import { BadRequestException } from '@nestjs/common';
  */
 export function parseIfMatch(header: string | undefined, required: boolean): number | undefined {
   if (header === undefined || header.trim() === '') {
-    if (required) throw new BadRequestException('If-Match header with the user\'s current version is required (e.g. If-Match: "1")');
+    if (required)
+      throw new BadRequestException(
+        'If-Match header with the user\'s current version is required (e.g. If-Match: "1")',
+      );
     return undefined;
   }
   const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header);

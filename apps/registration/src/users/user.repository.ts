@@ -1,4 +1,10 @@
-import { MongooseRepository, PostgresRepository, type PostgresColumns, type StoredDocument, type StoredRow } from '@ddd-kit/repository';
+import {
+  MongooseRepository,
+  PostgresRepository,
+  type PostgresColumns,
+  type StoredDocument,
+  type StoredRow,
+} from '@ddd-kit/repository';
 import { User } from './user.aggregate.js';
 
 interface UserDocument {

@@ -6,7 +6,8 @@ import { BadRequestException } from '@nestjs/common';
  * what is reserved, stored and returned.
  */
 export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9_.-]{2,31}$/;
-export const USERNAME_RULE = '3–32 characters from a-z, 0-9, "_", "." and "-", starting with a letter or digit (case-insensitive)';
+export const USERNAME_RULE =
+  '3–32 characters from a-z, 0-9, "_", "." and "-", starting with a letter or digit (case-insensitive)';
 
 export function normalizeUsername(input: unknown, field = 'username'): string {
   if (typeof input !== 'string') {

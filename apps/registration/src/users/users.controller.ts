@@ -23,7 +23,7 @@ import type { UserView } from './user.aggregate.js';
 import { UsersService } from './users.service.js';
 
 const ETAG = { ETag: { description: 'the user\'s version, quoted: "<version>"', schema: { type: 'string' } } };
-const ID_PARAM = { name: 'id', description: 'the user\'s ID', example: '0VcRBkd00000000' };
+const ID_PARAM = { name: 'id', description: "the user's ID", example: '0VcRBkd00000000' };
 const badInput = (what: string) => ApiBadRequestResponse({ description: what, type: ErrorBody });
 const notFound = ApiNotFoundResponse({ description: 'no such user', type: ErrorBody });
 const taken = ApiConflictResponse({ description: 'the name is taken', type: ErrorBody });
@@ -34,11 +34,23 @@ export class UsersController {
   constructor(private readonly users: UsersService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Register a user', description: 'Reserves the name, then stores the user. The response carries the user\'s secret, once.' })
-  @ApiCreatedResponse({ description: 'registered: the user, with its secret (shown this once)', type: RegisteredUserDto, headers: { ...ETAG, Location: { description: '/users/<id>', schema: { type: 'string' } } } })
-  @badInput('the body is not `{ "username" }` with a valid name (unknown fields, malformed JSON and bodies over 16 KB included)')
+  @ApiOperation({
+    summary: 'Register a user',
+    description: "Reserves the name, then stores the user. The response carries the user's secret, once.",
+  })
+  @ApiCreatedResponse({
+    description: 'registered: the user, with its secret (shown this once)',
+    type: RegisteredUserDto,
+    headers: { ...ETAG, Location: { description: '/users/<id>', schema: { type: 'string' } } },
+  })
+  @badInput(
+    'the body is not `{ "username" }` with a valid name (unknown fields, malformed JSON and bodies over 16 KB included)',
+  )
   @taken
-  async register(@Body() body: UsernameBody, @Res({ passthrough: true }) res: Response): Promise<UserView & { secret: string }> {
+  async register(
+    @Body() body: UsernameBody,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<UserView & { secret: string }> {
     const { secret, hash } = issueUserSecret();
     const user = await this.users.register(body.username, hash);
     res.setHeader('ETag', etagOf(user.version)).location(`/users/${encodeURIComponent(user.id)}`);
@@ -47,7 +59,10 @@ export class UsersController {
 
   /** From the read model, kept by data-sync events. */
   @Get()
-  @ApiOperation({ summary: 'Find users by name', description: 'From the read model, which data-sync events keep up to date.' })
+  @ApiOperation({
+    summary: 'Find users by name',
+    description: 'From the read model, which data-sync events keep up to date.',
+  })
   @ApiOkResponse({ description: 'the users holding that name in the read model (at most one)', type: [UserDto] })
   @badInput('`username` missing, repeated or invalid')
   findByUsername(@Query() query: UsernameQuery): Promise<UserView[]> {
@@ -67,14 +82,25 @@ export class UsersController {
 
   @Patch(':id/username')
   @RequiresUserSecret()
-  @ApiOperation({ summary: 'Rename a user', description: 'Reserves the new name, updates the user where its version is still If-Match, then releases the old name.' })
+  @ApiOperation({
+    summary: 'Rename a user',
+    description:
+      'Reserves the new name, updates the user where its version is still If-Match, then releases the old name.',
+  })
   @ApiParam(ID_PARAM)
   @ApiHeader({ name: 'If-Match', required: true, description: 'the version last read: 3, "3" or W/"3"' })
-  @ApiOkResponse({ type: UserDto, headers: ETAG, description: 'renamed (version + 1), or already that name (unchanged)' })
+  @ApiOkResponse({
+    type: UserDto,
+    headers: ETAG,
+    description: 'renamed (version + 1), or already that name (unchanged)',
+  })
   @badInput('a missing or malformed If-Match, or a body that is not `{ "username" }` with a valid name')
   @notFound
   @taken
-  @ApiPreconditionFailedResponse({ description: 'the user is no longer at the If-Match version; the new name is released', type: ErrorBody })
+  @ApiPreconditionFailedResponse({
+    description: 'the user is no longer at the If-Match version; the new name is released',
+    type: ErrorBody,
+  })
   async rename(
     @Param('id') id: string,
     @Body() body: UsernameBody,
@@ -90,7 +116,10 @@ export class UsersController {
   @Delete(':id')
   @HttpCode(204)
   @RequiresUserSecret()
-  @ApiOperation({ summary: 'Delete a user', description: 'Deletes the user, then releases its name; the read model drops it.' })
+  @ApiOperation({
+    summary: 'Delete a user',
+    description: 'Deletes the user, then releases its name; the read model drops it.',
+  })
   @ApiParam(ID_PARAM)
   @ApiHeader({ name: 'If-Match', required: false, description: 'when sent, the user is deleted only at this version' })
   @ApiNoContentResponse({ description: 'deleted' })

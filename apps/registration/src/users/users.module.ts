@@ -10,7 +10,11 @@ import { MongoUserReadModel } from '../read-model/mongo-user-read-model.js';
 import { PostgresUserReadModel } from '../read-model/postgres-user-read-model.js';
 import { UserReadModel } from '../read-model/user-read-model.js';
 import { UserReadModelProjector } from '../read-model/user-read-model.projector.js';
-import { DEFAULT_RECONCILE_GRACE_MS, RECONCILE_GRACE_MS, RegistrationReconciler } from '../reconciliation/registration-reconciler.js';
+import {
+  DEFAULT_RECONCILE_GRACE_MS,
+  RECONCILE_GRACE_MS,
+  RegistrationReconciler,
+} from '../reconciliation/registration-reconciler.js';
 import { User } from './user.aggregate.js';
 import { RequestTransaction } from './request-transaction.js';
 import { UserMongooseRepository, UserPostgresRepository } from './user.repository.js';

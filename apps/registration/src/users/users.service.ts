@@ -74,7 +74,8 @@ export class UsersService {
   async remove(id: string, expectedVersion?: number): Promise<void> {
     await this.inTransaction(`deleting user '${id}'`, async () => {
       const user = await this.load(id);
-      if (expectedVersion !== undefined && user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
+      if (expectedVersion !== undefined && user.oldVersion !== expectedVersion)
+        throw stale(id, expectedVersion, user.oldVersion);
       await this.write(id, () => this.users.remove(user), user.oldVersion);
     });
   }
@@ -128,8 +129,13 @@ export class UsersService {
         if (current === -1) throw missing(id);
         throw stale(id, expectedVersion ?? 0, current ?? 'a newer version');
       }
-      this.logger.error(`a write of user '${id}' failed; its outcome is unknown`, err instanceof Error ? err.stack : String(err));
-      throw new ServiceUnavailableException(`the store did not confirm the write of user '${id}'; read the user again before retrying`);
+      this.logger.error(
+        `a write of user '${id}' failed; its outcome is unknown`,
+        err instanceof Error ? err.stack : String(err),
+      );
+      throw new ServiceUnavailableException(
+        `the store did not confirm the write of user '${id}'; read the user again before retrying`,
+      );
     }
   }
 }

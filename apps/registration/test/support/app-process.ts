@@ -20,7 +20,10 @@ export class AppProcess {
   constructor(env: Record<string, string | undefined>) {
     // The built app and the built libraries it imports, never older than their sources.
     assertBuilt('apps/registration');
-    this.child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child.stdout!.on('data', (d) => (this.text += d));
     this.child.stderr!.on('data', (d) => (this.text += d));
     this.exited = new Promise((resolve, reject) => {
@@ -50,7 +53,10 @@ export class AppProcess {
 
   /** Waits until `url/health` answers. */
   waitForHealth(url: string): Promise<void> {
-    return this.waitFor(`${url}/health`, async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true);
+    return this.waitFor(
+      `${url}/health`,
+      async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok === true,
+    );
   }
 
   /** SIGKILL: the process dies at once, in the middle of whatever it was doing. */

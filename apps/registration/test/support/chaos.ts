@@ -37,11 +37,22 @@ export async function runChaos(deployment: Deployment, options: ChaosOptions): P
   const faultsByKind: Record<string, number> = {};
   try {
     running.proxies.forEach((proxy, i) =>
-      proxy.random({ seed: options.seed * 31 + i, rate: options.faultRate, kinds: ['drop-reply-cut', 'delay', 'reset-mid-reply'], maxDelayMs: 300 }),
+      proxy.random({
+        seed: options.seed * 31 + i,
+        rate: options.faultRate,
+        kinds: ['drop-reply-cut', 'delay', 'reset-mid-reply'],
+        maxDelayMs: 300,
+      }),
     );
     const names = Array.from({ length: options.names }, (_, i) => `chaos${options.seed % 10_000}n${i}`);
     const deadline = Date.now() + options.durationMs;
-    load = await runLoad({ urls: () => running.urls, seed: options.seed, clients: options.clients, names, until: () => Date.now() >= deadline });
+    load = await runLoad({
+      urls: () => running.urls,
+      seed: options.seed,
+      clients: options.clients,
+      names,
+      until: () => Date.now() >= deadline,
+    });
     // Faults off; what was in flight settles.
     for (const proxy of running.proxies) {
       proxy.clear();
@@ -67,7 +78,10 @@ export async function runChaos(deployment: Deployment, options: ChaosOptions): P
         body: JSON.stringify({ username: user.username }),
       });
       reRegistrations[response.status] = (reRegistrations[response.status] ?? 0) + 1;
-      if (response.status !== 409) violations.push(`registering '${user.username}' (held by user ${user.id}) again answered ${response.status}, not 409`);
+      if (response.status !== 409)
+        violations.push(
+          `registering '${user.username}' (held by user ${user.id}) again answered ${response.status}, not 409`,
+        );
     }
   } finally {
     if (deployment.processes) await checker.stop();
@@ -78,5 +92,14 @@ export async function runChaos(deployment: Deployment, options: ChaosOptions): P
 
 export function summary(report: ChaosReport): string {
   const { state, ...rest } = report;
-  return JSON.stringify({ ...rest, users: state.users.length, reservations: state.reservations.length, violations: report.violations.slice(0, 20) }, null, 2);
+  return JSON.stringify(
+    {
+      ...rest,
+      users: state.users.length,
+      reservations: state.reservations.length,
+      violations: report.violations.slice(0, 20),
+    },
+    null,
+    2,
+  );
 }

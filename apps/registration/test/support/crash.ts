@@ -50,7 +50,13 @@ export async function runCrash(deployment: Deployment, options: CrashOptions): P
   try {
     const names = Array.from({ length: options.names }, (_, i) => `crash${options.seed % 10_000}n${i}`);
     let done = false;
-    const loading = runLoad({ urls: () => running.urls, seed: options.seed, clients: options.clients, names, until: () => done });
+    const loading = runLoad({
+      urls: () => running.urls,
+      seed: options.seed,
+      clients: options.clients,
+      names,
+      until: () => done,
+    });
     const [min, max] = options.betweenKillsMs;
     while (kills < options.kills) {
       await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));
@@ -75,5 +81,14 @@ export async function runCrash(deployment: Deployment, options: CrashOptions): P
   const beforeReconcile = breaches(before);
   const reconcile = await deployment.reconcile();
   const state = await deployment.inspect();
-  return { ...load!, seed: options.seed, kills, beforeReconcile, afterReconcile: breaches(state), reconcile, state, converged };
+  return {
+    ...load!,
+    seed: options.seed,
+    kills,
+    beforeReconcile,
+    afterReconcile: breaches(state),
+    reconcile,
+    state,
+    converged,
+  };
 }

@@ -9,7 +9,14 @@ import { MongoClient } from 'mongodb';
 import pg from 'pg';
 import { FaultProxy } from '../../../../test/support/fault-proxy/index.js';
 import { freePort } from '../../../../test/support/server-provider.js';
-import { dropMongoDatabase, mongoLabel, mongoUri, postgresSchema, redisUrl, uniqueName } from '../../../../test/support/servers.js';
+import {
+  dropMongoDatabase,
+  mongoLabel,
+  mongoUri,
+  postgresSchema,
+  redisUrl,
+  uniqueName,
+} from '../../../../test/support/servers.js';
 import { UserReadModel } from '../../src/read-model/user-read-model.js';
 import { User } from '../../src/users/user.aggregate.js';
 import { UsernamePrepareKey } from '../../src/users/username.prepare-key.js';
@@ -89,7 +96,10 @@ function processDeployment(spec: {
             continue;
           }
           const url = new URL(server.url);
-          const proxy = await FaultProxy.start({ protocol: server.protocol, target: { host: url.hostname, port: Number(url.port) } });
+          const proxy = await FaultProxy.start({
+            protocol: server.protocol,
+            target: { host: url.hostname, port: Number(url.port) },
+          });
           proxies.push(proxy);
           url.hostname = proxy.host;
           url.port = String(proxy.port);
@@ -142,7 +152,13 @@ export function redisAndMongo(): Deployment {
       const redis = new Redis(redisUrl());
       try {
         // A removed user whose events the relay has not delivered yet stays as a tombstone (`_deleted`): not a user.
-        const users = (await mongo.db().collection('user').find({ _deleted: { $ne: true } }).toArray()).map((d) => ({ id: String(d._id), username: String(d.username) }));
+        const users = (
+          await mongo
+            .db()
+            .collection('user')
+            .find({ _deleted: { $ne: true } })
+            .toArray()
+        ).map((d) => ({ id: String(d._id), username: String(d.username) }));
         const reservations = await reservationsOf(new RedisPrepareKeyFactory(redis, { prefix }).create('username'));
         return { users, reservations };
       } finally {
@@ -153,9 +169,25 @@ export function redisAndMongo(): Deployment {
     models: async () => {
       const mongo = await new MongoClient(mongodbUri).connect();
       try {
-        const of = (d: Record<string, unknown>) => ({ id: String(d._id), username: String(d.username), version: Number(d.version) });
-        const users = (await mongo.db().collection('user').find({ _deleted: { $ne: true } }).toArray()).map(of);
-        const views = (await mongo.db().collection('user_views').find({ deleted: { $ne: true } }).toArray()).map(of);
+        const of = (d: Record<string, unknown>) => ({
+          id: String(d._id),
+          username: String(d.username),
+          version: Number(d.version),
+        });
+        const users = (
+          await mongo
+            .db()
+            .collection('user')
+            .find({ _deleted: { $ne: true } })
+            .toArray()
+        ).map(of);
+        const views = (
+          await mongo
+            .db()
+            .collection('user_views')
+            .find({ deleted: { $ne: true } })
+            .toArray()
+        ).map(of);
         return { users: users.sort(byId), views: views.sort(byId) };
       } finally {
         await mongo.close();
@@ -178,8 +210,15 @@ export async function postgresOnly(): Promise<Deployment> {
     inspect: async () => {
       const pool = new pg.Pool({ connectionString: schema.url });
       try {
-        const users = (await pool.query('SELECT id, username FROM users')).rows.map((r) => ({ id: String(r.id), username: String(r.username) }));
-        const reservations = await reservationsOf(new PostgresPrepareKeyFactory(pool, { table: 'username_reservations', sweepIntervalMs: 0 }).create('username'));
+        const users = (await pool.query('SELECT id, username FROM users')).rows.map((r) => ({
+          id: String(r.id),
+          username: String(r.username),
+        }));
+        const reservations = await reservationsOf(
+          new PostgresPrepareKeyFactory(pool, { table: 'username_reservations', sweepIntervalMs: 0 }).create(
+            'username',
+          ),
+        );
         return { users, reservations };
       } finally {
         await pool.end();
@@ -188,9 +227,15 @@ export async function postgresOnly(): Promise<Deployment> {
     models: async () => {
       const pool = new pg.Pool({ connectionString: schema.url });
       try {
-        const of = (r: Record<string, unknown>) => ({ id: String(r.id), username: String(r.username), version: Number(r.version) });
+        const of = (r: Record<string, unknown>) => ({
+          id: String(r.id),
+          username: String(r.username),
+          version: Number(r.version),
+        });
         const users = (await pool.query('SELECT id, username, version FROM users ORDER BY id')).rows.map(of);
-        const views = (await pool.query('SELECT id, username, version FROM user_views WHERE NOT deleted ORDER BY id')).rows.map(of);
+        const views = (
+          await pool.query('SELECT id, username, version FROM user_views WHERE NOT deleted ORDER BY id')
+        ).rows.map(of);
         return { users: users.sort(byId), views: views.sort(byId) };
       } finally {
         await pool.end();
@@ -226,7 +271,8 @@ export function memoryOnly(): Deployment {
     models: async () => {
       const repository = app!.get<AbstractRepository<string, User>>(getRepositoryToken(User));
       const users: UserVersion[] = [];
-      for await (const user of repository.aggregates()) users.push({ id: user.id, username: user.username, version: user.oldVersion });
+      for await (const user of repository.aggregates())
+        users.push({ id: user.id, username: user.username, version: user.oldVersion });
       // Every entry of the read model, with the name it is found by when it is a user's.
       const readModel = app!.get(UserReadModel);
       const views: UserVersion[] = [];
@@ -235,8 +281,15 @@ export function memoryOnly(): Deployment {
         const page = await readModel.listVersions({ cursor, limit: 100 });
         for (const { id } of page.entries) {
           const user = users.find((u) => u.id === id);
-          const found = user === undefined ? [] : (await readModel.findByUsername(user.username)).filter((v) => v.id === id);
-          views.push(found[0] ?? { id, username: '(not found by its name)', version: page.entries.find((e) => e.id === id)!.version });
+          const found =
+            user === undefined ? [] : (await readModel.findByUsername(user.username)).filter((v) => v.id === id);
+          views.push(
+            found[0] ?? {
+              id,
+              username: '(not found by its name)',
+              version: page.entries.find((e) => e.id === id)!.version,
+            },
+          );
         }
         cursor = page.cursor;
       } while (cursor !== null);
@@ -248,10 +301,13 @@ export function memoryOnly(): Deployment {
   };
 }
 
-async function reservationsOf(keys: { records(): AsyncIterable<{ key: string; value: { value: unknown; isExpired(): boolean } }> }) {
+async function reservationsOf(keys: {
+  records(): AsyncIterable<{ key: string; value: { value: unknown; isExpired(): boolean } }>;
+}) {
   const reservations: StoredState['reservations'] = [];
   for await (const record of keys.records()) {
-    if (!record.value.isExpired()) reservations.push({ name: record.key, userId: String((record.value.value as { id: unknown }).id) });
+    if (!record.value.isExpired())
+      reservations.push({ name: record.key, userId: String((record.value.value as { id: unknown }).id) });
   }
   return reservations;
 }
@@ -265,12 +321,16 @@ export function breaches({ users, reservations }: StoredState): string[] {
   const reservedBy = new Map(reservations.map((r) => [r.name, r.userId]));
   for (const user of users) {
     const holder = reservedBy.get(user.username);
-    if (holder !== user.id) found.push(`user ${user.id}'s name '${user.username}' is reserved by ${holder ?? 'nobody'}`);
+    if (holder !== user.id)
+      found.push(`user ${user.id}'s name '${user.username}' is reserved by ${holder ?? 'nobody'}`);
   }
   const userById = new Map(users.map((u) => [u.id, u]));
   for (const { name, userId } of reservations) {
     const owner = userById.get(userId);
-    if (owner?.username !== name) found.push(`'${name}' is reserved by ${userId}, which ${owner ? `is named '${owner.username}'` : 'does not exist'}`);
+    if (owner?.username !== name)
+      found.push(
+        `'${name}' is reserved by ${userId}, which ${owner ? `is named '${owner.username}'` : 'does not exist'}`,
+      );
   }
   return found;
 }
@@ -278,7 +338,10 @@ export function breaches({ users, reservations }: StoredState): string[] {
 /** One pass of the built `npm run reconcile` against the stores directly, every reservation judged (no grace). */
 function runReconcile(env: Record<string, string>): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RECONCILE], { env: { ...process.env, ...env, RECONCILE_GRACE_MS: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [RECONCILE], {
+      env: { ...process.env, ...env, RECONCILE_GRACE_MS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));

@@ -26,7 +26,13 @@ export async function runLoad(options: {
   const known = new Map<string, Known>();
   const report: LoadReport = { requests: 0, statuses: {} };
 
-  const call = async (url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const call = async (
+    url: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     report.requests++;
     try {
       const response = await fetch(`${url}${path}`, {
@@ -63,7 +69,13 @@ export async function runLoad(options: {
       const [id, user] = mine[Math.floor(pick() * mine.length)];
       const auth: Record<string, string> = user.secret ? { authorization: `Bearer ${user.secret}` } : {};
       if (roll < 0.8) {
-        const r = await call(url, 'PATCH', `/users/${id}/username`, { username: name }, { ...auth, 'if-match': String(user.version) });
+        const r = await call(
+          url,
+          'PATCH',
+          `/users/${id}/username`,
+          { username: name },
+          { ...auth, 'if-match': String(user.version) },
+        );
         if (r.status === 200) user.version = r.body.version;
         else if (r.status === 412 || r.status === 503 || r.status === 0) {
           const fresh = await call(url, 'GET', `/users/${id}`);

@@ -59,7 +59,9 @@ export async function createTestApp(
   customize: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
 ): Promise<INestApplication> {
   const moduleRef = await customize(Test.createTestingModule({ imports: [AppModule.forRoot(config)] })).compile();
-  const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error'] }));
+  const app = configureApp(
+    moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: ['error'] }),
+  );
   await app.init();
   return app;
 }

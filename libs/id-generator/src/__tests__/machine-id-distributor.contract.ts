@@ -9,7 +9,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { uniqueName } from '../../../../test/support/servers.js';
-import { checkIds, ensureBuilt, spawnWorker, type WorkerBackend } from '../../../../test/id-generator/support/id-workers.js';
+import {
+  checkIds,
+  ensureBuilt,
+  spawnWorker,
+  type WorkerBackend,
+} from '../../../../test/id-generator/support/id-workers.js';
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { MachineIdLeaseExpiredError } from '../errors/machine-id-lease-expired.error.js';
@@ -22,7 +27,10 @@ import type { MachineIdDistributor, MachineIdRequest, MachineIdState } from '../
 import { MachineIdHolder, type HeldMachineId } from '../machine/machine-id-holder.js';
 
 /** A distributor with the lease settings every store-backed one has. */
-export type LeasedDistributor = MachineIdDistributor & { readonly safeGuardMs: number; readonly guardIntervalMs: number };
+export type LeasedDistributor = MachineIdDistributor & {
+  readonly safeGuardMs: number;
+  readonly guardIntervalMs: number;
+};
 
 export type Operation = 'distribute' | 'guard' | 'revert';
 /**
@@ -66,7 +74,10 @@ export interface DistributorContractTarget {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
-export function describeMachineIdDistributorContract(label: string, setup: () => Promise<DistributorContractTarget>): void {
+export function describeMachineIdDistributorContract(
+  label: string,
+  setup: () => Promise<DistributorContractTarget>,
+): void {
   describe(`MachineIdDistributor contract: ${label}`, () => {
     let target: DistributorContractTarget;
     const namespaces: string[] = [];
@@ -87,8 +98,18 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
       return namespace;
     }
 
-    const request = (namespace: string, machineBits: number, instanceId: string): MachineIdRequest => ({ namespace, machineBits, instanceId });
-    const state = (namespace: string, machineBits: number, instanceId: string, machineId: number, lastTimestamp = Date.now()): MachineIdState => ({
+    const request = (namespace: string, machineBits: number, instanceId: string): MachineIdRequest => ({
+      namespace,
+      machineBits,
+      instanceId,
+    });
+    const state = (
+      namespace: string,
+      machineBits: number,
+      instanceId: string,
+      machineId: number,
+      lastTimestamp = Date.now(),
+    ): MachineIdState => ({
       namespace,
       machineBits,
       instanceId,
@@ -116,7 +137,9 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
       it('hands distinct IDs to concurrent instances', async () => {
         const namespace = ns();
         const distributor = target.create();
-        const results = await Promise.all(Array.from({ length: 48 }, (_, i) => distributor.distribute(request(namespace, 6, `instance-${i}`))));
+        const results = await Promise.all(
+          Array.from({ length: 48 }, (_, i) => distributor.distribute(request(namespace, 6, `instance-${i}`))),
+        );
         const ids = results.map((r) => r.machineId);
         expect(new Set(ids).size).toBe(48);
         expect(ids.every((id) => id >= 0 && id < 64)).toBe(true);
@@ -177,14 +200,20 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
           }
         })();
         try {
-          const { taken, refusals, at } = await distributeWhenFree(distributor, request(namespace, 1, 'newcomer'), 5_000);
+          const { taken, refusals, at } = await distributeWhenFree(
+            distributor,
+            request(namespace, 1, 'newcomer'),
+            5_000,
+          );
           expect(refusals).toBeGreaterThan(3); // refused while the holder's deadline had not passed
           expect(at - silentSince).toBeGreaterThanOrEqual(safeGuardMs - 20);
           expect(taken!.machineId).toBe(silent.machineId); // never the live instance's
           expect(taken!.lastTimestamp).toBeGreaterThanOrEqual(silentReport + safeGuardMs);
           expect(await target.owner(namespace, live.machineId)).toBe('live');
           expect(await target.heldBy(namespace, 'silent')).toEqual([]);
-          await expect(distributor.guard(state(namespace, 1, 'silent', silent.machineId))).rejects.toThrow(MachineIdLostError);
+          await expect(distributor.guard(state(namespace, 1, 'silent', silent.machineId))).rejects.toThrow(
+            MachineIdLostError,
+          );
           expect(await distributor.revert(state(namespace, 1, 'silent', silent.machineId))).toBe(false);
           expect(await target.owner(namespace, silent.machineId)).toBe('newcomer');
         } finally {
@@ -232,9 +261,17 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
         const namespace = ns();
         const long = target.create({ safeGuardMs: 60_000 });
         const short = target.create({ safeGuardMs: 300, guardIntervalMs: 100 });
-        const holder = await MachineIdHolder.acquire({ distributor: long, ...request(namespace, 1, 'holder-60s'), logger: quiet });
+        const holder = await MachineIdHolder.acquire({
+          distributor: long,
+          ...request(namespace, 1, 'holder-60s'),
+          logger: quiet,
+        });
         await long.distribute(request(namespace, 1, 'other-60s')); // every ID is held
-        const held = new CosIdGenerator({ machineId: holder.machineId, lastTimestamp: holder.lastTimestamp, lease: holder.lease });
+        const held = new CosIdGenerator({
+          machineId: holder.machineId,
+          lastTimestamp: holder.lastTimestamp,
+          lease: holder.lease,
+        });
         holder.track(held);
         const seen = new Set<string>();
         let duplicates = 0;
@@ -265,7 +302,10 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
             }
             await sleep(20);
           }
-          expect({ newcomerGotAnId: newcomer !== undefined, duplicates }).toEqual({ newcomerGotAnId: false, duplicates: 0 });
+          expect({ newcomerGotAnId: newcomer !== undefined, duplicates }).toEqual({
+            newcomerGotAnId: false,
+            duplicates: 0,
+          });
           expect(refusals).toBeGreaterThan(10);
           expect(issued).toBe(seen.size);
           expect(await target.owner(namespace, holder.machineId)).toBe('holder-60s');
@@ -310,7 +350,11 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
         const namespace = ns();
         const distributor = target.create({ safeGuardMs: 300, guardIntervalMs: 50 });
         const holder = await MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet });
-        const generator = new CosIdGenerator({ machineId: holder.machineId, lastTimestamp: holder.lastTimestamp, lease: holder.lease });
+        const generator = new CosIdGenerator({
+          machineId: holder.machineId,
+          lastTimestamp: holder.lastTimestamp,
+          lease: holder.lease,
+        });
         holder.track(generator);
         await sleep(600);
         expect(holder.lease.valid).toBe(true);
@@ -350,10 +394,18 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
         const direct = target.create({ safeGuardMs: 60_000 });
         try {
           const distributor = store.create({ safeGuardMs: 300, guardIntervalMs: 100 });
-          const holder = await MachineIdHolder.acquire({ distributor, ...request(namespace, 1, 'paused'), logger: quiet });
+          const holder = await MachineIdHolder.acquire({
+            distributor,
+            ...request(namespace, 1, 'paused'),
+            logger: quiet,
+          });
           const lost = holder.current;
           const other = await direct.distribute(request(namespace, 1, 'other'));
-          const old = new CosIdGenerator({ machineId: lost.machineId, lastTimestamp: lost.lastTimestamp, lease: lost.lease });
+          const old = new CosIdGenerator({
+            machineId: lost.machineId,
+            lastTimestamp: lost.lastTimestamp,
+            lease: lost.lease,
+          });
           holder.track(old);
           const beforePause = old.generate();
           const moved: HeldMachineId[] = [];
@@ -371,7 +423,11 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
           expect(holder.machineId).toBe(other.machineId);
           expect(lost.lease.endedBy).toBeInstanceOf(MachineIdLostError);
           expect(() => old.generate()).toThrow(MachineIdLostError);
-          const replacement = new CosIdGenerator({ machineId: holder.machineId, lastTimestamp: holder.lastTimestamp, lease: holder.lease });
+          const replacement = new CosIdGenerator({
+            machineId: holder.machineId,
+            lastTimestamp: holder.lastTimestamp,
+            lease: holder.lease,
+          });
           expect(replacement.generate() > beforePause).toBe(true);
           expect(await target.owner(namespace, lost.machineId)).toBe('newcomer');
           expect(await holder.release()).toBe(true);
@@ -385,28 +441,31 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
     describe('faults between the client and the store: every answer is right, or an error', () => {
       const kinds: FaultKind[] = ['lost-then-resent', 'lost', 'timeout'];
 
-      it.each(kinds)('distribute, reply %s: the answer, or an error; the instance holds at most the one ID the answer names, and asking again gives that one', async (kind) => {
-        const namespace = ns();
-        const store = await faultyStore(kind);
-        try {
-          const distributor = store.create();
-          await distributor.distribute(request(namespace, 3, 'warm-up')); // connected; tables created
-          const fired = store.inject('distribute');
-          const outcome = await settle(distributor.distribute(request(namespace, 3, 'faulted')));
-          await applied(fired);
-          const held = await target.heldBy(namespace, 'faulted');
-          // A resent request must get the answer; otherwise an error is right too (a client that
-          // retries on its own, as ioredis's Cluster does on a closed connection, may answer).
-          if (kind === 'lost-then-resent') expect(outcome.error).toBeUndefined();
-          if (outcome.error === undefined) expect(held).toEqual([outcome.value!.machineId]);
-          else expect(held.length).toBeLessThanOrEqual(1);
-          const again = await target.create().distribute(request(namespace, 3, 'faulted'));
-          expect(await target.heldBy(namespace, 'faulted')).toEqual([again.machineId]);
-          if (held.length === 1) expect(again.machineId).toBe(held[0]);
-        } finally {
-          await store.close();
-        }
-      });
+      it.each(kinds)(
+        'distribute, reply %s: the answer, or an error; the instance holds at most the one ID the answer names, and asking again gives that one',
+        async (kind) => {
+          const namespace = ns();
+          const store = await faultyStore(kind);
+          try {
+            const distributor = store.create();
+            await distributor.distribute(request(namespace, 3, 'warm-up')); // connected; tables created
+            const fired = store.inject('distribute');
+            const outcome = await settle(distributor.distribute(request(namespace, 3, 'faulted')));
+            await applied(fired);
+            const held = await target.heldBy(namespace, 'faulted');
+            // A resent request must get the answer; otherwise an error is right too (a client that
+            // retries on its own, as ioredis's Cluster does on a closed connection, may answer).
+            if (kind === 'lost-then-resent') expect(outcome.error).toBeUndefined();
+            if (outcome.error === undefined) expect(held).toEqual([outcome.value!.machineId]);
+            else expect(held.length).toBeLessThanOrEqual(1);
+            const again = await target.create().distribute(request(namespace, 3, 'faulted'));
+            expect(await target.heldBy(namespace, 'faulted')).toEqual([again.machineId]);
+            if (held.length === 1) expect(again.machineId).toBe(held[0]);
+          } finally {
+            await store.close();
+          }
+        },
+      );
 
       it('distribute, a reclaim whose reply was lost and resent: the same ID and the same floor (after everything the silent holder could issue)', async () => {
         const namespace = ns();
@@ -431,44 +490,50 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
         }
       });
 
-      it.each(kinds)('guard, reply %s: resolves (the deadline moved on) or an error, never a false loss', async (kind) => {
-        const namespace = ns();
-        const store = await faultyStore(kind);
-        try {
-          const distributor = store.create({ safeGuardMs: 5_000, guardIntervalMs: 1_000 });
-          const held = await distributor.distribute(request(namespace, 3, 'a'));
-          const before = (await target.deadline(namespace, held.machineId))!;
-          await sleep(20);
-          const fired = store.inject('guard');
-          const outcome = await settle(distributor.guard(state(namespace, 3, 'a', held.machineId)));
-          await applied(fired);
-          expect(outcome.error).not.toBeInstanceOf(MachineIdLostError);
-          if (kind === 'lost-then-resent') expect(outcome.error).toBeUndefined();
-          // The store acted in every case: the deadline moved on, the ID is still the holder's.
-          expect((await target.deadline(namespace, held.machineId))!).toBeGreaterThan(before);
-          expect(await target.owner(namespace, held.machineId)).toBe('a');
-        } finally {
-          await store.close();
-        }
-      });
+      it.each(kinds)(
+        'guard, reply %s: resolves (the deadline moved on) or an error, never a false loss',
+        async (kind) => {
+          const namespace = ns();
+          const store = await faultyStore(kind);
+          try {
+            const distributor = store.create({ safeGuardMs: 5_000, guardIntervalMs: 1_000 });
+            const held = await distributor.distribute(request(namespace, 3, 'a'));
+            const before = (await target.deadline(namespace, held.machineId))!;
+            await sleep(20);
+            const fired = store.inject('guard');
+            const outcome = await settle(distributor.guard(state(namespace, 3, 'a', held.machineId)));
+            await applied(fired);
+            expect(outcome.error).not.toBeInstanceOf(MachineIdLostError);
+            if (kind === 'lost-then-resent') expect(outcome.error).toBeUndefined();
+            // The store acted in every case: the deadline moved on, the ID is still the holder's.
+            expect((await target.deadline(namespace, held.machineId))!).toBeGreaterThan(before);
+            expect(await target.owner(namespace, held.machineId)).toBe('a');
+          } finally {
+            await store.close();
+          }
+        },
+      );
 
-      it.each(kinds)('revert, reply %s: true when this call released the ID (a resend included), or an error; never a false "not held"', async (kind) => {
-        const namespace = ns();
-        const store = await faultyStore(kind);
-        try {
-          const distributor = store.create();
-          const held = await distributor.distribute(request(namespace, 3, 'a'));
-          const fired = store.inject('revert');
-          const outcome = await settle(distributor.revert(state(namespace, 3, 'a', held.machineId)));
-          await applied(fired);
-          // Never a false "not held": true, or (not resent) an error.
-          if (kind === 'lost-then-resent' || outcome.error === undefined) expect(outcome).toEqual({ value: true });
-          expect(await target.owner(namespace, held.machineId)).toBeNull();
-          expect(await target.released(namespace)).toEqual([held.machineId]);
-        } finally {
-          await store.close();
-        }
-      });
+      it.each(kinds)(
+        'revert, reply %s: true when this call released the ID (a resend included), or an error; never a false "not held"',
+        async (kind) => {
+          const namespace = ns();
+          const store = await faultyStore(kind);
+          try {
+            const distributor = store.create();
+            const held = await distributor.distribute(request(namespace, 3, 'a'));
+            const fired = store.inject('revert');
+            const outcome = await settle(distributor.revert(state(namespace, 3, 'a', held.machineId)));
+            await applied(fired);
+            // Never a false "not held": true, or (not resent) an error.
+            if (kind === 'lost-then-resent' || outcome.error === undefined) expect(outcome).toEqual({ value: true });
+            expect(await target.owner(namespace, held.machineId)).toBeNull();
+            expect(await target.released(namespace)).toEqual([held.machineId]);
+          } finally {
+            await store.close();
+          }
+        },
+      );
 
       async function faultyStore(kind: FaultKind): Promise<FaultyStore> {
         return target.faulty(kind);
@@ -489,7 +554,8 @@ export function describeMachineIdDistributorContract(label: string, setup: () =>
       });
 
       it('three application processes hold three distinct machine IDs and issue distinct IDs', async () => {
-        if (!target.worker) throw new Error(`${label}: the contract target names no worker backend for the multi-process case`);
+        if (!target.worker)
+          throw new Error(`${label}: the contract target names no worker backend for the multi-process case`);
         ensureBuilt();
         const namespace = ns();
         const count = 200_000;

@@ -8,13 +8,18 @@ import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-dis
 import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, REVERT_SCRIPT } from '../machine/redis/machine-id.scripts.js';
 import type { DistributorContractTarget, FaultKind, Operation } from './machine-id-distributor.contract.js';
 
-const SCRIPTS: Record<Operation, string> = { distribute: DISTRIBUTE_SCRIPT, guard: GUARD_SCRIPT, revert: REVERT_SCRIPT };
+const SCRIPTS: Record<Operation, string> = {
+  distribute: DISTRIBUTE_SCRIPT,
+  guard: GUARD_SCRIPT,
+  revert: REVERT_SCRIPT,
+};
 
 /** The request that runs an operation's script (EVALSHA by SHA-1, or EVAL of the source after NOSCRIPT). */
 function runs(operation: Operation) {
   const lua = SCRIPTS[operation];
   const sha = createHash('sha1').update(lua).digest('hex');
-  return (r: { command: string; args: readonly string[] }) => (r.command === 'EVALSHA' && r.args[1] === sha) || (r.command === 'EVAL' && r.args[1] === lua);
+  return (r: { command: string; args: readonly string[] }) =>
+    (r.command === 'EVALSHA' && r.args[1] === sha) || (r.command === 'EVAL' && r.args[1] === lua);
 }
 
 /** Client options per fault: ioredis resends by default; `lost` turns that off and needs a timeout to settle. */
@@ -27,7 +32,9 @@ function clientOptions(kind: FaultKind): RedisOptions {
 
 function arm(proxies: FaultProxy[], kind: FaultKind, operation: Operation): Promise<void> {
   const match = runs(operation);
-  const handles = proxies.map((proxy) => (kind === 'timeout' ? proxy.delayReply({ match, ms: 700 }) : proxy.dropReply({ match, then: 'cut' })));
+  const handles = proxies.map((proxy) =>
+    kind === 'timeout' ? proxy.delayReply({ match, ms: 700 }) : proxy.dropReply({ match, then: 'cut' }),
+  );
   // The namespace's keys live on one node: the first proxy to see the request applies the fault.
   return Promise.race(handles.map((h) => h.fired)).then(() => handles.forEach((h) => h.cancel()));
 }
@@ -37,7 +44,9 @@ async function cleanup(redis: Redis | Cluster, namespace: string): Promise<void>
   const keys = d.keys(namespace);
   await Promise.all(Object.values(keys).map((k) => redis.del(k)));
   // The op keys of distribute/revert calls (they expire after ten minutes anyway).
-  const pattern = `${keys.meta.slice(0, -'meta'.length)}op:*`.replace(/[?*[\]\\]/g, (c, offset, all) => (offset === all.length - 1 ? c : `\\${c}`));
+  const pattern = `${keys.meta.slice(0, -'meta'.length)}op:*`.replace(/[?*[\]\\]/g, (c, offset, all) =>
+    offset === all.length - 1 ? c : `\\${c}`,
+  );
   const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   for (const node of nodes) {
     let cursor = '0';
@@ -49,7 +58,9 @@ async function cleanup(redis: Redis | Cluster, namespace: string): Promise<void>
   }
 }
 
-function views(redis: Redis | Cluster): Pick<DistributorContractTarget, 'owner' | 'heldBy' | 'released' | 'deadline' | 'floor' | 'cleanup'> {
+function views(
+  redis: Redis | Cluster,
+): Pick<DistributorContractTarget, 'owner' | 'heldBy' | 'released' | 'deadline' | 'floor' | 'cleanup'> {
   const keysOf = (namespace: string) => new RedisMachineIdDistributor(redis).keys(namespace);
   return {
     owner: (namespace, machineId) => redis.hget(keysOf(namespace).owners, String(machineId)),
@@ -63,7 +74,8 @@ function views(redis: Redis | Cluster): Pick<DistributorContractTarget, 'owner' 
       const score = await redis.zscore(keysOf(namespace).deadlines, String(machineId));
       return score === null ? null : Number(score);
     },
-    floor: async (namespace, machineId) => Number((await redis.hget(keysOf(namespace).timestamps, String(machineId))) ?? 0),
+    floor: async (namespace, machineId) =>
+      Number((await redis.hget(keysOf(namespace).timestamps, String(machineId))) ?? 0),
     cleanup: (namespace) => cleanup(redis, namespace),
   };
 }
@@ -99,7 +111,11 @@ export async function redisClusterTarget(): Promise<DistributorContractTarget> {
     create: (options) => new RedisMachineIdDistributor(cluster, options),
     faulty: async (kind) => {
       const proxied = await proxyRedisCluster(redisClusterNodes());
-      const options: ClusterOptions = { natMap: proxied.natMap, redisOptions: clientOptions(kind), clusterRetryStrategy: () => 20 };
+      const options: ClusterOptions = {
+        natMap: proxied.natMap,
+        redisOptions: clientOptions(kind),
+        clusterRetryStrategy: () => 20,
+      };
       const client = new Cluster(proxied.startupNodes, options);
       client.on('error', () => undefined);
       return {

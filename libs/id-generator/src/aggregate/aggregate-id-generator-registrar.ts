@@ -36,7 +36,9 @@ export class AggregateIdGeneratorRegistrar {
       const generator = factory.create(named);
       if (generator === null || generator === undefined) continue;
       if (typeof generator.generate !== 'function') {
-        throw new IdGeneratorError(`${factory.constructor.name}.create(${formatNamedAggregate(named)}) returned something that is not an IdGenerator`);
+        throw new IdGeneratorError(
+          `${factory.constructor.name}.create(${formatNamedAggregate(named)}) returned something that is not an IdGenerator`,
+        );
       }
       const usable = toAsyncIdGenerator(generator);
       this.cache.set(key, usable);

@@ -23,7 +23,9 @@ const BY_NAME = new Map<string, AggregateMetadata>();
 function assertName(what: string, value: unknown, optional: boolean): void {
   if (optional && value === undefined) return;
   if (typeof value !== 'string' || value.trim().length === 0 || value.length > 256) {
-    throw new IdGeneratorOptionsError(`@Aggregate ${what} must be a non-empty string of at most 256 characters, got ${JSON.stringify(value)}`);
+    throw new IdGeneratorOptionsError(
+      `@Aggregate ${what} must be a non-empty string of at most 256 characters, got ${JSON.stringify(value)}`,
+    );
   }
 }
 
@@ -33,7 +35,8 @@ function assertName(what: string, value: unknown, optional: boolean): void {
  * aggregate only if they agree on its generator.
  */
 export function Aggregate(options: AggregateOptions): ClassDecorator {
-  if (!options || typeof options !== 'object') throw new IdGeneratorOptionsError("@Aggregate takes { name, context?, idGenerator? }");
+  if (!options || typeof options !== 'object')
+    throw new IdGeneratorOptionsError('@Aggregate takes { name, context?, idGenerator? }');
   assertName('name', options.name, false);
   assertName('context', options.context, true);
   assertName('idGenerator', options.idGenerator, true);
@@ -47,7 +50,12 @@ export function Aggregate(options: AggregateOptions): ClassDecorator {
     const key = namedAggregateKey(metadata);
     const existing = BY_NAME.get(key);
     // The same class name again is the same source evaluated twice (a reset module registry).
-    if (existing && existing.target !== target && existing.target.name !== target.name && existing.idGenerator !== metadata.idGenerator) {
+    if (
+      existing &&
+      existing.target !== target &&
+      existing.target.name !== target.name &&
+      existing.idGenerator !== metadata.idGenerator
+    ) {
       throw new IdGeneratorOptionsError(
         `@Aggregate ${metadata.contextName}.${metadata.aggregateName} is declared by ${existing.target.name} with idGenerator ` +
           `${JSON.stringify(existing.idGenerator)} and by ${target.name} with ${JSON.stringify(metadata.idGenerator)}; declare one generator per aggregate`,
@@ -81,7 +89,8 @@ export function getAggregateMetadataByName(named: NamedAggregate): AggregateMeta
 export function getNamedAggregate(aggregate: Function | object): NamedAggregate {
   const metadata = getAggregateMetadata(aggregate);
   if (metadata) return { contextName: metadata.contextName, aggregateName: metadata.aggregateName };
-  if (isNamedAggregate(aggregate)) return { contextName: aggregate.contextName, aggregateName: aggregate.aggregateName };
+  if (isNamedAggregate(aggregate))
+    return { contextName: aggregate.contextName, aggregateName: aggregate.aggregateName };
   throw new AggregateNotDecoratedError(describe(aggregate));
 }
 

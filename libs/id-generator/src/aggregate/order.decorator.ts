@@ -7,7 +7,8 @@ export const DEFAULT_ORDER = 0;
 
 /** Position of an AggregateIdGeneratorFactory in the chain: lower runs first. */
 export function Order(order: number): ClassDecorator {
-  if (typeof order !== 'number' || Number.isNaN(order)) throw new IdGeneratorOptionsError(`@Order takes a number, got ${String(order)}`);
+  if (typeof order !== 'number' || Number.isNaN(order))
+    throw new IdGeneratorOptionsError(`@Order takes a number, got ${String(order)}`);
   return (target) => {
     ORDER.set(target, order);
   };

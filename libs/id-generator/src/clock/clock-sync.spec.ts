@@ -75,7 +75,10 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
     // long before 5 ms of real time have passed.
     let t = 1_750_000_000_000;
     const clock = () => t++;
-    const sync = new ClockSync(new CosIdGenerator({ machineId: 9, clock }), { spinThresholdMs: 5, brokenThresholdMs: 1_000 });
+    const sync = new ClockSync(new CosIdGenerator({ machineId: 9, clock }), {
+      spinThresholdMs: 5,
+      brokenThresholdMs: 1_000,
+    });
     const before = [sync.generate(), sync.generate()];
     const lastBefore = sync.lastTimestamp;
     t -= 400;
@@ -100,24 +103,30 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
 
   it('random jumps back and forth: never a duplicate, never out of order', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 1, max: 300 })), { minLength: 1, maxLength: 6 }), async (steps) => {
-        const clock = new OffsetClock();
-        const sync = new ClockSync(make(clock), { spinThresholdMs: SPIN, brokenThresholdMs: BROKEN });
-        const ids: string[] = [];
-        for (const [back, count] of steps) {
-          clock.back(back);
-          for (let k = 0; k < count; k++) {
-            try {
-              ids.push(sync.generate());
-            } catch (error) {
-              expect(error).toBeInstanceOf(ClockBackwardsError);
-              ids.push(await sync.generateAsync());
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 1, max: 300 })), {
+          minLength: 1,
+          maxLength: 6,
+        }),
+        async (steps) => {
+          const clock = new OffsetClock();
+          const sync = new ClockSync(make(clock), { spinThresholdMs: SPIN, brokenThresholdMs: BROKEN });
+          const ids: string[] = [];
+          for (const [back, count] of steps) {
+            clock.back(back);
+            for (let k = 0; k < count; k++) {
+              try {
+                ids.push(sync.generate());
+              } catch (error) {
+                expect(error).toBeInstanceOf(ClockBackwardsError);
+                ids.push(await sync.generateAsync());
+              }
             }
+            await Promise.resolve();
           }
-          await Promise.resolve();
-        }
-        expectOrdered(ids);
-      }),
+          expectOrdered(ids);
+        },
+      ),
       { numRuns: 15 },
     );
   });
@@ -127,7 +136,9 @@ describe('ClockSync options', () => {
   it('refuses thresholds that would block the event loop or make no sense', () => {
     const generator = new CosIdGenerator({ machineId: 1 });
     expect(() => new ClockSync(generator, { spinThresholdMs: 500 })).toThrow(IdGeneratorOptionsError);
-    expect(() => new ClockSync(generator, { spinThresholdMs: 10, brokenThresholdMs: 5 })).toThrow(IdGeneratorOptionsError);
+    expect(() => new ClockSync(generator, { spinThresholdMs: 10, brokenThresholdMs: 5 })).toThrow(
+      IdGeneratorOptionsError,
+    );
     expect(() => new ClockSync({ generate: () => 'x' } as never)).toThrow(IdGeneratorOptionsError);
   });
 

@@ -33,7 +33,9 @@ const BACKWARDS_MS = 'ddd_kit.id_generator.clock.backwards_ms';
  * The wrapped generator never issues an ID at or before its last one, so waiting preserves order
  * and uniqueness; it never "borrows" future time.
  */
-export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> implements TimeBasedIdGenerator, AsyncIdGenerator {
+export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator>
+  implements TimeBasedIdGenerator, AsyncIdGenerator
+{
   readonly spinThresholdMs: number;
   readonly brokenThresholdMs: number;
   /** The wrapped generator (a subclass may move to another one, e.g. on a new machine ID). */
@@ -41,15 +43,21 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
 
   constructor(generator: G, options: ClockSyncOptions = {}) {
     if (!generator || typeof generator.generate !== 'function' || typeof generator.clock !== 'function') {
-      throw new IdGeneratorOptionsError('ClockSync wraps a time-based generator (SnowflakeId, SafeJsSnowflakeId, CosIdGenerator)');
+      throw new IdGeneratorOptionsError(
+        'ClockSync wraps a time-based generator (SnowflakeId, SafeJsSnowflakeId, CosIdGenerator)',
+      );
     }
     const spin = options.spinThresholdMs ?? 5;
     const broken = options.brokenThresholdMs ?? 2_000;
     if (typeof spin !== 'number' || !Number.isFinite(spin) || spin < 0 || spin > MAX_SPIN_THRESHOLD_MS) {
-      throw new IdGeneratorOptionsError(`spinThresholdMs must be a number in [0, ${MAX_SPIN_THRESHOLD_MS}] (it blocks the event loop), got ${String(spin)}`);
+      throw new IdGeneratorOptionsError(
+        `spinThresholdMs must be a number in [0, ${MAX_SPIN_THRESHOLD_MS}] (it blocks the event loop), got ${String(spin)}`,
+      );
     }
     if (typeof broken !== 'number' || !Number.isFinite(broken) || broken < spin) {
-      throw new IdGeneratorOptionsError(`brokenThresholdMs must be a finite number not below spinThresholdMs (${spin}), got ${String(broken)}`);
+      throw new IdGeneratorOptionsError(
+        `brokenThresholdMs must be a finite number not below spinThresholdMs (${spin}), got ${String(broken)}`,
+      );
     }
     this.spinThresholdMs = spin;
     this.brokenThresholdMs = broken;
@@ -116,7 +124,11 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
     wait?.span?.setAttribute(BACKWARDS_MS, error.backwardsMs);
     try {
       if (error.backwardsMs > this.brokenThresholdMs) {
-        throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
+        throw new ClockBackwardsError(
+          error.lastTimestamp,
+          error.currentTimestamp,
+          `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`,
+        );
       }
       // The synchronous wait is bounded by real time, not by the size of the jump: a clock that
       // catches up within spinThresholdMs is waited out, whatever it jumped; one that does not
@@ -144,7 +156,9 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
       const wait = generatorTelemetry.begin('id_generator.clock_wait', clockWaits, 'generate_async');
       wait?.span?.setAttribute(BACKWARDS_MS, error.backwardsMs);
       try {
-        const id = await (wait === undefined ? this.waitAsync(generate, error) : wait.within(() => this.waitAsync(generate, error)));
+        const id = await (wait === undefined
+          ? this.waitAsync(generate, error)
+          : wait.within(() => this.waitAsync(generate, error)));
         wait?.end(CAUGHT_UP);
         issued.generateAsync++;
         return id;
@@ -162,7 +176,11 @@ export class ClockSync<G extends TimeBasedIdGenerator = TimeBasedIdGenerator> im
     for (;;) {
       const waited = monotonicNow() - started;
       if (error.backwardsMs + waited > this.brokenThresholdMs) {
-        throw new ClockBackwardsError(error.lastTimestamp, error.currentTimestamp, `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`);
+        throw new ClockBackwardsError(
+          error.lastTimestamp,
+          error.currentTimestamp,
+          `more than brokenThresholdMs (${this.brokenThresholdMs} ms): the clock is broken`,
+        );
       }
       if (error.backwardsMs <= this.spinThresholdMs) this.spinUntil(error.lastTimestamp);
       else await sleep(error.backwardsMs);

@@ -6,6 +6,8 @@ export class InvalidIdError extends IdGeneratorError {
     readonly id: unknown,
     reason: string,
   ) {
-    super(`Not a valid ID (${reason}): ${typeof id === 'string' ? JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id) : String(id)}`);
+    super(
+      `Not a valid ID (${reason}): ${typeof id === 'string' ? JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id) : String(id)}`,
+    );
   }
 }

@@ -7,6 +7,8 @@ export class TimestampOverflowError extends IdGeneratorError {
     min: number,
     max: number,
   ) {
-    super(`Timestamp ${timestamp} is outside the range this generator can encode [${min}, ${max}]: check the clock, the epoch and the timestamp bits`);
+    super(
+      `Timestamp ${timestamp} is outside the range this generator can encode [${min}, ${max}]: check the clock, the epoch and the timestamp bits`,
+    );
   }
 }

@@ -35,7 +35,13 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 6, arbitrary: fc.constant({ kind: 'stall' as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('back' as const), ms: fc.integer({ min: 1, max: 40 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('jump' as const), ms: fc.integer({ min: 60, max: 5_000 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('fraction' as const), part: fc.double({ min: 0.001, max: 0.999, noNaN: true }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('fraction' as const),
+      part: fc.double({ min: 0.001, max: 0.999, noNaN: true }),
+    }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'nan' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'negative' as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'unsafe' as const }) },
@@ -62,7 +68,8 @@ class PlayedClock {
     else if (s.kind === 'negative') reading = -this.t;
     else if (s.kind === 'unsafe') reading = 2 ** 60;
     else reading = 2 ** 50; // a safe integer past every layout used here (year 37648)
-    if (Number.isSafeInteger(reading) && reading >= 0 && reading < 2 ** 50) this.maxValid = Math.max(this.maxValid, reading);
+    if (Number.isSafeInteger(reading) && reading >= 0 && reading < 2 ** 50)
+      this.maxValid = Math.max(this.maxValid, reading);
     return reading;
   };
 }
@@ -78,7 +85,9 @@ interface Subject {
 
 const EPOCH = Date.UTC(2020, 0, 1);
 const snowflakeValue = (s: IdState, machineBits: number, sequenceBits: number): bigint =>
-  (BigInt(s.timestamp - EPOCH) << BigInt(machineBits + sequenceBits)) | (BigInt(s.machineId) << BigInt(sequenceBits)) | BigInt(s.sequence);
+  (BigInt(s.timestamp - EPOCH) << BigInt(machineBits + sequenceBits)) |
+  (BigInt(s.machineId) << BigInt(sequenceBits)) |
+  BigInt(s.sequence);
 
 const bare: Subject[] = [
   {
@@ -96,19 +105,29 @@ const bare: Subject[] = [
   },
   {
     name: 'SnowflakeId (decimal)',
-    make: (clock) => new SnowflakeId({ machineId: MACHINE, epoch: EPOCH, machineBits: 10, sequenceBits: 2, format: 'decimal', clock }),
+    make: (clock) =>
+      new SnowflakeId({ machineId: MACHINE, epoch: EPOCH, machineBits: 10, sequenceBits: 2, format: 'decimal', clock }),
     encode: (s) => snowflakeValue(s, 10, 2).toString(),
     less: (a, b) => BigInt(a) < BigInt(b),
   },
   {
     name: 'SafeJsSnowflakeId (decimal)',
-    make: (clock) => new SafeJsSnowflakeId({ machineId: MACHINE, epoch: EPOCH, machineBits: 5, sequenceBits: 2, clock }),
+    make: (clock) =>
+      new SafeJsSnowflakeId({ machineId: MACHINE, epoch: EPOCH, machineBits: 5, sequenceBits: 2, clock }),
     encode: (s) => snowflakeValue(s, 5, 2).toString(),
     less: (a, b) => Number(a) < Number(b),
   },
   {
     name: 'SafeJsSnowflakeId (radix62)',
-    make: (clock) => new SafeJsSnowflakeId({ machineId: MACHINE, epoch: EPOCH, machineBits: 5, sequenceBits: 2, format: 'radix62', clock }),
+    make: (clock) =>
+      new SafeJsSnowflakeId({
+        machineId: MACHINE,
+        epoch: EPOCH,
+        machineBits: 5,
+        sequenceBits: 2,
+        format: 'radix62',
+        clock,
+      }),
     encode: (s) => Radix62.encode(snowflakeValue(s, 5, 2), 9),
     less: (a, b) => a < b,
   },
@@ -116,7 +135,11 @@ const bare: Subject[] = [
 
 const subjects: Subject[] = [
   ...bare,
-  ...bare.map((s) => ({ ...s, name: `ClockSync(${s.name})`, make: (clock: () => number) => new ClockSync(s.make(clock), { spinThresholdMs: 1, brokenThresholdMs: 30 }) })),
+  ...bare.map((s) => ({
+    ...s,
+    name: `ClockSync(${s.name})`,
+    make: (clock: () => number) => new ClockSync(s.make(clock), { spinThresholdMs: 1, brokenThresholdMs: 30 }),
+  })),
 ];
 
 function check(condition: boolean, message: () => string): void {
@@ -128,28 +151,44 @@ const CLOCK_ERRORS = [ClockBackwardsError, InvalidClockReadingError, TimestampOv
 describe.each(subjects)('$name under arbitrary clock readings', (subject) => {
   it('issues unique, increasing IDs that parse back to what they encode and never run ahead of the clock, or throws a clock error', () => {
     fc.assert(
-      fc.property(fc.array(step, { minLength: 1, maxLength: 120 }), fc.integer({ min: 1, max: 200 }), (steps, calls) => {
-        const clock = new PlayedClock(steps);
-        const generator = subject.make(clock.now);
-        const ids: string[] = [];
-        for (let k = 0; k < calls; k++) {
-          let id: string;
-          try {
-            id = generator.generate();
-          } catch (error) {
-            if (!CLOCK_ERRORS.some((type) => error instanceof type)) throw error;
-            continue;
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 120 }),
+        fc.integer({ min: 1, max: 200 }),
+        (steps, calls) => {
+          const clock = new PlayedClock(steps);
+          const generator = subject.make(clock.now);
+          const ids: string[] = [];
+          for (let k = 0; k < calls; k++) {
+            let id: string;
+            try {
+              id = generator.generate();
+            } catch (error) {
+              if (!CLOCK_ERRORS.some((type) => error instanceof type)) throw error;
+              continue;
+            }
+            // Plain checks: expect() per ID would dominate the run time.
+            const state = generator.parse(id);
+            check(
+              Number.isSafeInteger(state.timestamp) && state.machineId === MACHINE,
+              () => `${id} parses to ${JSON.stringify(state)}`,
+            );
+            check(
+              state.timestamp <= clock.maxValid,
+              () => `${id} carries ${state.timestamp}, ahead of every reading (${clock.maxValid})`,
+            );
+            check(
+              subject.encode(state) === id,
+              () => `${id} parses to ${JSON.stringify(state)}, which encodes ${subject.encode(state)}`,
+            );
+            check(
+              ids.length === 0 || subject.less(ids[ids.length - 1], id),
+              () => `${id} does not follow ${ids[ids.length - 1]}`,
+            );
+            ids.push(id);
           }
-          // Plain checks: expect() per ID would dominate the run time.
-          const state = generator.parse(id);
-          check(Number.isSafeInteger(state.timestamp) && state.machineId === MACHINE, () => `${id} parses to ${JSON.stringify(state)}`);
-          check(state.timestamp <= clock.maxValid, () => `${id} carries ${state.timestamp}, ahead of every reading (${clock.maxValid})`);
-          check(subject.encode(state) === id, () => `${id} parses to ${JSON.stringify(state)}, which encodes ${subject.encode(state)}`);
-          check(ids.length === 0 || subject.less(ids[ids.length - 1], id), () => `${id} does not follow ${ids[ids.length - 1]}`);
-          ids.push(id);
-        }
-        check(new Set(ids).size === ids.length, () => 'an ID repeats');
-      }),
+          check(new Set(ids).size === ids.length, () => 'an ID repeats');
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -165,23 +204,28 @@ describe('readings that are not integer epoch milliseconds', () => {
   ];
   const makers = bare.map((s) => [s.name, s.make] as const);
 
-  it.each(makers)('%s refuses each with InvalidClockReadingError, first reading or later, and keeps working once the clock is sane', (_name, make) => {
-    for (const [, bad] of readings) {
-      const first = make(() => bad);
-      expect(() => first.generate()).toThrow(InvalidClockReadingError);
-      let reading = START;
-      const later = make(() => reading);
-      const before = later.generate();
-      reading = bad;
-      expect(() => later.generate()).toThrow(InvalidClockReadingError);
-      reading = START + 1;
-      const after = later.generate();
-      expect(later.parse(after).timestamp).toBe(START + 1);
-      expect(after).not.toBe(before);
-    }
-  });
+  it.each(makers)(
+    '%s refuses each with InvalidClockReadingError, first reading or later, and keeps working once the clock is sane',
+    (_name, make) => {
+      for (const [, bad] of readings) {
+        const first = make(() => bad);
+        expect(() => first.generate()).toThrow(InvalidClockReadingError);
+        let reading = START;
+        const later = make(() => reading);
+        const before = later.generate();
+        reading = bad;
+        expect(() => later.generate()).toThrow(InvalidClockReadingError);
+        reading = START + 1;
+        const after = later.generate();
+        expect(later.parse(after).timestamp).toBe(START + 1);
+        expect(after).not.toBe(before);
+      }
+    },
+  );
 
   it('the message says what a clock must return', () => {
-    expect(() => new CosIdGenerator({ machineId: 1, clock: () => START + 0.5 }).generate()).toThrow(/integer epoch milliseconds/);
+    expect(() => new CosIdGenerator({ machineId: 1, clock: () => START + 0.5 }).generate()).toThrow(
+      /integer epoch milliseconds/,
+    );
   });
 });

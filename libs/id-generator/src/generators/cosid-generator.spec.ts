@@ -26,9 +26,12 @@ function violationsOf(generator: CosIdGenerator, ids: string[], machineId: numbe
     if (previous) {
       if (!(id > previous.id)) violations.push(`${id} does not sort after ${previous.id}`);
       if (state.timestamp === previous.timestamp) {
-        if (state.sequence !== previous.sequence + 1) violations.push(`${id}: sequence ${state.sequence} after ${previous.sequence} in one millisecond`);
+        if (state.sequence !== previous.sequence + 1)
+          violations.push(`${id}: sequence ${state.sequence} after ${previous.sequence} in one millisecond`);
       } else if (state.timestamp < previous.timestamp || state.sequence !== 0) {
-        violations.push(`${id}: new millisecond ${state.timestamp} (after ${previous.timestamp}) starts at sequence ${state.sequence}`);
+        violations.push(
+          `${id}: new millisecond ${state.timestamp} (after ${previous.timestamp}) starts at sequence ${state.sequence}`,
+        );
       }
     }
     previous = { id, ...state };
@@ -57,20 +60,32 @@ describe('CosIdGenerator', () => {
 
   it('parse round-trips every field and the layout is 8 + 4 + 3 Radix62 characters', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 20 - 1 }), fc.integer({ min: 0, max: 2 ** 44 - 1 }), (machineId, timestamp) => {
-        const generator = new CosIdGenerator({ machineId, clock: () => timestamp });
-        const id = generator.generate();
-        expect(generator.parse(id)).toEqual({ timestamp, machineId, sequence: 0 });
-        expect(CosIdGenerator.parse(id)).toEqual({ timestamp, machineId, sequence: 0 });
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 20 - 1 }),
+        fc.integer({ min: 0, max: 2 ** 44 - 1 }),
+        (machineId, timestamp) => {
+          const generator = new CosIdGenerator({ machineId, clock: () => timestamp });
+          const id = generator.generate();
+          expect(generator.parse(id)).toEqual({ timestamp, machineId, sequence: 0 });
+          expect(CosIdGenerator.parse(id)).toEqual({ timestamp, machineId, sequence: 0 });
+        },
+      ),
     );
   });
 
   it('byte order of IDs from different machines is (time, machine, sequence) order', () => {
     fc.assert(
       fc.property(
-        fc.tuple(fc.integer({ min: 0, max: 2 ** 44 - 1 }), fc.integer({ min: 0, max: 2 ** 20 - 1 }), fc.integer({ min: 0, max: 3 })),
-        fc.tuple(fc.integer({ min: 0, max: 2 ** 44 - 1 }), fc.integer({ min: 0, max: 2 ** 20 - 1 }), fc.integer({ min: 0, max: 3 })),
+        fc.tuple(
+          fc.integer({ min: 0, max: 2 ** 44 - 1 }),
+          fc.integer({ min: 0, max: 2 ** 20 - 1 }),
+          fc.integer({ min: 0, max: 3 }),
+        ),
+        fc.tuple(
+          fc.integer({ min: 0, max: 2 ** 44 - 1 }),
+          fc.integer({ min: 0, max: 2 ** 20 - 1 }),
+          fc.integer({ min: 0, max: 3 }),
+        ),
         (a, b) => {
           const make = ([t, m, n]: [number, number, number]): string => {
             const g = new CosIdGenerator({ machineId: m, clock: () => t });
@@ -145,7 +160,7 @@ describe('CosIdGenerator', () => {
     expect(generator.parse(next).timestamp).toBe(T0 + 1);
   });
 
-  it('with reading reuse on (the default clock\'s setting), reads the clock afresh after the synchronous run ends, and at least every 8th ID within one', async () => {
+  it("with reading reuse on (the default clock's setting), reads the clock afresh after the synchronous run ends, and at least every 8th ID within one", async () => {
     const clock = new ScriptedClock([T0]);
     const generator = new CosIdGenerator({ machineId: 1, clock: clock.now, clockReadingReuse: 7 });
     for (let i = 0; i < 80; i++) generator.generate();

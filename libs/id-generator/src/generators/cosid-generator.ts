@@ -15,7 +15,8 @@ let sequenceTable: string[] | undefined;
 function sequences(): string[] {
   if (!sequenceTable) {
     sequenceTable = new Array<string>(MAX_SEQUENCE + 1);
-    for (let i = 0; i <= MAX_SEQUENCE; i++) sequenceTable[i] = Radix62.ALPHABET[Math.floor(i / 3844)] + RADIX62_PAIRS[i % 3844];
+    for (let i = 0; i <= MAX_SEQUENCE; i++)
+      sequenceTable[i] = Radix62.ALPHABET[Math.floor(i / 3844)] + RADIX62_PAIRS[i % 3844];
   }
   return sequenceTable;
 }
@@ -38,7 +39,12 @@ export class CosIdGenerator extends TimeBasedIdGeneratorBase {
   private prefix = '';
 
   constructor(options: TimeBasedGeneratorOptions) {
-    super(options, { minTimestamp: 0, maxTimestamp: 2 ** TIMESTAMP_BITS - 1, machineBits: MACHINE_BITS, sequenceBits: SEQUENCE_BITS });
+    super(options, {
+      minTimestamp: 0,
+      maxTimestamp: 2 ** TIMESTAMP_BITS - 1,
+      machineBits: MACHINE_BITS,
+      sequenceBits: SEQUENCE_BITS,
+    });
     this.machineText = encodeRadix62Fixed(this.machineId, MACHINE_CHARS);
     this.suffixes = sequences();
   }

@@ -19,13 +19,19 @@ export class NanoIdGenerator implements AsyncIdGenerator {
 
   constructor(options: NanoIdGeneratorOptions = {}) {
     const size = options.size ?? 21;
-    if (!Number.isInteger(size) || size < 1 || size > 1024) throw new IdGeneratorOptionsError(`size must be an integer in [1, 1024], got ${String(size)}`);
+    if (!Number.isInteger(size) || size < 1 || size > 1024)
+      throw new IdGeneratorOptionsError(`size must be an integer in [1, 1024], got ${String(size)}`);
     this.size = size;
     if (options.alphabet === undefined) {
       this.next = () => nanoid(size);
     } else {
       const { alphabet } = options;
-      if (typeof alphabet !== 'string' || alphabet.length < 2 || alphabet.length > 256 || new Set(alphabet).size !== alphabet.length) {
+      if (
+        typeof alphabet !== 'string' ||
+        alphabet.length < 2 ||
+        alphabet.length > 256 ||
+        new Set(alphabet).size !== alphabet.length
+      ) {
         throw new IdGeneratorOptionsError('alphabet must be a string of 2 to 256 distinct characters');
       }
       this.next = customAlphabet(alphabet, size);

@@ -17,18 +17,32 @@ describe('SafeJsSnowflakeId', () => {
       const n = g.generateNumber();
       expect(Number.isSafeInteger(n)).toBe(true);
     }
-    expect(g.parse(Number.MAX_SAFE_INTEGER)).toEqual({ timestamp: g.epoch + 2 ** 41 - 1, machineId: 31, sequence: 127 });
+    expect(g.parse(Number.MAX_SAFE_INTEGER)).toEqual({
+      timestamp: g.epoch + 2 ** 41 - 1,
+      machineId: 31,
+      sequence: 127,
+    });
   });
 
   it('numbers strictly increase, decimal and Radix62 strings parse back, any layout', () => {
     fc.assert(
       fc.property(
-        fc.record({ timestampBits: fc.integer({ min: 30, max: 42 }), machineBits: fc.integer({ min: 0, max: 6 }), sequenceBits: fc.integer({ min: 1, max: 5 }) }),
+        fc.record({
+          timestampBits: fc.integer({ min: 30, max: 42 }),
+          machineBits: fc.integer({ min: 0, max: 6 }),
+          sequenceBits: fc.integer({ min: 1, max: 5 }),
+        }),
         fc.nat(),
         fc.constantFrom('decimal' as const, 'radix62' as const),
         (layout, seed, format) => {
           const machineId = seed % 2 ** layout.machineBits;
-          const g = new SafeJsSnowflakeId({ ...layout, machineId, format, epoch: 1_700_000_000_000, clock: new SteppingClock(1_700_000_000_000 + (seed % (2 ** layout.timestampBits - 100_000)), 7).now });
+          const g = new SafeJsSnowflakeId({
+            ...layout,
+            machineId,
+            format,
+            epoch: 1_700_000_000_000,
+            clock: new SteppingClock(1_700_000_000_000 + (seed % (2 ** layout.timestampBits - 100_000)), 7).now,
+          });
           const problems: string[] = [];
           const valueOf = (text: string): number => (format === 'decimal' ? Number(text) : Radix62.decodeNumber(text));
           let previous = -1;
@@ -39,7 +53,8 @@ describe('SafeJsSnowflakeId', () => {
               const text = g.generate();
               value = valueOf(text);
               if (format === 'radix62' && !(text > previousText)) problems.push(`${text} after ${previousText}`);
-              if (JSON.stringify(g.parse(text)) !== JSON.stringify(g.parse(value))) problems.push(`${text} parses unlike ${value}`);
+              if (JSON.stringify(g.parse(text)) !== JSON.stringify(g.parse(value)))
+                problems.push(`${text} parses unlike ${value}`);
               previousText = text;
             } else {
               value = g.generateNumber();
@@ -47,7 +62,10 @@ describe('SafeJsSnowflakeId', () => {
             }
             const state = g.parse(value);
             if (state.machineId !== machineId) problems.push(`machine ${state.machineId}`);
-            const rebuilt = (state.timestamp - g.epoch) * 2 ** (layout.machineBits + layout.sequenceBits) + state.machineId * 2 ** layout.sequenceBits + state.sequence;
+            const rebuilt =
+              (state.timestamp - g.epoch) * 2 ** (layout.machineBits + layout.sequenceBits) +
+              state.machineId * 2 ** layout.sequenceBits +
+              state.sequence;
             if (rebuilt !== value) problems.push(`${value} parses to ${JSON.stringify(state)}`);
             if (!(value > previous)) problems.push(`${value} after ${previous}`);
             previous = value;
@@ -70,7 +88,9 @@ describe('SafeJsSnowflakeId', () => {
   });
 
   it('rejects layouts past 53 bits and foreign IDs', () => {
-    expect(() => new SafeJsSnowflakeId({ machineId: 1, timestampBits: 42, machineBits: 5, sequenceBits: 7 })).toThrow(IdGeneratorOptionsError);
+    expect(() => new SafeJsSnowflakeId({ machineId: 1, timestampBits: 42, machineBits: 5, sequenceBits: 7 })).toThrow(
+      IdGeneratorOptionsError,
+    );
     expect(() => new SafeJsSnowflakeId({ machineId: 32 })).toThrow(IdGeneratorOptionsError);
     const g = new SafeJsSnowflakeId({ machineId: 1 });
     expect(() => g.parse('-1')).toThrow(InvalidIdError);

@@ -27,7 +27,9 @@ export class SafeJsSnowflakeId extends TimeBasedIdGeneratorBase {
   constructor(options: SnowflakeIdOptions) {
     const epoch = options?.epoch ?? SNOWFLAKE_DEFAULT_EPOCH;
     if (typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 0) {
-      throw new IdGeneratorOptionsError(`epoch must be a non-negative integer of epoch milliseconds, got ${String(epoch)}`);
+      throw new IdGeneratorOptionsError(
+        `epoch must be a non-negative integer of epoch milliseconds, got ${String(epoch)}`,
+      );
     }
     const timestampBits = assertBits('timestampBits', options?.timestampBits ?? 41, 1, 52);
     const machineBits = assertBits('machineBits', options?.machineBits ?? 5, 0, 30);
@@ -37,9 +39,15 @@ export class SafeJsSnowflakeId extends TimeBasedIdGeneratorBase {
         `timestampBits + machineBits + sequenceBits must not exceed ${SAFE_BITS} (Number.MAX_SAFE_INTEGER), got ${timestampBits + machineBits + sequenceBits}`,
       );
     }
-    super(options, { minTimestamp: epoch, maxTimestamp: Math.min(epoch + 2 ** timestampBits - 1, Number.MAX_SAFE_INTEGER), machineBits, sequenceBits });
+    super(options, {
+      minTimestamp: epoch,
+      maxTimestamp: Math.min(epoch + 2 ** timestampBits - 1, Number.MAX_SAFE_INTEGER),
+      machineBits,
+      sequenceBits,
+    });
     const format = options.format ?? 'decimal';
-    if (format !== 'radix62' && format !== 'decimal') throw new IdGeneratorOptionsError(`format must be 'radix62' or 'decimal', got ${String(format)}`);
+    if (format !== 'radix62' && format !== 'decimal')
+      throw new IdGeneratorOptionsError(`format must be 'radix62' or 'decimal', got ${String(format)}`);
     this.epoch = epoch;
     this.timestampBits = timestampBits;
     this.machineBits = machineBits;
@@ -67,13 +75,18 @@ export class SafeJsSnowflakeId extends TimeBasedIdGeneratorBase {
     } else if (typeof id !== 'string') {
       throw new InvalidIdError(id, 'expected a string or number');
     } else if (this.format === 'radix62') {
-      if (id.length !== this.width) throw new InvalidIdError(id, `a Radix62 SafeJsSnowflakeId of this layout has ${this.width} characters`);
+      if (id.length !== this.width)
+        throw new InvalidIdError(id, `a Radix62 SafeJsSnowflakeId of this layout has ${this.width} characters`);
       value = Radix62.decodeNumber(id);
     } else {
       if (!/^(0|[1-9][0-9]{0,15})$/.test(id)) throw new InvalidIdError(id, 'expected a decimal number');
       value = Number(id);
     }
-    if (!Number.isSafeInteger(value) || value < 0 || value >= 2 ** (this.timestampBits + this.machineBits + this.sequenceBits)) {
+    if (
+      !Number.isSafeInteger(value) ||
+      value < 0 ||
+      value >= 2 ** (this.timestampBits + this.machineBits + this.sequenceBits)
+    ) {
       throw new InvalidIdError(id, 'outside the range of this layout');
     }
     const low = value % this.lowSpan;

@@ -75,7 +75,10 @@ describe.each([
 
   it('numbers from many generators on one key never collide, and each generator counts up', async () => {
     const k = key();
-    const generators = Array.from({ length: 6 }, () => new SegmentId({ ...backend.source(), key: k, segmentSize: 97, prefetchSegments: 2 }));
+    const generators = Array.from(
+      { length: 6 },
+      () => new SegmentId({ ...backend.source(), key: k, segmentSize: 97, prefetchSegments: 2 }),
+    );
     const all: number[] = [];
     await Promise.all(
       generators.map(async (g) => {
@@ -124,7 +127,9 @@ describe.each([
     expect(() => new SegmentId({ ...backend.source(), key: '' })).toThrow(IdGeneratorOptionsError);
     expect(() => new SegmentId({ ...backend.source(), key: 'k', segmentSize: 0 })).toThrow(IdGeneratorOptionsError);
     expect(() => new SegmentId({ redis: undefined as never, key: 'k' })).toThrow(IdGeneratorOptionsError);
-    expect(() => new SegmentId({ redis: {} as never, source: new RedisSegmentSource({} as never), key: 'k' })).toThrow(/one source/);
+    expect(() => new SegmentId({ redis: {} as never, source: new RedisSegmentSource({} as never), key: 'k' })).toThrow(
+      /one source/,
+    );
     const g = new SegmentId({ ...backend.source(), key: key() });
     g.close();
     await expect(g.generateAsync()).rejects.toThrow(/closed/);
@@ -146,7 +151,10 @@ describe('PostgresSegmentSource', () => {
   });
 
   it('creates its table on first use (concurrent first uses included) and hands out disjoint blocks from one row per name', async () => {
-    const sources = Array.from({ length: 4 }, () => new PostgresSegmentSource(pool, { schema: schema.schema, tablePrefix: 'first_' }));
+    const sources = Array.from(
+      { length: 4 },
+      () => new PostgresSegmentSource(pool, { schema: schema.schema, tablePrefix: 'first_' }),
+    );
     const marks = await Promise.all(Array.from({ length: 40 }, (_, i) => sources[i % 4].reserve('orders', 10)));
     expect([...marks].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => 10 * (i + 1)));
     const rows = (await pool.query(`SELECT name, max FROM ${sources[0].table}`)).rows;
@@ -155,13 +163,16 @@ describe('PostgresSegmentSource', () => {
 
   it('never joins a transaction the caller has open: a block stays taken when that transaction rolls back', async () => {
     // The ambient-transaction slot the other ddd-kit libraries read (see COMMON protocol in the README).
-    const storage = ((globalThis as any)[Symbol.for('@ddd-kit/pg-ambient-transaction')] ??= new AsyncLocalStorage<unknown>()) as AsyncLocalStorage<unknown>;
+    const storage = ((globalThis as any)[Symbol.for('@ddd-kit/pg-ambient-transaction')] ??=
+      new AsyncLocalStorage<unknown>()) as AsyncLocalStorage<unknown>;
     const source = new PostgresSegmentSource(pool, { schema: schema.schema });
     await source.reserve('ambient', 5);
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const mark = await storage.run({ pool, client }, () => new SegmentId({ source, key: 'ambient', segmentSize: 5, prefetchSegments: 1 }).generateAsync());
+      const mark = await storage.run({ pool, client }, () =>
+        new SegmentId({ source, key: 'ambient', segmentSize: 5, prefetchSegments: 1 }).generateAsync(),
+      );
       expect(mark).toBe('6');
       await client.query('ROLLBACK');
     } finally {

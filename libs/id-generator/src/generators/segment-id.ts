@@ -62,7 +62,9 @@ export class SegmentId implements AsyncIdGenerator {
 
   constructor(options: SegmentIdOptions) {
     if (!options || (options.redis === undefined) === (options.source === undefined)) {
-      throw new IdGeneratorOptionsError('SegmentId needs one source of blocks: redis (an ioredis client) or source (e.g. new PostgresSegmentSource(pool))');
+      throw new IdGeneratorOptionsError(
+        'SegmentId needs one source of blocks: redis (an ioredis client) or source (e.g. new PostgresSegmentSource(pool))',
+      );
     }
     if (options.source !== undefined && typeof options.source.reserve !== 'function') {
       throw new IdGeneratorOptionsError('SegmentId: source must have reserve(key, size)');
@@ -71,7 +73,8 @@ export class SegmentId implements AsyncIdGenerator {
       throw new IdGeneratorOptionsError('SegmentId needs a key: a non-empty string of at most 1,024 characters');
     }
     const size = options.segmentSize ?? 1_000;
-    if (!Number.isSafeInteger(size) || size < 1) throw new IdGeneratorOptionsError(`segmentSize must be a positive integer, got ${String(size)}`);
+    if (!Number.isSafeInteger(size) || size < 1)
+      throw new IdGeneratorOptionsError(`segmentSize must be a positive integer, got ${String(size)}`);
     const prefetch = options.prefetchSegments ?? 2;
     if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > 1_000) {
       throw new IdGeneratorOptionsError(`prefetchSegments must be an integer in [1, 1000], got ${String(prefetch)}`);
@@ -160,7 +163,12 @@ export class SegmentId implements AsyncIdGenerator {
   private onSegment(to: number): boolean {
     this.inFlight--;
     if (!Number.isSafeInteger(to) || to > Number.MAX_SAFE_INTEGER || to < this.segmentSize) {
-      this.onFailure(new IdGeneratorError(`SegmentId "${this.key}": the source answered ${String(to)}, not a mark past ${this.segmentSize} below Number.MAX_SAFE_INTEGER; use a new key`), false);
+      this.onFailure(
+        new IdGeneratorError(
+          `SegmentId "${this.key}": the source answered ${String(to)}, not a mark past ${this.segmentSize} below Number.MAX_SAFE_INTEGER; use a new key`,
+        ),
+        false,
+      );
       return false;
     }
     this.lastError = undefined;

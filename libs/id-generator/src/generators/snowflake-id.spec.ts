@@ -21,7 +21,11 @@ const layouts = fc
 
 /** The value an ID must encode, computed independently of the generator's fast path. */
 function expectedValue(g: SnowflakeId, timestamp: number, machineId: number, sequence: number): bigint {
-  return (BigInt(timestamp - g.epoch) << BigInt(g.machineBits + g.sequenceBits)) | (BigInt(machineId) << BigInt(g.sequenceBits)) | BigInt(sequence);
+  return (
+    (BigInt(timestamp - g.epoch) << BigInt(g.machineBits + g.sequenceBits)) |
+    (BigInt(machineId) << BigInt(g.sequenceBits)) |
+    BigInt(sequence)
+  );
 }
 
 describe('SnowflakeId', () => {
@@ -34,47 +38,64 @@ describe('SnowflakeId', () => {
 
   it('every layout: Radix62 IDs strictly increase as strings, bigints as numbers, and both parse back', () => {
     fc.assert(
-      fc.property(layouts, fc.nat(), fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 300 }), (layout, seed, steps) => {
-        const machineId = seed % 2 ** layout.machineBits;
-        const epoch = T0 - 1_000_000 - (seed % 1_000_000);
-        let t = epoch + (seed % (2 ** layout.timestampBits - 10_000));
-        let i = 0;
-        // Any pace, but never standing still for more than three readings.
-        const g = new SnowflakeId({ ...layout, machineId, epoch, clock: () => (t += i % 3 === 2 ? 1 + steps[i++ % steps.length] : steps[i++ % steps.length]) });
-        let previous: { text: string; value: bigint } | undefined;
-        const problems: string[] = [];
-        for (let k = 0; k < steps.length; k++) {
-          const text = k % 2 === 0 ? g.generate() : Radix62.encode(g.generateBigInt(), g.width);
-          const state = g.parse(text);
-          const value = expectedValue(g, state.timestamp, state.machineId, state.sequence);
-          if (state.machineId !== machineId) problems.push(`machine ${state.machineId}`);
-          if (state.timestamp > t) problems.push(`${text} is ahead of the clock`);
-          if (text !== Radix62.encode(value, g.width)) problems.push(`${text} is not the Radix62 of ${value}`);
-          if (g.parse(value).sequence !== state.sequence) problems.push('bigint parse differs');
-          if (previous && !(text > previous.text && value > previous.value)) problems.push(`${text} after ${previous.text}`);
-          previous = { text, value };
-        }
-        expect(problems).toEqual([]);
-      }),
+      fc.property(
+        layouts,
+        fc.nat(),
+        fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 300 }),
+        (layout, seed, steps) => {
+          const machineId = seed % 2 ** layout.machineBits;
+          const epoch = T0 - 1_000_000 - (seed % 1_000_000);
+          let t = epoch + (seed % (2 ** layout.timestampBits - 10_000));
+          let i = 0;
+          // Any pace, but never standing still for more than three readings.
+          const g = new SnowflakeId({
+            ...layout,
+            machineId,
+            epoch,
+            clock: () => (t += i % 3 === 2 ? 1 + steps[i++ % steps.length] : steps[i++ % steps.length]),
+          });
+          let previous: { text: string; value: bigint } | undefined;
+          const problems: string[] = [];
+          for (let k = 0; k < steps.length; k++) {
+            const text = k % 2 === 0 ? g.generate() : Radix62.encode(g.generateBigInt(), g.width);
+            const state = g.parse(text);
+            const value = expectedValue(g, state.timestamp, state.machineId, state.sequence);
+            if (state.machineId !== machineId) problems.push(`machine ${state.machineId}`);
+            if (state.timestamp > t) problems.push(`${text} is ahead of the clock`);
+            if (text !== Radix62.encode(value, g.width)) problems.push(`${text} is not the Radix62 of ${value}`);
+            if (g.parse(value).sequence !== state.sequence) problems.push('bigint parse differs');
+            if (previous && !(text > previous.text && value > previous.value))
+              problems.push(`${text} after ${previous.text}`);
+            previous = { text, value };
+          }
+          expect(problems).toEqual([]);
+        },
+      ),
     );
   });
 
   it('the fast string path equals the exact encoding at any timestamp (carry across the split included)', () => {
     fc.assert(
-      fc.property(layouts, fc.nat(), fc.integer({ min: 1, max: 40 }), fc.constantFrom('radix62' as const, 'decimal' as const), (layout, seed, count, format) => {
-        const machineId = seed % 2 ** layout.machineBits;
-        const timestamp = SNOWFLAKE_DEFAULT_EPOCH + (seed % (2 ** layout.timestampBits - 1_000));
-        const g = new SnowflakeId({ ...layout, machineId, format, clock: new SteppingClock(timestamp, 50).now });
-        const problems: string[] = [];
-        for (let k = 0; k < count; k++) {
-          const text = g.generate();
-          const state = g.parse(text);
-          const value = expectedValue(g, state.timestamp, state.machineId, state.sequence);
-          const exact = format === 'radix62' ? Radix62.encode(value, g.width) : value.toString();
-          if (text !== exact) problems.push(`${text} ≠ ${exact}`);
-        }
-        expect(problems).toEqual([]);
-      }),
+      fc.property(
+        layouts,
+        fc.nat(),
+        fc.integer({ min: 1, max: 40 }),
+        fc.constantFrom('radix62' as const, 'decimal' as const),
+        (layout, seed, count, format) => {
+          const machineId = seed % 2 ** layout.machineBits;
+          const timestamp = SNOWFLAKE_DEFAULT_EPOCH + (seed % (2 ** layout.timestampBits - 1_000));
+          const g = new SnowflakeId({ ...layout, machineId, format, clock: new SteppingClock(timestamp, 50).now });
+          const problems: string[] = [];
+          for (let k = 0; k < count; k++) {
+            const text = g.generate();
+            const state = g.parse(text);
+            const value = expectedValue(g, state.timestamp, state.machineId, state.sequence);
+            const exact = format === 'radix62' ? Radix62.encode(value, g.width) : value.toString();
+            if (text !== exact) problems.push(`${text} ≠ ${exact}`);
+          }
+          expect(problems).toEqual([]);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -155,10 +176,16 @@ describe('SnowflakeId', () => {
   });
 
   it('rejects clocks outside its range and invalid layouts', () => {
-    expect(() => new SnowflakeId({ machineId: 1, clock: () => SNOWFLAKE_DEFAULT_EPOCH - 1 }).generate()).toThrow(TimestampOverflowError);
-    expect(() => new SnowflakeId({ machineId: 1, timestampBits: 30, clock: () => SNOWFLAKE_DEFAULT_EPOCH + 2 ** 30 }).generate()).toThrow(TimestampOverflowError);
+    expect(() => new SnowflakeId({ machineId: 1, clock: () => SNOWFLAKE_DEFAULT_EPOCH - 1 }).generate()).toThrow(
+      TimestampOverflowError,
+    );
+    expect(() =>
+      new SnowflakeId({ machineId: 1, timestampBits: 30, clock: () => SNOWFLAKE_DEFAULT_EPOCH + 2 ** 30 }).generate(),
+    ).toThrow(TimestampOverflowError);
     expect(() => new SnowflakeId({ machineId: 1024 })).toThrow(IdGeneratorOptionsError);
-    expect(() => new SnowflakeId({ machineId: 1, timestampBits: 45, machineBits: 10, sequenceBits: 12 })).toThrow(/must not exceed 63/);
+    expect(() => new SnowflakeId({ machineId: 1, timestampBits: 45, machineBits: 10, sequenceBits: 12 })).toThrow(
+      /must not exceed 63/,
+    );
     expect(() => new SnowflakeId({ machineId: 1, sequenceBits: 0 })).toThrow(IdGeneratorOptionsError);
     expect(() => new SnowflakeId({ machineId: 1, epoch: -5 })).toThrow(IdGeneratorOptionsError);
     expect(() => new SnowflakeId({ machineId: 1, format: 'hex' as never })).toThrow(IdGeneratorOptionsError);

@@ -10,7 +10,9 @@ const MAX_LOW_BITS = 40;
 
 function assertEpoch(epoch: unknown): number {
   if (typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 0) {
-    throw new IdGeneratorOptionsError(`epoch must be a non-negative integer of epoch milliseconds, got ${String(epoch)}`);
+    throw new IdGeneratorOptionsError(
+      `epoch must be a non-negative integer of epoch milliseconds, got ${String(epoch)}`,
+    );
   }
   return epoch;
 }
@@ -67,7 +69,8 @@ export class SnowflakeId extends TimeBasedIdGeneratorBase {
       sequenceBits,
     });
     const format = options.format ?? 'radix62';
-    if (format !== 'radix62' && format !== 'decimal') throw new IdGeneratorOptionsError(`format must be 'radix62' or 'decimal', got ${String(format)}`);
+    if (format !== 'radix62' && format !== 'decimal')
+      throw new IdGeneratorOptionsError(`format must be 'radix62' or 'decimal', got ${String(format)}`);
     this.epoch = epoch;
     this.timestampBits = timestampBits;
     this.machineBits = machineBits;
@@ -112,7 +115,8 @@ export class SnowflakeId extends TimeBasedIdGeneratorBase {
     } else if (typeof id !== 'string') {
       throw new InvalidIdError(id, 'expected a string or bigint');
     } else if (this.format === 'radix62') {
-      if (id.length !== this.width) throw new InvalidIdError(id, `a Radix62 Snowflake of this layout has ${this.width} characters`);
+      if (id.length !== this.width)
+        throw new InvalidIdError(id, `a Radix62 Snowflake of this layout has ${this.width} characters`);
       value = Radix62.decode(id);
     } else {
       if (!/^(0|[1-9][0-9]{0,18})$/.test(id)) throw new InvalidIdError(id, 'expected a decimal number');
@@ -136,7 +140,8 @@ export class SnowflakeId extends TimeBasedIdGeneratorBase {
   }
 
   private encodeHigh(high: bigint): string {
-    if (this.format === 'radix62') return this.width > this.lowChars ? Radix62.encode(high, this.width - this.lowChars) : '';
+    if (this.format === 'radix62')
+      return this.width > this.lowChars ? Radix62.encode(high, this.width - this.lowChars) : '';
     return high === 0n ? '' : high.toString();
   }
 }

@@ -3,8 +3,21 @@ import { ClockStalledError } from '../errors/clock-stalled.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { InvalidIdError } from '../errors/invalid-id.error.js';
 import { TimestampOverflowError } from '../errors/timestamp-overflow.error.js';
-import { CATCH_UP_LIMIT_MS, CLOCK_READING_REUSE, checkReading, monotonicNow, NEXT_TICK_SPIN_LIMIT_MS, toClock } from '../clock/clock.utils.js';
-import type { Clock, IdState, MachineIdLeaseLike, TimeBasedGeneratorOptions, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
+import {
+  CATCH_UP_LIMIT_MS,
+  CLOCK_READING_REUSE,
+  checkReading,
+  monotonicNow,
+  NEXT_TICK_SPIN_LIMIT_MS,
+  toClock,
+} from '../clock/clock.utils.js';
+import type {
+  Clock,
+  IdState,
+  MachineIdLeaseLike,
+  TimeBasedGeneratorOptions,
+  TimeBasedIdGenerator,
+} from '../id-generator.interfaces.js';
 
 /** Readings of an unchanged clock before a stall can be declared. */
 const STALL_MIN_READS = 100_000;
@@ -67,7 +80,8 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
   };
 
   protected constructor(options: TimeBasedGeneratorOptions, layout: TimeLayout) {
-    if (!options || typeof options !== 'object') throw new IdGeneratorOptionsError('options with a machineId are required');
+    if (!options || typeof options !== 'object')
+      throw new IdGeneratorOptionsError('options with a machineId are required');
     this.layout = layout;
     const maxMachineId = 2 ** layout.machineBits - 1;
     const { machineId } = options;
@@ -78,12 +92,19 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
     }
     this.machineId = machineId;
     this.clock = toClock(options.clock);
-    this.readingReuse = assertBits('clockReadingReuse', options.clockReadingReuse ?? (options.clock === undefined ? CLOCK_READING_REUSE : 0), 0, 64);
+    this.readingReuse = assertBits(
+      'clockReadingReuse',
+      options.clockReadingReuse ?? (options.clock === undefined ? CLOCK_READING_REUSE : 0),
+      0,
+      64,
+    );
     this.lease = options.lease;
     this.maxSequence = 2 ** layout.sequenceBits - 1;
     const floor = options.lastTimestamp;
     if (floor !== undefined && (typeof floor !== 'number' || !Number.isSafeInteger(floor) || floor < 0)) {
-      throw new IdGeneratorOptionsError(`lastTimestamp must be a non-negative integer (epoch ms), got ${String(floor)}`);
+      throw new IdGeneratorOptionsError(
+        `lastTimestamp must be a non-negative integer (epoch ms), got ${String(floor)}`,
+      );
     }
     // The floor's millisecond counts as used up: the next ID lies strictly after it.
     this.lastTs = floor ?? -1;
@@ -213,7 +234,8 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
       if (now > last) return now;
       if (now < last) throw new ClockBackwardsError(last, now);
       if (deadline === 0) deadline = monotonicNow() + NEXT_TICK_SPIN_LIMIT_MS;
-      else if (reads > STALL_MIN_READS && (reads & 1023) === 0 && monotonicNow() > deadline) throw new ClockStalledError(last, NEXT_TICK_SPIN_LIMIT_MS);
+      else if (reads > STALL_MIN_READS && (reads & 1023) === 0 && monotonicNow() > deadline)
+        throw new ClockStalledError(last, NEXT_TICK_SPIN_LIMIT_MS);
     }
   }
 

@@ -1,3 +1,7 @@
 // `@ddd-kit/id-generator/health`: health indicators for `@nestjs/terminus` (an optional peer:
 // only applications that import this entry need it installed).
-export { MachineIdHealthIndicator, type MachineIdHealthCheckOptions, type MachineIdHealthDetails } from './machine-id.health-indicator.js';
+export {
+  MachineIdHealthIndicator,
+  type MachineIdHealthCheckOptions,
+  type MachineIdHealthDetails,
+} from './machine-id.health-indicator.js';

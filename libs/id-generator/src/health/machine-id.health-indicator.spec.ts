@@ -21,12 +21,17 @@ const quiet = { log: () => undefined, warn: () => undefined, error: () => undefi
 type Entry = Record<string, unknown> & { status: string };
 
 /** Polls the indicator until `accept` holds for its entry; fails with the last entry after a generous deadline. */
-async function until(indicator: MachineIdHealthIndicator, accept: (entry: Entry) => boolean, options?: MachineIdHealthCheckOptions): Promise<Entry> {
+async function until(
+  indicator: MachineIdHealthIndicator,
+  accept: (entry: Entry) => boolean,
+  options?: MachineIdHealthCheckOptions,
+): Promise<Entry> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const entry = (await indicator.isHealthy('lease', options)).lease as Entry;
     if (accept(entry)) return entry;
-    if (Date.now() > deadline) throw new Error(`the indicator never reported what was expected; last: ${JSON.stringify(entry)}`);
+    if (Date.now() > deadline)
+      throw new Error(`the indicator never reported what was expected; last: ${JSON.stringify(entry)}`);
     await sleep(20);
   }
 }
@@ -60,7 +65,10 @@ describe('MachineIdHealthIndicator', () => {
     const namespace = uniqueName('health');
     namespaces.push(namespace);
     const holder = await MachineIdHolder.acquire({
-      distributor: new RedisMachineIdDistributor(proxied, { safeGuardMs: options.safeGuardMs, guardIntervalMs: options.guardIntervalMs }),
+      distributor: new RedisMachineIdDistributor(proxied, {
+        safeGuardMs: options.safeGuardMs,
+        guardIntervalMs: options.guardIntervalMs,
+      }),
       namespace,
       machineBits: options.machineBits ?? 4,
       instanceId: 'web-1',
@@ -112,7 +120,11 @@ describe('MachineIdHealthIndicator', () => {
     proxy.blackhole();
     try {
       const down = await until(indicator, (entry) => entry.status === 'down', options);
-      expect(down.message).toMatch(new RegExp(`^the lease of machine ID ${holder.machineId} has \\d+ ms left, less than 8000: heartbeats are failing$`));
+      expect(down.message).toMatch(
+        new RegExp(
+          `^the lease of machine ID ${holder.machineId} has \\d+ ms left, less than 8000: heartbeats are failing$`,
+        ),
+      );
       expect(holder.lease.valid).toBe(true); // IDs may still be issued: only the margin is gone
     } finally {
       proxy.heal({ reset: true });
@@ -146,8 +158,18 @@ describe('MachineIdHealthIndicator', () => {
     });
 
     // The other ID is given back: the holder acquires it, and readiness returns.
-    await direct.revert({ namespace, machineBits: 1, instanceId: 'other', machineId: other.machineId, lastTimestamp: Date.now() });
-    expect(await until(indicator, (entry) => entry.status === 'up')).toMatchObject({ held: true, lost: false, machineId: other.machineId });
+    await direct.revert({
+      namespace,
+      machineBits: 1,
+      instanceId: 'other',
+      machineId: other.machineId,
+      lastTimestamp: Date.now(),
+    });
+    expect(await until(indicator, (entry) => entry.status === 'up')).toMatchObject({
+      held: true,
+      lost: false,
+      machineId: other.machineId,
+    });
   });
 
   it('is down once the machine ID was released (shutdown)', async () => {
@@ -161,9 +183,17 @@ describe('MachineIdHealthIndicator', () => {
   });
 
   it('reports a fixed machine ID as held for ever (remainingMs null)', async () => {
-    const holder = await MachineIdHolder.acquire({ distributor: new ManualMachineIdDistributor(7), namespace: 'n', machineBits: 10, instanceId: 'i', logger: quiet });
+    const holder = await MachineIdHolder.acquire({
+      distributor: new ManualMachineIdDistributor(7),
+      namespace: 'n',
+      machineBits: 10,
+      instanceId: 'i',
+      logger: quiet,
+    });
     holders.push(holder);
-    expect((await new MachineIdHealthIndicator(new HealthIndicatorService(), holder).isHealthy())['machine-id']).toEqual({
+    expect(
+      (await new MachineIdHealthIndicator(new HealthIndicatorService(), holder).isHealthy())['machine-id'],
+    ).toEqual({
       status: 'up',
       held: true,
       lost: false,
@@ -190,7 +220,9 @@ describe('MachineIdHealthIndicator', () => {
     @Module({ imports: [TerminusModule], controllers: [HealthController], providers: [MachineIdHealthIndicator] })
     class HealthModule {}
 
-    const moduleRef = await Test.createTestingModule({ imports: [IdGeneratorModule.forRoot({ machine: 5 }), HealthModule] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdGeneratorModule.forRoot({ machine: 5 }), HealthModule],
+    }).compile();
     await moduleRef.init();
     try {
       expect(await moduleRef.get(HealthController).check()).toMatchObject({

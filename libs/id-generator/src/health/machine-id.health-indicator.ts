@@ -59,12 +59,19 @@ export class MachineIdHealthIndicator {
       remainingMs: Number.isFinite(remaining) ? Math.round(remaining) : null,
       lost,
     };
-    if (ended instanceof MachineIdReleasedError) return session.down({ ...details, message: `machine ID ${holder.machineId} was released` });
+    if (ended instanceof MachineIdReleasedError)
+      return session.down({ ...details, message: `machine ID ${holder.machineId} was released` });
     if (lost) {
-      return session.down({ ...details, message: `machine ID ${holder.machineId} was lost to another instance; acquiring a new one` });
+      return session.down({
+        ...details,
+        message: `machine ID ${holder.machineId} was lost to another instance; acquiring a new one`,
+      });
     }
     if (!lease.valid) {
-      return session.down({ ...details, message: `the lease of machine ID ${holder.machineId} ran out: no heartbeat reached the distributor in time` });
+      return session.down({
+        ...details,
+        message: `the lease of machine ID ${holder.machineId} ran out: no heartbeat reached the distributor in time`,
+      });
     }
     const minRemainingMs = options.minRemainingMs ?? 0;
     if (remaining < minRemainingMs) {

@@ -4,7 +4,12 @@ import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js
 import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
 import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
 import type { Clock, ClockLike } from '../id-generator.interfaces.js';
-import { MachineIdDistributor, type MachineIdDistribution, type MachineIdRequest, type MachineIdState } from './machine-id-distributor.js';
+import {
+  MachineIdDistributor,
+  type MachineIdDistribution,
+  type MachineIdRequest,
+  type MachineIdState,
+} from './machine-id-distributor.js';
 import { assertMachineIdRequest } from './machine-id.validation.js';
 
 /** The options every store-backed distributor takes. */
@@ -30,7 +35,8 @@ export interface LeasedMachineIdDistributorOptions {
 }
 
 /** What a store answers to a distribute: an ID and the floor its IDs must follow, or why not. */
-export type StoreDistribution = { machineId: number; lastTimestamp: number } | { overflow: true } | { storedBits: number };
+export type StoreDistribution =
+  { machineId: number; lastTimestamp: number } | { overflow: true } | { storedBits: number };
 
 /**
  * The lease rules shared by the store-backed distributors (Redis, PostgreSQL); a store
@@ -51,7 +57,9 @@ export abstract class LeasedMachineIdDistributor extends MachineIdDistributor {
     super();
     const safeGuardMs = options.safeGuardMs ?? 60_000;
     if (!Number.isSafeInteger(safeGuardMs) || safeGuardMs < 100) {
-      throw new IdGeneratorOptionsError(`safeGuardMs must be an integer of at least 100 ms, got ${String(safeGuardMs)}`);
+      throw new IdGeneratorOptionsError(
+        `safeGuardMs must be an integer of at least 100 ms, got ${String(safeGuardMs)}`,
+      );
     }
     const guardIntervalMs = options.guardIntervalMs ?? Math.min(5_000, Math.floor(safeGuardMs / 3));
     if (!Number.isSafeInteger(guardIntervalMs) || guardIntervalMs < 10 || guardIntervalMs * 3 > safeGuardMs) {
@@ -93,7 +101,8 @@ export abstract class LeasedMachineIdDistributor extends MachineIdDistributor {
 
   async guard(state: MachineIdState): Promise<void> {
     assertTimestamp(state.lastTimestamp);
-    if (!(await this.storeGuard(state, this.until()))) throw new MachineIdLostError(state.namespace, state.machineId, state.instanceId);
+    if (!(await this.storeGuard(state, this.until())))
+      throw new MachineIdLostError(state.namespace, state.machineId, state.instanceId);
   }
 
   async revert(state: MachineIdState): Promise<boolean> {
@@ -126,7 +135,11 @@ export abstract class LeasedMachineIdDistributor extends MachineIdDistributor {
     while (now <= state.lastTimestamp) {
       if (monotonicNow() > deadline) {
         await this.revert(state).catch(() => undefined);
-        throw new ClockBackwardsError(state.lastTimestamp, now, `the clock did not pass the last timestamp of machine ID ${state.machineId} in time`);
+        throw new ClockBackwardsError(
+          state.lastTimestamp,
+          now,
+          `the clock did not pass the last timestamp of machine ID ${state.machineId} in time`,
+        );
       }
       await sleep(state.lastTimestamp - now + 1);
       now = checkReading(this.clock());
@@ -135,6 +148,7 @@ export abstract class LeasedMachineIdDistributor extends MachineIdDistributor {
 }
 
 function assertTimestamp(value: number): number {
-  if (!Number.isSafeInteger(value) || value < 0) throw new IdGeneratorOptionsError(`lastTimestamp must be a non-negative integer, got ${String(value)}`);
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new IdGeneratorOptionsError(`lastTimestamp must be a non-negative integer, got ${String(value)}`);
   return value;
 }

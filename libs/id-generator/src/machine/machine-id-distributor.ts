@@ -49,5 +49,11 @@ export abstract class MachineIdDistributor {
 export function isMachineIdDistributor(value: unknown): value is MachineIdDistributor {
   if (value instanceof MachineIdDistributor) return true;
   const v = value as Partial<MachineIdDistributor> | null;
-  return !!v && typeof v === 'object' && typeof v.distribute === 'function' && typeof v.guard === 'function' && typeof v.revert === 'function';
+  return (
+    !!v &&
+    typeof v === 'object' &&
+    typeof v.distribute === 'function' &&
+    typeof v.guard === 'function' &&
+    typeof v.revert === 'function'
+  );
 }

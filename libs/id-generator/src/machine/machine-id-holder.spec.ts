@@ -14,7 +14,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function recorder() {
   const lines: string[] = [];
-  return { lines, logger: { log: (m: string) => void lines.push(`log ${m}`), warn: (m: string) => void lines.push(`warn ${m}`), error: (m: string) => void lines.push(`error ${m}`) } };
+  return {
+    lines,
+    logger: {
+      log: (m: string) => void lines.push(`log ${m}`),
+      warn: (m: string) => void lines.push(`warn ${m}`),
+      error: (m: string) => void lines.push(`error ${m}`),
+    },
+  };
 }
 
 describe('MachineIdHolder', () => {
@@ -48,9 +55,21 @@ describe('MachineIdHolder', () => {
   it('logs the release: which machine ID, namespace and instance, and up to when IDs were issued', async () => {
     const ns = namespace();
     const { lines, logger } = recorder();
-    const holder = await MachineIdHolder.acquire({ distributor: new RedisMachineIdDistributor(redis), namespace: ns, machineBits: 4, instanceId: 'web-1', logger });
+    const holder = await MachineIdHolder.acquire({
+      distributor: new RedisMachineIdDistributor(redis),
+      namespace: ns,
+      machineBits: 4,
+      instanceId: 'web-1',
+      logger,
+    });
     expect(await holder.release()).toBe(true);
-    expect(lines).toEqual([expect.stringMatching(new RegExp(`^log Machine ID ${holder.machineId} of namespace "${ns}" released by instance "web-1" \\(IDs issued up to \\d+\\)$`))]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^log Machine ID ${holder.machineId} of namespace "${ns}" released by instance "web-1" \\(IDs issued up to \\d+\\)$`,
+        ),
+      ),
+    ]);
     expect(await holder.release()).toBe(false); // once
   });
 
@@ -72,12 +91,19 @@ describe('MachineIdHolder', () => {
     expect(taken.machineId).toBe(holder.machineId);
     proxy.heal({ reset: true });
     // The loss is found, and every ID is held: the replacement keeps failing.
-    for (let i = 0; i < 100 && !lines.some((l) => l.includes('Acquiring a machine ID in place of lost')); i++) await sleep(20);
+    for (let i = 0; i < 100 && !lines.some((l) => l.includes('Acquiring a machine ID in place of lost')); i++)
+      await sleep(20);
     expect(holder.replacing).toBe(true);
     expect(holder.lease.endedBy).toBeInstanceOf(MachineIdLostError);
     expect(await holder.release()).toBe(false); // nothing of its own to give back
     expect(holder.replacing).toBe(false);
-    await direct.revert({ namespace: ns, machineBits: 1, instanceId: 'other', machineId: other.machineId, lastTimestamp: Date.now() });
+    await direct.revert({
+      namespace: ns,
+      machineBits: 1,
+      instanceId: 'other',
+      machineId: other.machineId,
+      lastTimestamp: Date.now(),
+    });
     await sleep(300);
     const owners = await redis.hgetall(direct.keys(ns).owners);
     expect(Object.values(owners)).toEqual(['newcomer']);

@@ -4,7 +4,13 @@ import { IdGeneratorError } from '../errors/id-generator.error.js';
 import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
 import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import type { Clock } from '../id-generator.interfaces.js';
-import { generatorTelemetry, machineIdTelemetry, noMetric, recordMachineIdLoss, renewals } from '../telemetry/id-generator.telemetry.js';
+import {
+  generatorTelemetry,
+  machineIdTelemetry,
+  noMetric,
+  recordMachineIdLoss,
+  renewals,
+} from '../telemetry/id-generator.telemetry.js';
 import type { MachineIdDistributor, MachineIdRequest, MachineIdState } from './machine-id-distributor.js';
 import { leaseInstant, MachineIdLease, type LeaseInstant, type MachineIdLeaseClocks } from './machine-id-lease.js';
 
@@ -190,13 +196,17 @@ export class MachineIdHolder {
     const state = this.state(held);
     const telemetry = machineIdTelemetry.begin('machine_id.release', noMetric, 'release', this.namespace);
     const reverting = this.options.distributor.revert(state);
-    const released = await (telemetry === undefined ? reverting : telemetry.settle(reverting, (done) => (done ? 'released' : 'not_held')));
+    const released = await (telemetry === undefined
+      ? reverting
+      : telemetry.settle(reverting, (done) => (done ? 'released' : 'not_held')));
     if (released) {
       this.logger.log(
         `Machine ID ${held.machineId} of namespace "${this.namespace}" released by instance "${this.instanceId}" (IDs issued up to ${state.lastTimestamp})`,
       );
     } else {
-      this.logger.warn(`Machine ID ${held.machineId} of namespace "${this.namespace}" was no longer held by instance "${this.instanceId}" when released`);
+      this.logger.warn(
+        `Machine ID ${held.machineId} of namespace "${this.namespace}" was no longer held by instance "${this.instanceId}" when released`,
+      );
     }
     return released;
   }
@@ -204,7 +214,12 @@ export class MachineIdHolder {
   private hold(machineId: number, lastTimestamp: number, startedAt: LeaseInstant): Held {
     const safeGuardMs = this.options.distributor.safeGuardMs;
     const leaseMs = safeGuardMs === undefined ? Infinity : safeGuardMs - Math.min(1_000, safeGuardMs / 10);
-    return { machineId, lastTimestamp, lease: new MachineIdLease(machineId, leaseMs, startedAt, this.clocks), tracked: new Set() };
+    return {
+      machineId,
+      lastTimestamp,
+      lease: new MachineIdLease(machineId, leaseMs, startedAt, this.clocks),
+      tracked: new Set(),
+    };
   }
 
   private clocksNow(): LeaseInstant {
@@ -265,7 +280,11 @@ export class MachineIdHolder {
       try {
         const { machineId, lastTimestamp } = await distribute(distributor, { namespace, machineBits, instanceId });
         // The replacement's IDs follow the lost one's: per-generator order survives the move.
-        const held = this.hold(machineId, Math.max(lastTimestamp, lost.lastTimestamp, this.latestTracked(lost)), sentAt);
+        const held = this.hold(
+          machineId,
+          Math.max(lastTimestamp, lost.lastTimestamp, this.latestTracked(lost)),
+          sentAt,
+        );
         if (this.released) {
           await distributor.revert(this.state(held)).catch(() => undefined);
           return;
@@ -273,12 +292,17 @@ export class MachineIdHolder {
         this.held = held;
         const moved = await Promise.allSettled([...this.listeners].map(async (listener) => listener(held)));
         for (const result of moved) {
-          if (result.status === 'rejected') this.logger.error(`A generator could not move to machine ID ${machineId}: ${describe(result.reason)}`);
+          if (result.status === 'rejected')
+            this.logger.error(`A generator could not move to machine ID ${machineId}: ${describe(result.reason)}`);
         }
-        this.logger.log(`Machine ID ${machineId} of namespace "${namespace}" acquired by instance "${instanceId}" in place of lost machine ID ${lost.machineId}`);
+        this.logger.log(
+          `Machine ID ${machineId} of namespace "${namespace}" acquired by instance "${instanceId}" in place of lost machine ID ${lost.machineId}`,
+        );
         return;
       } catch (error) {
-        this.logger.warn(`Acquiring a machine ID in place of lost machine ID ${lost.machineId} failed (${describe(error)}); retrying in ${delay} ms`);
+        this.logger.warn(
+          `Acquiring a machine ID in place of lost machine ID ${lost.machineId} failed (${describe(error)}); retrying in ${delay} ms`,
+        );
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
@@ -314,7 +338,10 @@ export class MachineIdHolder {
 }
 
 /** distributor.distribute in a `machine_id.acquire` span. */
-function distribute(distributor: MachineIdDistributor, request: MachineIdRequest): ReturnType<MachineIdDistributor['distribute']> {
+function distribute(
+  distributor: MachineIdDistributor,
+  request: MachineIdRequest,
+): ReturnType<MachineIdDistributor['distribute']> {
   const telemetry = machineIdTelemetry.begin('machine_id.acquire', noMetric, 'acquire', request.namespace);
   const distributed = distributor.distribute(request);
   return telemetry === undefined ? distributed : telemetry.settle(distributed, () => 'acquired');

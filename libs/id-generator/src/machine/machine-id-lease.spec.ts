@@ -30,7 +30,12 @@ class ProcessClocks {
 describe('MachineIdLease', () => {
   it('ends at the earlier of its two clocks: the monotonic one (a wall clock stepped back cannot stretch it)…', () => {
     const clocks = new ProcessClocks();
-    const lease = new MachineIdLease(3, 1_000, { monotonic: clocks.monotonicMs, wall: clocks.wallMs }, { clock: clocks.wall, monotonic: clocks.monotonic });
+    const lease = new MachineIdLease(
+      3,
+      1_000,
+      { monotonic: clocks.monotonicMs, wall: clocks.wallMs },
+      { clock: clocks.wall, monotonic: clocks.monotonic },
+    );
     clocks.monotonicMs += 999;
     clocks.wallMs -= 60_000; // NTP stepped the wall clock back
     expect(() => lease.check()).not.toThrow();
@@ -41,7 +46,12 @@ describe('MachineIdLease', () => {
 
   it('…and the wall one (a suspended VM: the monotonic clock stood still)', () => {
     const clocks = new ProcessClocks();
-    const lease = new MachineIdLease(3, 1_000, { monotonic: clocks.monotonicMs, wall: clocks.wallMs }, { clock: clocks.wall, monotonic: clocks.monotonic });
+    const lease = new MachineIdLease(
+      3,
+      1_000,
+      { monotonic: clocks.monotonicMs, wall: clocks.wallMs },
+      { clock: clocks.wall, monotonic: clocks.monotonic },
+    );
     clocks.suspend(5_000);
     expect(() => lease.check()).toThrow(/by the wall clock/);
     expect(lease.remainingMs).toBe(0);
@@ -49,13 +59,23 @@ describe('MachineIdLease', () => {
 
   it('a renewal counts from when its request was sent, on both clocks; a reading that is not a number never passes', () => {
     const clocks = new ProcessClocks();
-    const lease = new MachineIdLease(3, 1_000, { monotonic: clocks.monotonicMs, wall: clocks.wallMs }, { clock: clocks.wall, monotonic: clocks.monotonic });
+    const lease = new MachineIdLease(
+      3,
+      1_000,
+      { monotonic: clocks.monotonicMs, wall: clocks.wallMs },
+      { clock: clocks.wall, monotonic: clocks.monotonic },
+    );
     const sent = lease.now();
     clocks.pause(900); // the reply took 900 ms
     lease.renew(sent);
     clocks.pause(150);
     expect(() => lease.check()).toThrow(MachineIdLeaseExpiredError); // 1,050 ms after the send
-    const broken = new MachineIdLease(3, 1_000, { monotonic: 0, wall: START }, { clock: () => NaN, monotonic: () => 0 });
+    const broken = new MachineIdLease(
+      3,
+      1_000,
+      { monotonic: 0, wall: START },
+      { clock: () => NaN, monotonic: () => 0 },
+    );
     expect(() => broken.check()).toThrow(MachineIdLeaseExpiredError);
   });
 
@@ -69,46 +89,60 @@ describe('MachineIdLease', () => {
 });
 
 describe.each([
-  ['CosIdGenerator', (clock: () => number, lease: MachineIdLease) => new CosIdGenerator({ machineId: 3, clock, lease })],
+  [
+    'CosIdGenerator',
+    (clock: () => number, lease: MachineIdLease) => new CosIdGenerator({ machineId: 3, clock, lease }),
+  ],
   ['SnowflakeId', (clock: () => number, lease: MachineIdLease) => new SnowflakeId({ machineId: 3, clock, lease })],
-  ['SafeJsSnowflakeId', (clock: () => number, lease: MachineIdLease) => new SafeJsSnowflakeId({ machineId: 3, clock, lease })],
-] as Array<[string, (clock: () => number, lease: MachineIdLease) => TimeBasedIdGenerator]>)('%s checks the lease after reading the clock', (_name, make) => {
-  function setUp() {
-    const clocks = new ProcessClocks();
-    const lease = new MachineIdLease(3, 1_000, { monotonic: clocks.monotonicMs, wall: clocks.wallMs }, { clock: clocks.wall, monotonic: clocks.monotonic });
-    let pauseOnNextRead: ((c: ProcessClocks) => void) | undefined;
-    // The generator's clock is the process's wall clock; a pause may strike while it is read.
-    const clock = (): number => {
-      const reading = clocks.wall();
-      const pause = pauseOnNextRead;
-      pauseOnNextRead = undefined;
-      pause?.(clocks);
-      return reading;
-    };
-    const generator = make(clock, lease);
-    return { clocks, generator, pauseWhileReading: (p: (c: ProcessClocks) => void) => (pauseOnNextRead = p) };
-  }
+  [
+    'SafeJsSnowflakeId',
+    (clock: () => number, lease: MachineIdLease) => new SafeJsSnowflakeId({ machineId: 3, clock, lease }),
+  ],
+] as Array<[string, (clock: () => number, lease: MachineIdLease) => TimeBasedIdGenerator]>)(
+  '%s checks the lease after reading the clock',
+  (_name, make) => {
+    function setUp() {
+      const clocks = new ProcessClocks();
+      const lease = new MachineIdLease(
+        3,
+        1_000,
+        { monotonic: clocks.monotonicMs, wall: clocks.wallMs },
+        { clock: clocks.wall, monotonic: clocks.monotonic },
+      );
+      let pauseOnNextRead: ((c: ProcessClocks) => void) | undefined;
+      // The generator's clock is the process's wall clock; a pause may strike while it is read.
+      const clock = (): number => {
+        const reading = clocks.wall();
+        const pause = pauseOnNextRead;
+        pauseOnNextRead = undefined;
+        pause?.(clocks);
+        return reading;
+      };
+      const generator = make(clock, lease);
+      return { clocks, generator, pauseWhileReading: (p: (c: ProcessClocks) => void) => (pauseOnNextRead = p) };
+    }
 
-  it('a process stopped (SIGSTOP) right after reading the clock for a new millisecond issues nothing on resuming', () => {
-    const { clocks, generator, pauseWhileReading } = setUp();
-    generator.generate();
-    clocks.pause(1);
-    pauseWhileReading((c) => c.pause(5_000)); // read at t, resumed at t + 5 s: the ID may have moved meanwhile
-    expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
-  });
+    it('a process stopped (SIGSTOP) right after reading the clock for a new millisecond issues nothing on resuming', () => {
+      const { clocks, generator, pauseWhileReading } = setUp();
+      generator.generate();
+      clocks.pause(1);
+      pauseWhileReading((c) => c.pause(5_000)); // read at t, resumed at t + 5 s: the ID may have moved meanwhile
+      expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
+    });
 
-  it('a suspended VM (wall clock jumps, monotonic clock stood still) issues nothing on resuming', () => {
-    const { clocks, generator, pauseWhileReading } = setUp();
-    generator.generate();
-    clocks.pause(1);
-    pauseWhileReading((c) => c.suspend(5_000));
-    expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
-  });
+    it('a suspended VM (wall clock jumps, monotonic clock stood still) issues nothing on resuming', () => {
+      const { clocks, generator, pauseWhileReading } = setUp();
+      generator.generate();
+      clocks.pause(1);
+      pauseWhileReading((c) => c.suspend(5_000));
+      expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
+    });
 
-  it('within the lease, a new millisecond passes', () => {
-    const { clocks, generator } = setUp();
-    generator.generate();
-    clocks.pause(500);
-    expect(() => generator.generate()).not.toThrow();
-  });
-});
+    it('within the lease, a new millisecond passes', () => {
+      const { clocks, generator } = setUp();
+      generator.generate();
+      clocks.pause(500);
+      expect(() => generator.generate()).not.toThrow();
+    });
+  },
+);

@@ -48,7 +48,8 @@ export class MachineIdLease implements MachineIdLeaseLike {
   ) {
     this.wallClock = clocks.clock ?? Date.now;
     this.monotonicClock = clocks.monotonic ?? monotonicNow;
-    const start = typeof startedAt === 'number' ? { monotonic: startedAt, wall: this.wallClock() } : (startedAt ?? this.now());
+    const start =
+      typeof startedAt === 'number' ? { monotonic: startedAt, wall: this.wallClock() } : (startedAt ?? this.now());
     this.expiresAt = start.monotonic + durationMs;
     this.wallExpiresAt = start.wall + durationMs;
   }
@@ -61,7 +62,10 @@ export class MachineIdLease implements MachineIdLeaseLike {
   /** A heartbeat sent at `sentAt` succeeded (a number: monotonic ms, the wall clock read now). */
   renew(sentAt: number | LeaseInstant): void {
     if (this.ended !== undefined) return;
-    const start = typeof sentAt === 'number' ? { monotonic: sentAt, wall: this.wallClock() - (this.monotonicClock() - sentAt) } : sentAt;
+    const start =
+      typeof sentAt === 'number'
+        ? { monotonic: sentAt, wall: this.wallClock() - (this.monotonicClock() - sentAt) }
+        : sentAt;
     this.expiresAt = Math.max(this.expiresAt, start.monotonic + this.durationMs);
     this.wallExpiresAt = Math.max(this.wallExpiresAt, start.wall + this.durationMs);
   }
@@ -92,9 +96,11 @@ export class MachineIdLease implements MachineIdLeaseLike {
     if (this.ended !== undefined) throw this.ended;
     if (this.durationMs === Infinity) return;
     const now = this.monotonicClock();
-    if (now >= this.expiresAt) throw new MachineIdLeaseExpiredError(this.machineId, now - (this.expiresAt - this.durationMs));
+    if (now >= this.expiresAt)
+      throw new MachineIdLeaseExpiredError(this.machineId, now - (this.expiresAt - this.durationMs));
     const wall = this.wallClock();
     // Written so that NaN fails too.
-    if (!(wall < this.wallExpiresAt)) throw new MachineIdLeaseExpiredError(this.machineId, wall - (this.wallExpiresAt - this.durationMs), 'wall clock');
+    if (!(wall < this.wallExpiresAt))
+      throw new MachineIdLeaseExpiredError(this.machineId, wall - (this.wallExpiresAt - this.durationMs), 'wall clock');
   }
 }

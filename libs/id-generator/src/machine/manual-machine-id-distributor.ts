@@ -19,7 +19,9 @@ export class ManualMachineIdDistributor extends MachineIdDistributor {
   async distribute(request: MachineIdRequest): Promise<MachineIdDistribution> {
     assertMachineIdRequest(request);
     if (this.machineId >= 2 ** request.machineBits) {
-      throw new IdGeneratorOptionsError(`machine ID ${this.machineId} does not fit ${request.machineBits} machine bits (at most ${2 ** request.machineBits - 1})`);
+      throw new IdGeneratorOptionsError(
+        `machine ID ${this.machineId} does not fit ${request.machineBits} machine bits (at most ${2 ** request.machineBits - 1})`,
+      );
     }
     return { machineId: this.machineId, lastTimestamp: 0 };
   }

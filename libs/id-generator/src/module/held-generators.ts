@@ -79,7 +79,9 @@ export function followHolder<G extends TimeBasedIdGenerator>(
   const generateAsync = (): Promise<string> =>
     withLease(holder, budget(), () => {
       const generator = current as G & Partial<AsyncIdGenerator>;
-      return typeof generator.generateAsync === 'function' ? generator.generateAsync() : new Promise<string>((resolve) => resolve(generator.generate()));
+      return typeof generator.generateAsync === 'function'
+        ? generator.generateAsync()
+        : new Promise<string>((resolve) => resolve(generator.generate()));
     });
   return new Proxy(first as G & AsyncIdGenerator, {
     get(_target, property) {

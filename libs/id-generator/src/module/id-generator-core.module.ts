@@ -1,4 +1,12 @@
-import { Inject, Logger, Module, type DynamicModule, type OnModuleDestroy, type OnModuleInit, type Provider } from '@nestjs/common';
+import {
+  Inject,
+  Logger,
+  Module,
+  type DynamicModule,
+  type OnModuleDestroy,
+  type OnModuleInit,
+  type Provider,
+} from '@nestjs/common';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
@@ -11,7 +19,12 @@ import type {
   IdGeneratorModuleOptions,
   IdGeneratorOptionsFactory,
 } from './id-generator-options.interface.js';
-import { createIdGeneratorProviders, exportedTokens, MACHINE_ID_STORE, type OwnedMachineIdStore } from './id-generator.providers.js';
+import {
+  createIdGeneratorProviders,
+  exportedTokens,
+  MACHINE_ID_STORE,
+  type OwnedMachineIdStore,
+} from './id-generator.providers.js';
 
 const logger = new Logger('IdGeneratorModule');
 
@@ -36,17 +49,24 @@ export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
   static forRoot(options: IdGeneratorModuleForRootOptions = {}): DynamicModule {
     const { global, ...rest } = options ?? {};
     const names = Object.keys(rest.generators ?? {});
-    const providers: Provider[] = [{ provide: ID_GENERATOR_MODULE_OPTIONS, useValue: rest }, ...createIdGeneratorProviders(names)];
+    const providers: Provider[] = [
+      { provide: ID_GENERATOR_MODULE_OPTIONS, useValue: rest },
+      ...createIdGeneratorProviders(names),
+    ];
     return { module: IdGeneratorCoreModule, global: global ?? true, providers, exports: exportedTokens(names) };
   }
 
   static forRootAsync(options: IdGeneratorModuleAsyncOptions): DynamicModule {
     if (!options || (!options.useFactory && !options.useClass && !options.useExisting)) {
-      throw new IdGeneratorOptionsError('IdGeneratorModule.forRootAsync needs one of useFactory, useClass or useExisting');
+      throw new IdGeneratorOptionsError(
+        'IdGeneratorModule.forRootAsync needs one of useFactory, useClass or useExisting',
+      );
     }
     const names = options.generatorNames ?? [];
     if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n.length === 0)) {
-      throw new IdGeneratorOptionsError('IdGeneratorModule.forRootAsync: generatorNames must be an array of non-empty strings');
+      throw new IdGeneratorOptionsError(
+        'IdGeneratorModule.forRootAsync: generatorNames must be an array of non-empty strings',
+      );
     }
     const providers: Provider[] = [...asyncOptionsProviders(options), ...createIdGeneratorProviders(names)];
     return {
@@ -70,7 +90,9 @@ export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
       await this.holder.release();
     } catch (error) {
       // The ID stays held until the distributor reclaims it after its safe-guard period.
-      logger.error(`Releasing machine ID ${this.holder.machineId} failed: ${error instanceof Error ? error.message : String(error)}`);
+      logger.error(
+        `Releasing machine ID ${this.holder.machineId} failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
     // The module's own client (machine: { redis }) goes only now, after the release.
     await this.store?.close();
@@ -84,7 +106,8 @@ function asyncOptionsProviders(options: IdGeneratorModuleAsyncOptions): Provider
   const factoryClass = (options.useClass ?? options.useExisting)!;
   const create = {
     provide: ID_GENERATOR_MODULE_OPTIONS,
-    useFactory: (factory: IdGeneratorOptionsFactory): Promise<IdGeneratorModuleOptions> | IdGeneratorModuleOptions => factory.createIdGeneratorOptions(),
+    useFactory: (factory: IdGeneratorOptionsFactory): Promise<IdGeneratorModuleOptions> | IdGeneratorModuleOptions =>
+      factory.createIdGeneratorOptions(),
     inject: [factoryClass],
   };
   return options.useClass ? [create, { provide: options.useClass, useClass: options.useClass }] : [create];

@@ -4,7 +4,11 @@ import { nextDefaultInstanceId } from '../machine/instance-id.utils.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { connectionProblem } from '../machine/redis/redis-connection.js';
 import { DEFAULT_MACHINE_BITS, DEFAULT_NAMESPACE } from './id-generator.constants.js';
-import type { IdGeneratorDefinition, IdGeneratorModuleOptions, RedisMachineIdStoreOptions } from './id-generator-options.interface.js';
+import type {
+  IdGeneratorDefinition,
+  IdGeneratorModuleOptions,
+  RedisMachineIdStoreOptions,
+} from './id-generator-options.interface.js';
 
 /** Options with the defaults applied and every field checked. */
 export interface ResolvedIdGeneratorOptions extends IdGeneratorModuleOptions {
@@ -18,7 +22,8 @@ export interface ResolvedIdGeneratorOptions extends IdGeneratorModuleOptions {
   generators: Record<string, IdGeneratorDefinition>;
 }
 
-const HOW = 'see IdGeneratorModule.forRoot({ machine, namespace, instanceId, machineBits, generators, globalGenerator, aggregateFactories })';
+const HOW =
+  'see IdGeneratorModule.forRoot({ machine, namespace, instanceId, machineBits, generators, globalGenerator, aggregateFactories })';
 
 function fail(message: string): never {
   throw new IdGeneratorOptionsError(`IdGeneratorModule: ${message} (${HOW})`);
@@ -27,26 +32,35 @@ function fail(message: string): never {
 function assertDefinition(where: string, value: unknown): void {
   if (typeof value === 'function') {
     if (typeof (value as { prototype?: { generate?: unknown } }).prototype?.generate === 'function') {
-      fail(`${where} is a class; pass an instance (new X(...)) or a function (ctx) => new X({ machineId: ctx.machineId, ... })`);
+      fail(
+        `${where} is a class; pass an instance (new X(...)) or a function (ctx) => new X({ machineId: ctx.machineId, ... })`,
+      );
     }
     return;
   }
-  if (!value || typeof (value as { generate?: unknown }).generate !== 'function') fail(`${where} must be an IdGenerator or a function of the context returning one`);
+  if (!value || typeof (value as { generate?: unknown }).generate !== 'function')
+    fail(`${where} must be an IdGenerator or a function of the context returning one`);
 }
 
-export function resolveIdGeneratorOptions(options: IdGeneratorModuleOptions | undefined | null): ResolvedIdGeneratorOptions {
+export function resolveIdGeneratorOptions(
+  options: IdGeneratorModuleOptions | undefined | null,
+): ResolvedIdGeneratorOptions {
   if (options !== undefined && options !== null && typeof options !== 'object') fail('options must be an object');
   const o = options ?? {};
   const machineBits = o.machineBits ?? DEFAULT_MACHINE_BITS;
   if (!Number.isInteger(machineBits) || machineBits < 1 || machineBits > DEFAULT_MACHINE_BITS) {
-    fail(`machineBits must be an integer in [1, ${DEFAULT_MACHINE_BITS}] (the built-in CosIdGenerator holds ${DEFAULT_MACHINE_BITS}), got ${String(machineBits)}`);
+    fail(
+      `machineBits must be an integer in [1, ${DEFAULT_MACHINE_BITS}] (the built-in CosIdGenerator holds ${DEFAULT_MACHINE_BITS}), got ${String(machineBits)}`,
+    );
   }
   let distributor: MachineIdDistributor | undefined;
   let ownedRedis: RedisMachineIdStoreOptions | undefined;
   if (o.machine === undefined) distributor = new ManualMachineIdDistributor(0);
   else if (typeof o.machine === 'number') {
     if (!Number.isInteger(o.machine) || o.machine < 0 || o.machine >= 2 ** machineBits) {
-      fail(`machine must be an integer in [0, ${2 ** machineBits - 1}] for ${machineBits} machine bits, got ${o.machine}`);
+      fail(
+        `machine must be an integer in [0, ${2 ** machineBits - 1}] for ${machineBits} machine bits, got ${o.machine}`,
+      );
     }
     distributor = new ManualMachineIdDistributor(o.machine);
   } else if (isMachineIdDistributor(o.machine)) distributor = o.machine;
@@ -54,13 +68,19 @@ export function resolveIdGeneratorOptions(options: IdGeneratorModuleOptions | un
     const problem = connectionProblem(o.machine.redis);
     if (problem !== undefined) fail(`machine.redis ${problem}`);
     ownedRedis = o.machine.redis;
-  } else fail('machine must be a number, { redis: { url } } or a MachineIdDistributor (ManualMachineIdDistributor, StatefulSetMachineIdDistributor, RedisMachineIdDistributor)');
+  } else
+    fail(
+      'machine must be a number, { redis: { url } } or a MachineIdDistributor (ManualMachineIdDistributor, StatefulSetMachineIdDistributor, RedisMachineIdDistributor)',
+    );
   const namespace = o.namespace ?? DEFAULT_NAMESPACE;
-  if (typeof namespace !== 'string' || namespace.length === 0 || namespace.length > 256) fail('namespace must be a non-empty string of at most 256 characters');
+  if (typeof namespace !== 'string' || namespace.length === 0 || namespace.length > 256)
+    fail('namespace must be a non-empty string of at most 256 characters');
   const instanceId = o.instanceId ?? nextDefaultInstanceId();
-  if (typeof instanceId !== 'string' || instanceId.length === 0 || instanceId.length > 512) fail('instanceId must be a non-empty string of at most 512 characters');
+  if (typeof instanceId !== 'string' || instanceId.length === 0 || instanceId.length > 512)
+    fail('instanceId must be a non-empty string of at most 512 characters');
   const generators = o.generators ?? {};
-  if (typeof generators !== 'object' || generators === null || Array.isArray(generators)) fail('generators must be an object of name → generator');
+  if (typeof generators !== 'object' || generators === null || Array.isArray(generators))
+    fail('generators must be an object of name → generator');
   for (const [name, definition] of Object.entries(generators)) {
     if (name.length === 0) fail('generator names must be non-empty');
     assertDefinition(`generators[${JSON.stringify(name)}]`, definition);
@@ -68,7 +88,9 @@ export function resolveIdGeneratorOptions(options: IdGeneratorModuleOptions | un
   if (o.globalGenerator !== undefined) {
     if (typeof o.globalGenerator === 'string') {
       if (!Object.prototype.hasOwnProperty.call(generators, o.globalGenerator)) {
-        fail(`globalGenerator names "${o.globalGenerator}", which is not in generators (${Object.keys(generators).join(', ') || 'none'})`);
+        fail(
+          `globalGenerator names "${o.globalGenerator}", which is not in generators (${Object.keys(generators).join(', ') || 'none'})`,
+        );
       }
     } else assertDefinition('globalGenerator', o.globalGenerator);
   }
@@ -76,8 +98,12 @@ export function resolveIdGeneratorOptions(options: IdGeneratorModuleOptions | un
     if (!Array.isArray(o.aggregateFactories)) fail('aggregateFactories must be an array');
     o.aggregateFactories.forEach((factory, i) => {
       const isClass = typeof factory === 'function' && typeof factory.prototype?.create === 'function';
-      const isInstance = !!factory && typeof factory === 'object' && typeof (factory as { create?: unknown }).create === 'function';
-      if (!isClass && !isInstance) fail(`aggregateFactories[${i}] must be an AggregateIdGeneratorFactory class or instance (with create(namedAggregate))`);
+      const isInstance =
+        !!factory && typeof factory === 'object' && typeof (factory as { create?: unknown }).create === 'function';
+      if (!isClass && !isInstance)
+        fail(
+          `aggregateFactories[${i}] must be an AggregateIdGeneratorFactory class or instance (with create(namedAggregate))`,
+        );
     });
   }
   return { ...o, distributor, ownedRedis, namespace, instanceId, machineBits, generators };

@@ -103,7 +103,10 @@ class Consumer {
   ) {}
 }
 
-async function start(options: IdGeneratorModuleOptions, extra: { providers?: any[]; imports?: any[] } = {}): Promise<TestingModule> {
+async function start(
+  options: IdGeneratorModuleOptions,
+  extra: { providers?: any[]; imports?: any[] } = {},
+): Promise<TestingModule> {
   const moduleRef = await Test.createTestingModule({
     imports: [IdGeneratorModule.forRoot(options), ...(extra.imports ?? [])],
     providers: extra.providers ?? [],
@@ -121,7 +124,10 @@ describe('IdGeneratorModule', () => {
   });
 
   it('GlobalIdGenerator is injectable: a clock-synced CosId on the configured machine ID; generateGlobalId() uses it until shutdown', async () => {
-    const app = await start({ machine: 7, generators: { snow: (ctx) => new SnowflakeId({ machineId: ctx.machineId, machineBits: 10 }) } }, { providers: [Consumer] });
+    const app = await start(
+      { machine: 7, generators: { snow: (ctx) => new SnowflakeId({ machineId: ctx.machineId, machineBits: 10 }) } },
+      { providers: [Consumer] },
+    );
     const consumer = app.get(Consumer);
     expect(consumer.global).toBe(app.get(GlobalIdGenerator));
     expect(consumer.global.generator).toBeInstanceOf(ClockSync);
@@ -132,7 +138,11 @@ describe('IdGeneratorModule', () => {
     expect(a < b && b < c).toBe(true);
     expect(consumer.snow).toBeInstanceOf(SnowflakeId);
     expect(app.get(getIdGeneratorToken('snow'))).toBe(consumer.snow);
-    expect(app.get<IdGeneratorContext>(ID_GENERATOR_CONTEXT)).toMatchObject({ machineId: 7, machineBits: 20, namespace: 'default' });
+    expect(app.get<IdGeneratorContext>(ID_GENERATOR_CONTEXT)).toMatchObject({
+      machineId: 7,
+      machineBits: 20,
+      namespace: 'default',
+    });
     await app.close();
     expect(() => generateGlobalId()).toThrow(NotInitializedGlobalIdGeneratorError);
   });
@@ -142,7 +152,13 @@ describe('IdGeneratorModule', () => {
       machine: 3,
       machineBits: 10,
       generators: {
-        snow: (ctx) => new SnowflakeId({ machineId: ctx.machineId, machineBits: ctx.machineBits, lastTimestamp: ctx.lastTimestamp, lease: ctx.lease }),
+        snow: (ctx) =>
+          new SnowflakeId({
+            machineId: ctx.machineId,
+            machineBits: ctx.machineBits,
+            lastTimestamp: ctx.lastTimestamp,
+            lease: ctx.lease,
+          }),
         ticket: new Labelled('ticket'),
       },
     });
@@ -172,7 +188,12 @@ describe('IdGeneratorModule', () => {
       { imports: [LabelModule] },
     );
     const registrar = app.get(AggregateIdGeneratorRegistrar);
-    expect(registrar.factories.map((f) => f.constructor.name)).toEqual(['EarlyFactory', 'InjectingFactory', 'LateFactory', 'CosIdAggregateIdGeneratorFactory']);
+    expect(registrar.factories.map((f) => f.constructor.name)).toEqual([
+      'EarlyFactory',
+      'InjectingFactory',
+      'LateFactory',
+      'CosIdAggregateIdGeneratorFactory',
+    ]);
 
     asked.length = 0;
     expect(registrar.get({ contextName: 'x', aggregateName: 'late-one' }).generate()).toBe('early-1'); // Early answers before Late
@@ -212,7 +233,11 @@ describe('IdGeneratorModule', () => {
           imports: [ConfigModule],
           inject: [Config],
           generatorNames: ['snow'],
-          useFactory: (config: Config) => ({ machine: config.machine, machineBits: 10, generators: { snow: (ctx) => new SnowflakeId({ machineId: ctx.machineId }) } }),
+          useFactory: (config: Config) => ({
+            machine: config.machine,
+            machineBits: 10,
+            generators: { snow: (ctx) => new SnowflakeId({ machineId: ctx.machineId }) },
+          }),
         }),
       ],
       providers: [Consumer],
@@ -232,7 +257,9 @@ describe('IdGeneratorModule', () => {
         return { machine: 4, globalGenerator: (ctx) => new SnowflakeId({ machineId: ctx.machineId }) };
       }
     }
-    const moduleRef = await Test.createTestingModule({ imports: [IdGeneratorModule.forRootAsync({ useClass: Options })] })
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdGeneratorModule.forRootAsync({ useClass: Options })],
+    })
       .setLogger({ log: () => undefined, warn: () => undefined, error: () => undefined })
       .compile();
     await moduleRef.init();
@@ -275,7 +302,10 @@ describe('IdGeneratorModule', () => {
       const holderOne = one.get(MachineIdHolder);
       const holderTwo = two.get(MachineIdHolder);
       expect(holderOne.machineId).not.toBe(holderTwo.machineId);
-      expect(await redis.hgetall(keys.owners)).toEqual({ [holderOne.machineId]: 'app-1', [holderTwo.machineId]: 'app-2' });
+      expect(await redis.hgetall(keys.owners)).toEqual({
+        [holderOne.machineId]: 'app-1',
+        [holderTwo.machineId]: 'app-2',
+      });
 
       const global = one.get(GlobalIdGenerator);
       let last = '';
@@ -284,14 +314,18 @@ describe('IdGeneratorModule', () => {
 
       expect(await redis.hgetall(keys.owners)).toEqual({ [holderTwo.machineId]: 'app-2' });
       expect(await redis.zrange(keys.released, 0, -1)).toEqual([String(holderOne.machineId)]);
-      expect(Number(await redis.hget(keys.timestamps, String(holderOne.machineId)))).toBeGreaterThanOrEqual(CosIdGenerator.parse(last).timestamp);
+      expect(Number(await redis.hget(keys.timestamps, String(holderOne.machineId)))).toBeGreaterThanOrEqual(
+        CosIdGenerator.parse(last).timestamp,
+      );
       await new Promise((resolve) => setTimeout(resolve, 2));
       expect(() => global.generate()).toThrow(MachineIdReleasedError); // nothing issued after the release
 
       // The released ID goes to the next application, which starts after its last timestamp.
       const three = await start({ machine: distributor, namespace, instanceId: 'app-3' });
       expect(three.get(MachineIdHolder).machineId).toBe(holderOne.machineId);
-      expect(CosIdGenerator.parse(three.get(GlobalIdGenerator).generate()).timestamp).toBeGreaterThan(CosIdGenerator.parse(last).timestamp);
+      expect(CosIdGenerator.parse(three.get(GlobalIdGenerator).generate()).timestamp).toBeGreaterThan(
+        CosIdGenerator.parse(last).timestamp,
+      );
       await Promise.all([two.close(), three.close()]);
       expect(await redis.hlen(keys.owners)).toBe(0);
     });
@@ -328,7 +362,13 @@ describe('IdGeneratorModule', () => {
             machineBits: 2,
             instanceId: 'app',
             generators: {
-              snow: (ctx) => new SnowflakeId({ machineId: ctx.machineId, machineBits: ctx.machineBits, lastTimestamp: ctx.lastTimestamp, lease: ctx.lease }),
+              snow: (ctx) =>
+                new SnowflakeId({
+                  machineId: ctx.machineId,
+                  machineBits: ctx.machineBits,
+                  lastTimestamp: ctx.lastTimestamp,
+                  lease: ctx.lease,
+                }),
             },
           },
           { providers: [Consumer] },
@@ -336,14 +376,28 @@ describe('IdGeneratorModule', () => {
         const { global, registrar, snow } = app.get(Consumer);
         const holder = app.get(MachineIdHolder);
         const lost = holder.machineId;
-        const fillers = await Promise.all([1, 2, 3].map((i) => direct.distribute({ namespace: ns, machineBits: 2, instanceId: `filler-${i}` })));
-        const before = { global: global.generate(), order: registrar.get(OrderAggregate).generate(), snow: snow.generate() };
+        const fillers = await Promise.all(
+          [1, 2, 3].map((i) => direct.distribute({ namespace: ns, machineBits: 2, instanceId: `filler-${i}` })),
+        );
+        const before = {
+          global: global.generate(),
+          order: registrar.get(OrderAggregate).generate(),
+          snow: snow.generate(),
+        };
 
         proxy.blackhole();
         await new Promise((resolve) => setTimeout(resolve, 400));
-        expect((await direct.distribute({ namespace: ns, machineBits: 2, instanceId: 'newcomer' })).machineId).toBe(lost);
+        expect((await direct.distribute({ namespace: ns, machineBits: 2, instanceId: 'newcomer' })).machineId).toBe(
+          lost,
+        );
         const free = fillers[2];
-        await direct.revert({ namespace: ns, machineBits: 2, instanceId: 'filler-3', machineId: free.machineId, lastTimestamp: Date.now() });
+        await direct.revert({
+          namespace: ns,
+          machineBits: 2,
+          instanceId: 'filler-3',
+          machineId: free.machineId,
+          lastTimestamp: Date.now(),
+        });
         expect(() => global.generate()).toThrow(); // the lease expired: nothing is issued meanwhile
         proxy.heal({ reset: true });
 

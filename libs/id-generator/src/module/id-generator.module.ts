@@ -1,6 +1,9 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { IdGeneratorCoreModule } from './id-generator-core.module.js';
-import type { IdGeneratorModuleAsyncOptions, IdGeneratorModuleForRootOptions } from './id-generator-options.interface.js';
+import type {
+  IdGeneratorModuleAsyncOptions,
+  IdGeneratorModuleForRootOptions,
+} from './id-generator-options.interface.js';
 
 /**
  * Distributed ID generation for a Nest application: a machine ID for this instance (fixed,
@@ -21,10 +24,18 @@ import type { IdGeneratorModuleAsyncOptions, IdGeneratorModuleForRootOptions } f
 @Module({})
 export class IdGeneratorModule {
   static forRoot(options: IdGeneratorModuleForRootOptions = {}): DynamicModule {
-    return { module: IdGeneratorModule, imports: [IdGeneratorCoreModule.forRoot(options)], exports: [IdGeneratorCoreModule] };
+    return {
+      module: IdGeneratorModule,
+      imports: [IdGeneratorCoreModule.forRoot(options)],
+      exports: [IdGeneratorCoreModule],
+    };
   }
 
   static forRootAsync(options: IdGeneratorModuleAsyncOptions): DynamicModule {
-    return { module: IdGeneratorModule, imports: [IdGeneratorCoreModule.forRootAsync(options)], exports: [IdGeneratorCoreModule] };
+    return {
+      module: IdGeneratorModule,
+      imports: [IdGeneratorCoreModule.forRootAsync(options)],
+      exports: [IdGeneratorCoreModule],
+    };
   }
 }

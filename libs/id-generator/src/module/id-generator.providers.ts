@@ -17,7 +17,11 @@ import { closeRedis, describeRedis, openRedis } from '../machine/redis/redis-con
 import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
 import { followHolder, HeldClockSync, isOnMachineId } from './held-generators.js';
 import { ID_GENERATOR_CONTEXT, ID_GENERATOR_MODULE_OPTIONS, ID_GENERATORS } from './id-generator.constants.js';
-import type { IdGeneratorContext, IdGeneratorDefinition, IdGeneratorModuleOptions } from './id-generator-options.interface.js';
+import type {
+  IdGeneratorContext,
+  IdGeneratorDefinition,
+  IdGeneratorModuleOptions,
+} from './id-generator-options.interface.js';
 import { resolveIdGeneratorOptions, type ResolvedIdGeneratorOptions } from './id-generator-options.validation.js';
 import { getIdGeneratorToken } from './id-generator.utils.js';
 
@@ -38,12 +42,15 @@ async function openMachineIdStore(options: ResolvedIdGeneratorOptions): Promise<
   if (options.ownedRedis === undefined) return null;
   const { url, options: clientOptions, ...distributorOptions } = options.ownedRedis;
   const where = describeRedis({ url, options: clientOptions });
-  const client = await openRedis({ url, options: clientOptions }, logger, (cause) =>
-    new MachineIdStoreError(
-      `IdGeneratorModule: cannot connect to Redis at ${where} to lease a machine ID (${cause.message}). ` +
-        'Start Redis, or correct machine.redis.url; the application did not start.',
-      { cause },
-    ),
+  const client = await openRedis(
+    { url, options: clientOptions },
+    logger,
+    (cause) =>
+      new MachineIdStoreError(
+        `IdGeneratorModule: cannot connect to Redis at ${where} to lease a machine ID (${cause.message}). ` +
+          'Start Redis, or correct machine.redis.url; the application did not start.',
+        { cause },
+      ),
   );
   try {
     return { distributor: new RedisMachineIdDistributor(client, distributorOptions), close: () => closeRedis(client) };
@@ -54,7 +61,10 @@ async function openMachineIdStore(options: ResolvedIdGeneratorOptions): Promise<
 }
 
 /** Acquires the machine ID; a driver's failure becomes one error that names the step and what to check. */
-async function acquireHolder(options: ResolvedIdGeneratorOptions, store: OwnedMachineIdStore | null): Promise<MachineIdHolder> {
+async function acquireHolder(
+  options: ResolvedIdGeneratorOptions,
+  store: OwnedMachineIdStore | null,
+): Promise<MachineIdHolder> {
   const distributor = store?.distributor ?? options.distributor!;
   try {
     return await MachineIdHolder.acquire({
@@ -111,7 +121,13 @@ function contextFor(holder: MachineIdHolder, held: HeldMachineId): IdGeneratorCo
 function builtInCosId(options: ResolvedIdGeneratorOptions, holder: MachineIdHolder): HeldClockSync<CosIdGenerator> {
   return new HeldClockSync(
     holder,
-    (held) => new CosIdGenerator({ machineId: held.machineId, lastTimestamp: held.lastTimestamp, lease: held.lease, clock: options.clock }),
+    (held) =>
+      new CosIdGenerator({
+        machineId: held.machineId,
+        lastTimestamp: held.lastTimestamp,
+        lease: held.lease,
+        clock: options.clock,
+      }),
     options.clockSync,
   );
 }
@@ -119,7 +135,8 @@ function builtInCosId(options: ResolvedIdGeneratorOptions, holder: MachineIdHold
 async function build(where: string, definition: IdGeneratorDefinition, holder: MachineIdHolder): Promise<IdGenerator> {
   const make = async (held: HeldMachineId): Promise<IdGenerator> => {
     const generator = typeof definition === 'function' ? await definition(contextFor(holder, held)) : definition;
-    if (!generator || typeof generator.generate !== 'function') throw new IdGeneratorOptionsError(`IdGeneratorModule: ${where} did not produce an IdGenerator`);
+    if (!generator || typeof generator.generate !== 'function')
+      throw new IdGeneratorOptionsError(`IdGeneratorModule: ${where} did not produce an IdGenerator`);
     return generator;
   };
   const generator = await make(holder.current);
@@ -132,7 +149,10 @@ async function build(where: string, definition: IdGeneratorDefinition, holder: M
   }
   return followHolder(generator, holder, async (held) => {
     const next = await make(held);
-    if (!isOnMachineId(next, held.machineId)) throw new IdGeneratorOptionsError(`IdGeneratorModule: ${where} did not use machine ID ${held.machineId} of its context`);
+    if (!isOnMachineId(next, held.machineId))
+      throw new IdGeneratorOptionsError(
+        `IdGeneratorModule: ${where} did not use machine ID ${held.machineId} of its context`,
+      );
     return next;
   });
 }
@@ -141,7 +161,11 @@ async function build(where: string, definition: IdGeneratorDefinition, holder: M
  * Runs a bootstrap step after the machine ID was taken; if it fails, gives the ID back (Nest
  * runs no shutdown hooks for an application that failed to start).
  */
-async function orRelease<T>(holder: MachineIdHolder, store: OwnedMachineIdStore | null, step: () => T | Promise<T>): Promise<T> {
+async function orRelease<T>(
+  holder: MachineIdHolder,
+  store: OwnedMachineIdStore | null,
+  step: () => T | Promise<T>,
+): Promise<T> {
   try {
     return await step();
   } catch (error) {
@@ -164,7 +188,9 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
       provide: MachineIdHolder,
       useFactory: async (options: ResolvedIdGeneratorOptions, store: OwnedMachineIdStore | null) => {
         const holder = await acquireHolder(options, store);
-        logger.log(`Machine ID ${holder.machineId} of namespace "${holder.namespace}" held by instance "${holder.instanceId}"`);
+        logger.log(
+          `Machine ID ${holder.machineId} of namespace "${holder.namespace}" held by instance "${holder.instanceId}"`,
+        );
         return holder;
       },
       inject: [RESOLVED_OPTIONS, MACHINE_ID_STORE],
@@ -179,7 +205,12 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
             generators.set(name, await build(`generators[${JSON.stringify(name)}]`, definition, holder));
           }
           for (const name of generatorNames) {
-            if (!generators.has(name)) throw new UnknownIdGeneratorError(name, [...generators.keys()], 'IdGeneratorModule.forRootAsync({ generatorNames })');
+            if (!generators.has(name))
+              throw new UnknownIdGeneratorError(
+                name,
+                [...generators.keys()],
+                'IdGeneratorModule.forRootAsync({ generatorNames })',
+              );
           }
           return generators;
         }),
@@ -187,7 +218,12 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
     },
     {
       provide: GlobalIdGenerator,
-      useFactory: (options: ResolvedIdGeneratorOptions, generators: Map<string, IdGenerator>, holder: MachineIdHolder, store: OwnedMachineIdStore | null) =>
+      useFactory: (
+        options: ResolvedIdGeneratorOptions,
+        generators: Map<string, IdGenerator>,
+        holder: MachineIdHolder,
+        store: OwnedMachineIdStore | null,
+      ) =>
         orRelease(holder, store, async () => {
           const chosen = options.globalGenerator;
           if (chosen === undefined) return new GlobalIdGenerator(builtInCosId(options, holder));
@@ -208,7 +244,9 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
         orRelease(holder, store, async () => {
           const factories = await Promise.all(
             (options.aggregateFactories ?? []).map((factory) =>
-              typeof factory === 'function' ? moduleRef.create(factory as Type<AggregateIdGeneratorFactory>) : Promise.resolve(factory),
+              typeof factory === 'function'
+                ? moduleRef.create(factory as Type<AggregateIdGeneratorFactory>)
+                : Promise.resolve(factory),
             ),
           );
           const builtIn = new CosIdAggregateIdGeneratorFactory(generators, () => builtInCosId(options, holder));

@@ -27,7 +27,9 @@ export interface PgPool {
 export function assertPool(pool: unknown, who: string): PgPool {
   const p = pool as Partial<PgPool> | null;
   if (!p || typeof p.query !== 'function' || typeof p.connect !== 'function') {
-    throw new IdGeneratorOptionsError(`${who} needs a node-postgres pg.Pool (new pg.Pool({ connectionString })), not a single client or transaction`);
+    throw new IdGeneratorOptionsError(
+      `${who} needs a node-postgres pg.Pool (new pg.Pool({ connectionString })), not a single client or transaction`,
+    );
   }
   return p as PgPool;
 }
@@ -40,11 +42,20 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 export function tableName(schema: string | undefined, prefix: string, name: string, option: string): string {
   if (schema !== undefined && (typeof schema !== 'string' || !IDENTIFIER.test(schema) || schema.length > 63)) {
-    throw new IdGeneratorOptionsError(`${option}: schema must be a plain identifier (letters, digits, _; not starting with a digit; at most 63 characters), got ${JSON.stringify(schema)}`);
+    throw new IdGeneratorOptionsError(
+      `${option}: schema must be a plain identifier (letters, digits, _; not starting with a digit; at most 63 characters), got ${JSON.stringify(schema)}`,
+    );
   }
   const table = `${prefix}${name}`;
-  if (typeof prefix !== 'string' || (prefix !== '' && !IDENTIFIER.test(prefix)) || !IDENTIFIER.test(table) || table.length > 63) {
-    throw new IdGeneratorOptionsError(`${option}: tablePrefix must be empty or a plain identifier, and the table name at most 63 characters; got ${JSON.stringify(prefix)}`);
+  if (
+    typeof prefix !== 'string' ||
+    (prefix !== '' && !IDENTIFIER.test(prefix)) ||
+    !IDENTIFIER.test(table) ||
+    table.length > 63
+  ) {
+    throw new IdGeneratorOptionsError(
+      `${option}: tablePrefix must be empty or a plain identifier, and the table name at most 63 characters; got ${JSON.stringify(prefix)}`,
+    );
   }
   return schema === undefined ? `"${table}"` : `"${schema}"."${table}"`;
 }

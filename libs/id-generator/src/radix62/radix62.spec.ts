@@ -43,11 +43,15 @@ describe('Radix62', () => {
       }),
     );
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), fc.integer({ min: 9, max: 12 }), (value, width) => {
-        const text = Radix62.encode(value, width);
-        expect(Radix62.decodeNumber(text)).toBe(value);
-        expect(encodeRadix62Fixed(value, width)).toBe(text);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+        fc.integer({ min: 9, max: 12 }),
+        (value, width) => {
+          const text = Radix62.encode(value, width);
+          expect(Radix62.decodeNumber(text)).toBe(value);
+          expect(encodeRadix62Fixed(value, width)).toBe(text);
+        },
+      ),
     );
   });
 

@@ -12,7 +12,10 @@ const VALUES = new Int8Array(128).fill(-1);
 for (let i = 0; i < 62; i++) VALUES[RADIX62_ALPHABET.charCodeAt(i)] = i;
 
 /** 62^2 two-character strings, '00' … 'zz': most of the work of a fixed-width encode. */
-export const RADIX62_PAIRS: readonly string[] = Array.from({ length: 62 * 62 }, (_, i) => DIGITS[Math.floor(i / 62)] + DIGITS[i % 62]);
+export const RADIX62_PAIRS: readonly string[] = Array.from(
+  { length: 62 * 62 },
+  (_, i) => DIGITS[Math.floor(i / 62)] + DIGITS[i % 62],
+);
 
 /** How many characters the largest value of `bits` bits needs. */
 export function radix62Width(bits: number): number {
@@ -46,11 +49,13 @@ export function encodeRadix62Fixed(value: number, width: number): string {
 
 function encode(value: number | bigint, width = 0): string {
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`Radix62 encodes non-negative safe integers or bigints, got ${value}`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RangeError(`Radix62 encodes non-negative safe integers or bigints, got ${value}`);
   } else if (typeof value !== 'bigint' || value < 0n) {
     throw new RangeError(`Radix62 encodes non-negative safe integers or bigints, got ${String(value)}`);
   }
-  if (!Number.isInteger(width) || width < 0) throw new RangeError(`Radix62 width must be a non-negative integer, got ${width}`);
+  if (!Number.isInteger(width) || width < 0)
+    throw new RangeError(`Radix62 width must be a non-negative integer, got ${width}`);
   let out = '';
   if (typeof value === 'number') {
     let rest = value;
@@ -66,17 +71,20 @@ function encode(value: number | bigint, width = 0): string {
     } while (rest > 0n);
   }
   if (width > 0) {
-    if (out.length > width) throw new RangeError(`${String(value)} needs ${out.length} Radix62 characters, more than the width ${width}`);
+    if (out.length > width)
+      throw new RangeError(`${String(value)} needs ${out.length} Radix62 characters, more than the width ${width}`);
     out = out.padStart(width, '0');
   }
   return out;
 }
 
 function assertText(text: string): void {
-  if (typeof text !== 'string' || text.length === 0) throw new InvalidIdError(text, 'expected a non-empty Radix62 string');
+  if (typeof text !== 'string' || text.length === 0)
+    throw new InvalidIdError(text, 'expected a non-empty Radix62 string');
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 128 || VALUES[c] < 0) throw new InvalidIdError(text, `character ${JSON.stringify(text[i])} is not in the Radix62 alphabet`);
+    if (c >= 128 || VALUES[c] < 0)
+      throw new InvalidIdError(text, `character ${JSON.stringify(text[i])} is not in the Radix62 alphabet`);
   }
 }
 
@@ -92,7 +100,8 @@ function decodeNumber(text: string): number {
   let value = 0;
   for (let i = 0; i < text.length; i++) {
     value = value * 62 + VALUES[text.charCodeAt(i)];
-    if (value > Number.MAX_SAFE_INTEGER) throw new InvalidIdError(text, 'the value exceeds Number.MAX_SAFE_INTEGER; use Radix62.decode for a bigint');
+    if (value > Number.MAX_SAFE_INTEGER)
+      throw new InvalidIdError(text, 'the value exceeds Number.MAX_SAFE_INTEGER; use Radix62.decode for a bigint');
   }
   return value;
 }

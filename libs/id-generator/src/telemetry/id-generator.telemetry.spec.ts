@@ -4,7 +4,12 @@ import { ClockSync } from '../clock/clock-sync.js';
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
-import { MachineIdDistributor, type MachineIdDistribution, type MachineIdRequest, type MachineIdState } from '../machine/machine-id-distributor.js';
+import {
+  MachineIdDistributor,
+  type MachineIdDistribution,
+  type MachineIdRequest,
+  type MachineIdState,
+} from '../machine/machine-id-distributor.js';
 import { MachineIdHolder } from '../machine/machine-id-holder.js';
 import { OffsetClock } from '../__tests__/test-clocks.js';
 
@@ -64,7 +69,10 @@ describe('id-generator telemetry (OpenTelemetry SDK with in-memory exporters)', 
   it('a clock moved back: a clock_wait span and count, caught_up when waited out, error when too far behind', async () => {
     const clock = new OffsetClock();
     // A generous brokenThresholdMs: a descheduled test process must not turn the short wait into an error.
-    const sync = new ClockSync(new CosIdGenerator({ machineId: 2, clock: clock.now }), { spinThresholdMs: 5, brokenThresholdMs: 10_000 });
+    const sync = new ClockSync(new CosIdGenerator({ machineId: 2, clock: clock.now }), {
+      spinThresholdMs: 5,
+      brokenThresholdMs: 10_000,
+    });
     sync.generate();
     clock.back(30);
     await sync.generateAsync(); // waits ~30 ms with a timer
@@ -76,11 +84,23 @@ describe('id-generator telemetry (OpenTelemetry SDK with in-memory exporters)', 
     expect(spanSummary(spans)).toEqual(['id_generator.clock_wait caught_up', 'id_generator.clock_wait error']);
     expect(spans[0]!.attributes['ddd_kit.id_generator.call']).toBe('generate_async');
     expect(spans[0]!.attributes['ddd_kit.id_generator.clock.backwards_ms']).toBeGreaterThan(0);
-    expect([spans[1]!.attributes['ddd_kit.id_generator.call'], spans[1]!.attributes['error.type']]).toEqual(['generate', 'ClockBackwardsError']);
+    expect([spans[1]!.attributes['ddd_kit.id_generator.call'], spans[1]!.attributes['error.type']]).toEqual([
+      'generate',
+      'ClockBackwardsError',
+    ]);
 
     const points = await telemetry.metricPoints();
-    const waits = pointsOf(points, 'ddd_kit.id_generator.clock.waits').map((p) => [p.attributes['ddd_kit.id_generator.call'], p.attributes['ddd_kit.outcome'], p.value]);
-    expect(waits).toEqual(expect.arrayContaining([['generate_async', 'caught_up', 1], ['generate', 'error', 1]]));
+    const waits = pointsOf(points, 'ddd_kit.id_generator.clock.waits').map((p) => [
+      p.attributes['ddd_kit.id_generator.call'],
+      p.attributes['ddd_kit.outcome'],
+      p.value,
+    ]);
+    expect(waits).toEqual(
+      expect.arrayContaining([
+        ['generate_async', 'caught_up', 1],
+        ['generate', 'error', 1],
+      ]),
+    );
     expect(waits).toHaveLength(2);
     const [waited] = pointsOf(points, 'ddd_kit.id_generator.clock.wait.duration', { 'ddd_kit.outcome': 'caught_up' });
     expect(waited!.unit).toBe('s');
@@ -89,7 +109,13 @@ describe('id-generator telemetry (OpenTelemetry SDK with in-memory exporters)', 
 
   it('machine-ID lease: acquire, renewals (renewed, error, lost), a loss and the replacement, release', async () => {
     const distributor = new ScriptedDistributor();
-    const holder = await MachineIdHolder.acquire({ distributor, namespace: 'orders', machineBits: 4, instanceId: 'web-1', logger: silent });
+    const holder = await MachineIdHolder.acquire({
+      distributor,
+      namespace: 'orders',
+      machineBits: 4,
+      instanceId: 'web-1',
+      logger: silent,
+    });
     await holder.heartbeat();
     distributor.next = 'down';
     await holder.heartbeat();
@@ -113,8 +139,16 @@ describe('id-generator telemetry (OpenTelemetry SDK with in-memory exporters)', 
     expect(spans[3]!.attributes['error.type']).toBe('MachineIdLostError');
 
     const points = await telemetry.metricPoints();
-    const renewals = pointsOf(points, 'ddd_kit.machine_id.lease.renewals', { 'ddd_kit.machine_id.namespace': 'orders' });
-    expect(Object.fromEntries(renewals.map((p) => [p.attributes['ddd_kit.outcome'], p.value]))).toEqual({ renewed: 1, error: 1, lost: 1 });
-    expect(pointsOf(points, 'ddd_kit.machine_id.lease.losses').map((p) => [p.attributes, p.value])).toEqual([[{ 'ddd_kit.machine_id.namespace': 'orders' }, 1]]);
+    const renewals = pointsOf(points, 'ddd_kit.machine_id.lease.renewals', {
+      'ddd_kit.machine_id.namespace': 'orders',
+    });
+    expect(Object.fromEntries(renewals.map((p) => [p.attributes['ddd_kit.outcome'], p.value]))).toEqual({
+      renewed: 1,
+      error: 1,
+      lost: 1,
+    });
+    expect(pointsOf(points, 'ddd_kit.machine_id.lease.losses').map((p) => [p.attributes, p.value])).toEqual([
+      [{ 'ddd_kit.machine_id.namespace': 'orders' }, 1],
+    ]);
   });
 });

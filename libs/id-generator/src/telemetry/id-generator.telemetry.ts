@@ -26,23 +26,31 @@ interface GeneratorInstruments {
   readonly clockWaits: OperationInstruments;
 }
 
-export const generatorTelemetry = new LibraryTelemetry<GeneratorInstruments>('@ddd-kit/id-generator', undefined, ID_GENERATOR_CALL, (meter) => {
-  const ids = meter.createObservableCounter('ddd_kit.id_generator.ids', { unit: '{id}', description: 'IDs issued through ClockSync' });
-  ids.addCallback((result) => {
-    result.observe(issued.generate, { [ID_GENERATOR_CALL]: 'generate' });
-    result.observe(issued.generateAsync, { [ID_GENERATOR_CALL]: 'generate_async' });
-  });
-  const count: Counter = meter.createCounter('ddd_kit.id_generator.clock.waits', {
-    unit: '{wait}',
-    description: 'Waits for a clock that moved back, by outcome',
-  });
-  const duration: Histogram = meter.createHistogram('ddd_kit.id_generator.clock.wait.duration', {
-    unit: 's',
-    description: 'Duration of waits for a clock that moved back',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  });
-  return { ids, clockWaits: { count, duration } };
-});
+export const generatorTelemetry = new LibraryTelemetry<GeneratorInstruments>(
+  '@ddd-kit/id-generator',
+  undefined,
+  ID_GENERATOR_CALL,
+  (meter) => {
+    const ids = meter.createObservableCounter('ddd_kit.id_generator.ids', {
+      unit: '{id}',
+      description: 'IDs issued through ClockSync',
+    });
+    ids.addCallback((result) => {
+      result.observe(issued.generate, { [ID_GENERATOR_CALL]: 'generate' });
+      result.observe(issued.generateAsync, { [ID_GENERATOR_CALL]: 'generate_async' });
+    });
+    const count: Counter = meter.createCounter('ddd_kit.id_generator.clock.waits', {
+      unit: '{wait}',
+      description: 'Waits for a clock that moved back, by outcome',
+    });
+    const duration: Histogram = meter.createHistogram('ddd_kit.id_generator.clock.wait.duration', {
+      unit: 's',
+      description: 'Duration of waits for a clock that moved back',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+    return { ids, clockWaits: { count, duration } };
+  },
+);
 
 export const clockWaits = (instruments: GeneratorInstruments): OperationInstruments => instruments.clockWaits;
 
@@ -51,18 +59,23 @@ interface MachineIdInstruments {
   readonly losses: Counter;
 }
 
-export const machineIdTelemetry = new LibraryTelemetry<MachineIdInstruments>('@ddd-kit/id-generator', MACHINE_ID_NAMESPACE, MACHINE_ID_OPERATION, (meter) => ({
-  renewals: {
-    count: meter.createCounter('ddd_kit.machine_id.lease.renewals', {
-      unit: '{renewal}',
-      description: 'Heartbeats of the machine-ID lease, by outcome (renewed, lost, error)',
+export const machineIdTelemetry = new LibraryTelemetry<MachineIdInstruments>(
+  '@ddd-kit/id-generator',
+  MACHINE_ID_NAMESPACE,
+  MACHINE_ID_OPERATION,
+  (meter) => ({
+    renewals: {
+      count: meter.createCounter('ddd_kit.machine_id.lease.renewals', {
+        unit: '{renewal}',
+        description: 'Heartbeats of the machine-ID lease, by outcome (renewed, lost, error)',
+      }),
+    },
+    losses: meter.createCounter('ddd_kit.machine_id.lease.losses', {
+      unit: '{loss}',
+      description: 'Machine IDs found taken by another instance (a new one is acquired)',
     }),
-  },
-  losses: meter.createCounter('ddd_kit.machine_id.lease.losses', {
-    unit: '{loss}',
-    description: 'Machine IDs found taken by another instance (a new one is acquired)',
   }),
-}));
+);
 
 export const renewals = (instruments: MachineIdInstruments): OperationInstruments => instruments.renewals;
 export const noMetric = (): undefined => undefined;

@@ -9,7 +9,14 @@ import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import pg from 'pg';
 import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
-import { mongoLabel, mongoUri, postgresUrl, redisClusterNodes, redisUrl, uniqueName } from '../../../../test/support/servers.js';
+import {
+  mongoLabel,
+  mongoUri,
+  postgresUrl,
+  redisClusterNodes,
+  redisUrl,
+  uniqueName,
+} from '../../../../test/support/servers.js';
 import { MemoryPrepareKeyFactory } from '../backends/memory/memory-prepare-key.factory.js';
 import { MongoPrepareKeyFactory } from '../backends/mongo/mongo-prepare-key.factory.js';
 import { PostgresPrepareKeyFactory } from '../backends/postgres/postgres-prepare-key.factory.js';
@@ -22,7 +29,8 @@ import { PrepareKeyHealthIndicator } from './prepare-key.health-indicator.js';
 /** What a probe may take before the indicator reports the store down. */
 const TIMEOUT_MS = 300;
 
-const indicatorFor = (factory: PrepareKeyFactory) => new PrepareKeyHealthIndicator(new HealthIndicatorService(), { factory });
+const indicatorFor = (factory: PrepareKeyFactory) =>
+  new PrepareKeyHealthIndicator(new HealthIndicatorService(), { factory });
 
 /** Polls the indicator until it reports `status` (the store may take a moment to reconnect). */
 async function until(indicator: PrepareKeyHealthIndicator, status: 'up' | 'down', deadlineMs = 20_000) {
@@ -30,7 +38,10 @@ async function until(indicator: PrepareKeyHealthIndicator, status: 'up' | 'down'
   for (;;) {
     const result = (await indicator.isHealthy('store', { timeoutMs: TIMEOUT_MS })).store;
     if (result.status === status) return result;
-    if (Date.now() > deadline) throw new Error(`the indicator did not report ${status} within ${deadlineMs} ms; last: ${JSON.stringify(result)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the indicator did not report ${status} within ${deadlineMs} ms; last: ${JSON.stringify(result)}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -86,7 +97,9 @@ const backends: Array<[string, string, () => Promise<Target>]> = [
     'MongoPrepareKeyFactory',
     async () => {
       const { proxy, url } = await proxyUrl('mongo', mongoUri());
-      const connection = await mongoose.createConnection(url, { dbName: uniqueName('pk_health'), serverSelectionTimeoutMS: 2_000 }).asPromise();
+      const connection = await mongoose
+        .createConnection(url, { dbName: uniqueName('pk_health'), serverSelectionTimeoutMS: 2_000 })
+        .asPromise();
       return {
         factory: new MongoPrepareKeyFactory(connection),
         proxies: [proxy],
@@ -136,9 +149,15 @@ describe.each(backends)('PrepareKeyHealthIndicator on %s', (_label, backend, ope
 
     for (const proxy of target.proxies) proxy.blackhole();
     const down = await until(indicator, 'down');
-    expect(down).toEqual({ status: 'down', message: `timeout of ${TIMEOUT_MS}ms exceeded`, responseTime: expect.any(Number) });
+    expect(down).toEqual({
+      status: 'down',
+      message: `timeout of ${TIMEOUT_MS}ms exceeded`,
+      responseTime: expect.any(Number),
+    });
     // Every probe, not some: on a Cluster each master is asked (a ping of one node would pass two times in three).
-    const again = await Promise.all(Array.from({ length: 6 }, () => indicator.isHealthy('store', { timeoutMs: TIMEOUT_MS })));
+    const again = await Promise.all(
+      Array.from({ length: 6 }, () => indicator.isHealthy('store', { timeoutMs: TIMEOUT_MS })),
+    );
     expect(again.map((result) => result.store.status)).toEqual(Array(6).fill('down'));
 
     for (const proxy of target.proxies) proxy.heal({ reset: true });
@@ -163,7 +182,9 @@ describe.each(backends)('PrepareKeyHealthIndicator on %s', (_label, backend, ope
 describe('PrepareKeyHealthIndicator', () => {
   it('is up on the memory backend, which has no store to reach', async () => {
     const result = await indicatorFor(new MemoryPrepareKeyFactory()).isHealthy();
-    expect(result).toEqual({ 'prepare-key': { status: 'up', backend: 'MemoryPrepareKeyFactory', responseTime: expect.any(Number) } });
+    expect(result).toEqual({
+      'prepare-key': { status: 'up', backend: 'MemoryPrepareKeyFactory', responseTime: expect.any(Number) },
+    });
   });
 
   it('reads a probe key through a factory written elsewhere, and reports its error as down', async () => {
@@ -185,13 +206,19 @@ describe('PrepareKeyHealthIndicator', () => {
     expect((await indicator.isHealthy())['prepare-key']).toMatchObject({ status: 'up', backend: 'CustomFactory' });
     expect(got).toEqual(['ddd-kit-ping/probe']);
     failure = new Error('connection refused');
-    expect((await indicator.isHealthy())['prepare-key']).toMatchObject({ status: 'down', message: 'CustomFactory: connection refused' });
+    expect((await indicator.isHealthy())['prepare-key']).toMatchObject({
+      status: 'down',
+      message: 'CustomFactory: connection refused',
+    });
 
     // One that implements the contract structurally (no ping() of its own) gets the same probe.
     failure = undefined;
     got.length = 0;
     const structural = { create: <V>(name: string) => new CustomFactory().create<V>(name) } as PrepareKeyFactory;
-    expect((await indicatorFor(structural).isHealthy())['prepare-key']).toMatchObject({ status: 'up', backend: 'PrepareKeyFactory' });
+    expect((await indicatorFor(structural).isHealthy())['prepare-key']).toMatchObject({
+      status: 'up',
+      backend: 'PrepareKeyFactory',
+    });
     expect(got).toEqual(['ddd-kit-ping/probe']);
   });
 
@@ -221,11 +248,17 @@ describe('PrepareKeyHealthIndicator', () => {
     class HealthModule {}
 
     const moduleRef = await Test.createTestingModule({
-      imports: [PrepareKeyModule.forRootAsync({ useFactory: () => ({ factory: new MemoryPrepareKeyFactory() }) }), HealthModule],
+      imports: [
+        PrepareKeyModule.forRootAsync({ useFactory: () => ({ factory: new MemoryPrepareKeyFactory() }) }),
+        HealthModule,
+      ],
     }).compile();
     try {
       const result = await moduleRef.get(HealthController).check();
-      expect(result).toMatchObject({ status: 'ok', details: { 'prepare-key': { status: 'up', backend: 'MemoryPrepareKeyFactory' } } });
+      expect(result).toMatchObject({
+        status: 'ok',
+        details: { 'prepare-key': { status: 'up', backend: 'MemoryPrepareKeyFactory' } },
+      });
     } finally {
       await moduleRef.close();
     }

@@ -12,10 +12,7 @@ import type { PrepareKeyClass, PreparableKeyDeclaration } from './preparable-key
  * - a function `(declaration) => boolean`: called with `{ target, name }`.
  */
 export type PreparableKeyMatcher =
-  | PrepareKeyClass
-  | string
-  | RegExp
-  | ((declaration: PreparableKeyDeclaration) => boolean);
+  PrepareKeyClass | string | RegExp | ((declaration: PreparableKeyDeclaration) => boolean);
 
 /** `redis: { url }`: where the module's own client connects, and the RedisPrepareKeyFactory options. */
 export interface PrepareKeyRedisOptions extends RedisConnectionOptions, RedisPrepareKeyFactoryOptions {}

@@ -4,7 +4,11 @@ import type { PreparedValue } from '../prepared-value.js';
  * Whether the owner a record names still holds its reservation, e.g. "does user 42 still have
  * username 'alice'" against the write model. Only an explicit `false` releases the record.
  */
-export type ReservationLiveness<V> = (key: string, value: V, prepared: PreparedValue<V>) => boolean | PromiseLike<boolean>;
+export type ReservationLiveness<V> = (
+  key: string,
+  value: V,
+  prepared: PreparedValue<V>,
+) => boolean | PromiseLike<boolean>;
 
 export interface ReconcileReservationsOptions {
   /** Records listed per backend round trip. Default 500. */

@@ -73,12 +73,22 @@ describe('reconcileReservations', () => {
     const judge = (key: string, value: Owner) => (asked.push(key), value.owner !== 'o1');
 
     expect(await reconcileReservations(pk, judge, { now: () => now })).toEqual({
-      scanned: 3, expired: 2, live: 1, released: 0, skipped: 0, failed: 0,
+      scanned: 3,
+      expired: 2,
+      live: 1,
+      released: 0,
+      skipped: 0,
+      failed: 0,
     });
     expect(asked).toEqual(['live']);
 
     expect(await reconcileReservations(pk, judge, { now: () => now, includeExpired: true })).toEqual({
-      scanned: 3, expired: 0, live: 2, released: 1, skipped: 0, failed: 0,
+      scanned: 3,
+      expired: 0,
+      live: 2,
+      released: 1,
+      skipped: 0,
+      failed: 0,
     });
     expect(await keysOf(pk)).toEqual(['expired-live', 'live']);
   });

@@ -24,10 +24,20 @@ export async function reconcileReservations<V>(
   isLive: ReservationLiveness<V>,
   options: ReconcileReservationsOptions = {},
 ): Promise<ReconciliationReport> {
-  const { pageSize, concurrency = DEFAULT_CONCURRENCY, dryRun = false, includeExpired = false, now = Date.now, onError } = options;
-  if (typeof isLive !== 'function') throw new PrepareKeyArgumentError('reconcileReservations: isLive must be a function');
+  const {
+    pageSize,
+    concurrency = DEFAULT_CONCURRENCY,
+    dryRun = false,
+    includeExpired = false,
+    now = Date.now,
+    onError,
+  } = options;
+  if (typeof isLive !== 'function')
+    throw new PrepareKeyArgumentError('reconcileReservations: isLive must be a function');
   if (!Number.isSafeInteger(concurrency) || concurrency < 1) {
-    throw new PrepareKeyArgumentError(`reconcileReservations: concurrency must be a positive integer, got ${String(concurrency)}`);
+    throw new PrepareKeyArgumentError(
+      `reconcileReservations: concurrency must be a positive integer, got ${String(concurrency)}`,
+    );
   }
   const report: ReconciliationReport = { scanned: 0, expired: 0, live: 0, released: 0, skipped: 0, failed: 0 };
 

@@ -26,7 +26,11 @@ describe('PrepareKey telemetry (OpenTelemetry SDK with in-memory exporters)', ()
   /** The one count of `operation` with `outcome`, and its duration point. */
   async function expectCounted(operation: string, outcome: string, count = 1): Promise<void> {
     const points = await telemetry.metricPoints();
-    const attributes = { 'ddd_kit.prepare_key.name': 'username', 'ddd_kit.prepare_key.operation': operation, 'ddd_kit.outcome': outcome };
+    const attributes = {
+      'ddd_kit.prepare_key.name': 'username',
+      'ddd_kit.prepare_key.operation': operation,
+      'ddd_kit.outcome': outcome,
+    };
     expect(pointsOf(points, OPERATIONS, attributes).map((p) => p.value)).toEqual([count]);
     const durations = pointsOf(points, DURATION, attributes);
     expect(durations.map((p) => [p.unit, p.value])).toEqual([['s', count]]);
@@ -37,7 +41,11 @@ describe('PrepareKey telemetry (OpenTelemetry SDK with in-memory exporters)', ()
     expect(await names.prepare('alice', 'u2')).toBe(false);
     const spans = telemetry.spans();
     expect(spanSummary(spans)).toEqual(['prepare_key.prepare won', 'prepare_key.prepare taken']);
-    expect(spans[0]!.attributes).toEqual({ 'ddd_kit.prepare_key.name': 'username', 'ddd_kit.prepare_key.operation': 'prepare', 'ddd_kit.outcome': 'won' });
+    expect(spans[0]!.attributes).toEqual({
+      'ddd_kit.prepare_key.name': 'username',
+      'ddd_kit.prepare_key.operation': 'prepare',
+      'ddd_kit.outcome': 'won',
+    });
     // Keys and values are user data: never recorded.
     expect(JSON.stringify(spans.map((s) => s.attributes))).not.toMatch(/alice|u1|u2/);
     await expectCounted('prepare', 'won');
@@ -102,7 +110,10 @@ describe('PrepareKey telemetry (OpenTelemetry SDK with in-memory exporters)', ()
     await telemetry.reset();
     await expect(names.reprepare('alice', 'u1', 'alicia', 'u1')).rejects.toBeInstanceOf(PrepareKeyStateError);
     const change = telemetry.spans().find((s) => s.name === 'prepare_key.change_key')!;
-    expect([change.attributes['ddd_kit.outcome'], change.attributes['error.type']]).toEqual(['error', 'PrepareKeyStateError']);
+    expect([change.attributes['ddd_kit.outcome'], change.attributes['error.type']]).toEqual([
+      'error',
+      'PrepareKeyStateError',
+    ]);
     await expectCounted('change_key', 'error');
   });
 
@@ -114,7 +125,9 @@ describe('PrepareKey telemetry (OpenTelemetry SDK with in-memory exporters)', ()
     expect(await names.prepare('late', 'u1')).toBe(true);
     expect(spanSummary(telemetry.spans())).toEqual(['prepare_key.prepare won']);
     await expectCounted('prepare', 'won');
-    expect(pointsOf(await telemetry.metricPoints(), OPERATIONS, { 'ddd_kit.prepare_key.operation': 'rollback' })).toEqual([]);
+    expect(
+      pointsOf(await telemetry.metricPoints(), OPERATIONS, { 'ddd_kit.prepare_key.operation': 'rollback' }),
+    ).toEqual([]);
   });
 
   it('usingPrepare: won, taken, and error after a failed step (its rollback a child span)', async () => {

@@ -26,17 +26,22 @@ interface PrepareKeyInstruments extends OperationInstruments {
   readonly duration: Histogram;
 }
 
-export const prepareKeyTelemetry = new LibraryTelemetry<PrepareKeyInstruments>('@ddd-kit/prepare-key', PREPARE_KEY_NAME, PREPARE_KEY_OPERATION, (meter) => ({
-  count: meter.createCounter('ddd_kit.prepare_key.operations', {
-    unit: '{operation}',
-    description: 'PrepareKey calls (prepare, rollback, reprepare, change_key, using_prepare) by outcome',
+export const prepareKeyTelemetry = new LibraryTelemetry<PrepareKeyInstruments>(
+  '@ddd-kit/prepare-key',
+  PREPARE_KEY_NAME,
+  PREPARE_KEY_OPERATION,
+  (meter) => ({
+    count: meter.createCounter('ddd_kit.prepare_key.operations', {
+      unit: '{operation}',
+      description: 'PrepareKey calls (prepare, rollback, reprepare, change_key, using_prepare) by outcome',
+    }),
+    duration: meter.createHistogram('ddd_kit.prepare_key.operation.duration', {
+      unit: 's',
+      description: 'Duration of PrepareKey calls',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    }),
   }),
-  duration: meter.createHistogram('ddd_kit.prepare_key.operation.duration', {
-    unit: 's',
-    description: 'Duration of PrepareKey calls',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  }),
-}));
+);
 
 export const operations = (instruments: PrepareKeyInstruments): OperationInstruments => instruments;
 

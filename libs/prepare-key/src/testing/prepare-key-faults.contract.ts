@@ -12,7 +12,12 @@ import type { PrepareKeyFactory } from '../prepare-key.factory.js';
  */
 export type PrepareKeyFault = 'lost-reply-resent' | 'lost-reply' | 'timeout' | 'request-lost';
 
-export const PREPARE_KEY_FAULTS: readonly PrepareKeyFault[] = ['lost-reply-resent', 'lost-reply', 'timeout', 'request-lost'];
+export const PREPARE_KEY_FAULTS: readonly PrepareKeyFault[] = [
+  'lost-reply-resent',
+  'lost-reply',
+  'timeout',
+  'request-lost',
+];
 
 /** An armed fault: `fired` resolves once it hit a command. */
 export interface ArmedFault {
@@ -28,7 +33,11 @@ export interface ArmedFault {
  */
 export interface PrepareKeyFaultTarget {
   /** A factory whose client reaches the store through the fault injector, set up as a caller meeting `fault` would be. */
-  open(fault: PrepareKeyFault): Promise<{ factory: PrepareKeyFactory; close: () => Promise<void> }> | { factory: PrepareKeyFactory; close: () => Promise<void> };
+  open(
+    fault: PrepareKeyFault,
+  ):
+    | Promise<{ factory: PrepareKeyFactory; close: () => Promise<void> }>
+    | { factory: PrepareKeyFactory; close: () => Promise<void> };
   /** Arms `fault` for the nth (1 = the next) store command about the PrepareKey named `name`. */
   arm(fault: PrepareKeyFault, name: string, nth: number): ArmedFault;
 }
@@ -58,15 +67,57 @@ const C = 'C';
 const own = (owner: string): Owner => ({ owner });
 
 const CASES: FaultCase[] = [
-  { title: 'prepare of an absent key', before: { k: undefined }, run: (pk) => pk.prepare('k', own(A)), answer: true, after: { k: A } },
-  { title: 'prepare of a held key', before: { k: B }, run: (pk) => pk.prepare('k', own(A)), answer: false, after: { k: B } },
+  {
+    title: 'prepare of an absent key',
+    before: { k: undefined },
+    run: (pk) => pk.prepare('k', own(A)),
+    answer: true,
+    after: { k: A },
+  },
+  {
+    title: 'prepare of a held key',
+    before: { k: B },
+    run: (pk) => pk.prepare('k', own(A)),
+    answer: false,
+    after: { k: B },
+  },
   { title: 'get', before: { k: A }, run: (pk) => pk.get('k'), answer: own(A), after: { k: A } },
-  { title: 'getValue', before: { k: A }, run: async (pk) => (await pk.getValue('k'))?.value, answer: own(A), after: { k: A } },
+  {
+    title: 'getValue',
+    before: { k: A },
+    run: async (pk) => (await pk.getValue('k'))?.value,
+    answer: own(A),
+    after: { k: A },
+  },
   { title: 'rollback(key)', before: { k: A }, run: (pk) => pk.rollback('k'), answer: true, after: { k: undefined } },
-  { title: 'rollback(key, value) of its value', before: { k: A }, run: (pk) => pk.rollback('k', own(A)), answer: true, after: { k: undefined } },
-  { title: 'rollback(key, value) of another value', before: { k: B }, run: (pk) => pk.rollback('k', own(A)), answer: false, after: { k: B } },
-  { title: 'reprepare(key, value)', before: { k: A }, run: (pk) => pk.reprepare('k', own(C)), answer: true, after: { k: C } },
-  { title: 'reprepare(key, old, new)', before: { k: A }, run: (pk) => pk.reprepare('k', own(A), own(C)), answer: true, after: { k: C } },
+  {
+    title: 'rollback(key, value) of its value',
+    before: { k: A },
+    run: (pk) => pk.rollback('k', own(A)),
+    answer: true,
+    after: { k: undefined },
+  },
+  {
+    title: 'rollback(key, value) of another value',
+    before: { k: B },
+    run: (pk) => pk.rollback('k', own(A)),
+    answer: false,
+    after: { k: B },
+  },
+  {
+    title: 'reprepare(key, value)',
+    before: { k: A },
+    run: (pk) => pk.reprepare('k', own(C)),
+    answer: true,
+    after: { k: C },
+  },
+  {
+    title: 'reprepare(key, old, new)',
+    before: { k: A },
+    run: (pk) => pk.reprepare('k', own(A), own(C)),
+    answer: true,
+    after: { k: C },
+  },
   {
     title: 'reprepare(oldKey, oldValue, newKey, newValue)',
     before: { old: A, new: undefined },
@@ -135,12 +186,16 @@ export function describePrepareKeyFaults(
                   outcome = { error };
                 }
                 armed.cancel();
-                await Promise.race([armed.fired, sleep(2_000).then(() => Promise.reject(new Error(`the ${fault} fault was never applied`)))]);
+                await Promise.race([
+                  armed.fired,
+                  sleep(2_000).then(() => Promise.reject(new Error(`the ${fault} fault was never applied`))),
+                ]);
 
                 const state = await stateOf(reference, Object.keys(c.before));
                 const thenFailedIsTheAnswer = c.answer === ThenFailed;
                 if ('answer' in outcome) {
-                  if (thenFailedIsTheAnswer) throw new Error(`expected a rejection, got ${JSON.stringify(outcome.answer)}`);
+                  if (thenFailedIsTheAnswer)
+                    throw new Error(`expected a rejection, got ${JSON.stringify(outcome.answer)}`);
                   expect(outcome.answer).toEqual(c.answer);
                   expect(state).toEqual(c.after);
                 } else if (thenFailedIsTheAnswer && outcome.error instanceof ThenFailed) {

@@ -7,7 +7,11 @@ import type { PrepareKeyFactory } from '../prepare-key.factory.js';
 import type { PreparedRecord } from '../prepare-key.interfaces.js';
 import { primitivesOf } from '../prepare-key.primitives.js';
 import { PreparedValue, TTL_FOREVER, toTtlAt } from '../prepared-value.js';
-import { describePrepareKeyFaults, type PrepareKeyFault, type PrepareKeyFaultTarget } from './prepare-key-faults.contract.js';
+import {
+  describePrepareKeyFaults,
+  type PrepareKeyFault,
+  type PrepareKeyFaultTarget,
+} from './prepare-key-faults.contract.js';
 
 /** What a backend hands the contract suite: its factory, and how to close its clients. */
 export interface PrepareKeyContractTarget {
@@ -123,7 +127,11 @@ export function describePrepareKeyContract(
         [base, 'x.k'],
       ];
       for (const [name, key] of pairs) {
-        expect(await factory().create<Owner>(name).prepare(key, { owner: `${name}/${key}` })).toBe(true);
+        expect(
+          await factory()
+            .create<Owner>(name)
+            .prepare(key, { owner: `${name}/${key}` }),
+        ).toBe(true);
       }
       for (const [name, key] of pairs) {
         expect(await factory().create<Owner>(name).get(key)).toEqual({ owner: `${name}/${key}` });
@@ -377,7 +385,9 @@ export function describePrepareKeyContract(
         const pk = fresh();
         await pk.prepare('alice', { owner: 'u1' });
         const ttlAt = Date.now() + 60_000;
-        expect(await pk.reprepare('alice', { owner: 'u1' }, 'alicia', toTtlAt({ owner: 'u1', n: 2 }, ttlAt))).toBe(true);
+        expect(await pk.reprepare('alice', { owner: 'u1' }, 'alicia', toTtlAt({ owner: 'u1', n: 2 }, ttlAt))).toBe(
+          true,
+        );
         expect(await pk.getValue('alice')).toBeUndefined();
         expect(await pk.getValue('alicia')).toEqual(new PreparedValue({ owner: 'u1', n: 2 }, ttlAt));
       });
@@ -630,9 +640,42 @@ export function describePrepareKeyContract(
 
       it('keeps keys with special characters distinct from each other', async () => {
         const keys = [
-          'a.b', 'a:b', 'a{b}', '{a}b', '{a}', 'a}', '{', '}', 'a%b', 'a%25b', '%', 'a b', ' a', 'a ', 'a',
-          'A', 'a/b', 'a\\b', 'a\nb', 'a\tb', "a'b", 'a"b', '$ne', '$a.b', 'a*', 'a?', '[a]', 'ключ', '键',
-          '🔑', 'e\u0301', '\u00e9', 'a\u0000b', 'a\u0000', 'x'.repeat(1024), `${'é'.repeat(1023)}🔑`,
+          'a.b',
+          'a:b',
+          'a{b}',
+          '{a}b',
+          '{a}',
+          'a}',
+          '{',
+          '}',
+          'a%b',
+          'a%25b',
+          '%',
+          'a b',
+          ' a',
+          'a ',
+          'a',
+          'A',
+          'a/b',
+          'a\\b',
+          'a\nb',
+          'a\tb',
+          "a'b",
+          'a"b',
+          '$ne',
+          '$a.b',
+          'a*',
+          'a?',
+          '[a]',
+          'ключ',
+          '键',
+          '🔑',
+          'e\u0301',
+          '\u00e9',
+          'a\u0000b',
+          'a\u0000',
+          'x'.repeat(1024),
+          `${'é'.repeat(1023)}🔑`,
         ];
         expect(new Set(keys).size).toBe(keys.length);
         const pk = fresh<{ key: string }>();
@@ -836,7 +879,10 @@ export function describePrepareKeyContract(
       describePrepareKeyFaults(
         options.faults,
         () => {
-          if (!target?.faults) throw new Error(`describePrepareKeyContract('${label}'): faults are listed but setup returned no faults target`);
+          if (!target?.faults)
+            throw new Error(
+              `describePrepareKeyContract('${label}'): faults are listed but setup returned no faults target`,
+            );
           return { clean: factory(), faults: target.faults };
         },
         uniqueName,
@@ -896,9 +942,7 @@ export function describePrepareKeyContract(
         const pk = fresh();
         const owners = Array.from({ length: 30 }, (_, i) => `old-${i}`);
         for (const owner of owners) await pk.prepare(owner, { owner });
-        const results = await Promise.all(
-          owners.map((owner) => pk.reprepare(owner, { owner }, 'target', { owner })),
-        );
+        const results = await Promise.all(owners.map((owner) => pk.reprepare(owner, { owner }, 'target', { owner })));
         const winners = results.flatMap((won, i) => (won ? [owners[i]] : []));
         expect(winners).toHaveLength(1);
         expect(await pk.get('target')).toEqual({ owner: winners[0] });

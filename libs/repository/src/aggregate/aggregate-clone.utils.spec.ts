@@ -13,7 +13,14 @@ class Money {
 
 describe('deepClone', () => {
   it('keeps prototypes and copies every level', () => {
-    const source = { price: new Money(1, 'EUR'), at: new Date(5), tags: new Set(['a']), map: new Map([['k', [1, 2]]]), list: [{ x: 1 }], bytes: new Uint8Array([1]) };
+    const source = {
+      price: new Money(1, 'EUR'),
+      at: new Date(5),
+      tags: new Set(['a']),
+      map: new Map([['k', [1, 2]]]),
+      list: [{ x: 1 }],
+      bytes: new Uint8Array([1]),
+    };
     const copy = deepClone(source);
     expect(copy).toEqual(source);
     expect(copy.price).toBeInstanceOf(Money);

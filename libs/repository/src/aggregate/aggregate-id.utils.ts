@@ -17,7 +17,8 @@ export function isEmptyId(id: unknown): boolean {
 export function assertAggregateId(aggregate: string, id: unknown): asserts id is AggregateId {
   if (typeof id === 'string') {
     if (id.length === 0) throw new InvalidAggregateIdError(aggregate, id, 'it is empty');
-    if (id.length > MAX_ID_LENGTH) throw new InvalidAggregateIdError(aggregate, id, `it is longer than ${MAX_ID_LENGTH} characters`);
+    if (id.length > MAX_ID_LENGTH)
+      throw new InvalidAggregateIdError(aggregate, id, `it is longer than ${MAX_ID_LENGTH} characters`);
     return;
   }
   if (typeof id === 'number') {

@@ -16,5 +16,7 @@ export function getAggregateName(aggregate: AggregateClass | Function): string {
 export function getQualifiedAggregateName(aggregate: AggregateClass | Function): string {
   const metadata = getAggregateMetadata(aggregate);
   if (metadata === undefined) return aggregate.name;
-  return metadata.contextName === DEFAULT_CONTEXT_NAME ? metadata.aggregateName : `${metadata.contextName}.${metadata.aggregateName}`;
+  return metadata.contextName === DEFAULT_CONTEXT_NAME
+    ? metadata.aggregateName
+    : `${metadata.contextName}.${metadata.aggregateName}`;
 }

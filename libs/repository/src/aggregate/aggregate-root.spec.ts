@@ -31,7 +31,14 @@ describe('AggregateRoot', () => {
     account.markDeleted();
     account.triggerDataSyncHook();
     expect(account.getDataSyncEvents()).toEqual([
-      { type: 'UPSERT', eventId: expect.any(String), aggregate: 'Account', id: 'a', version: 3, snapshot: { id: 'a', balance: 5, owner: { name: 'ada' } } },
+      {
+        type: 'UPSERT',
+        eventId: expect.any(String),
+        aggregate: 'Account',
+        id: 'a',
+        version: 3,
+        snapshot: { id: 'a', balance: 5, owner: { name: 'ada' } },
+      },
       { type: 'PURGE', eventId: expect.any(String), aggregate: 'Account', id: 'a', version: 3 },
     ]);
     expect(account.dataSyncEvents).toEqual(account.getDataSyncEvents());
@@ -47,7 +54,11 @@ describe('AggregateRoot', () => {
   });
 
   it('works on an instance rebuilt without its constructor', () => {
-    const rebuilt = Object.assign(Object.create(Account.prototype) as Account, { id: 'r', balance: 1, owner: { name: 'x' } });
+    const rebuilt = Object.assign(Object.create(Account.prototype) as Account, {
+      id: 'r',
+      balance: 1,
+      owner: { name: 'x' },
+    });
     expect([rebuilt.isNew(), rebuilt.oldVersion]).toEqual([true, 0]);
     rebuilt.triggerDataSyncHook();
     expect(rebuilt.getDataSyncEvents()).toHaveLength(1);
@@ -58,7 +69,16 @@ describe('AggregateRoot', () => {
     account.triggerDataSyncHook();
     account.triggerDataSyncHook();
     const events = collectWriteEvents(account, 'account');
-    expect(events).toEqual([{ type: 'UPSERT', eventId: expect.any(String), aggregate: 'account', id: 'a', version: 1, snapshot: { id: 'a', balance: 0, owner: { name: 'ada' } } }]);
+    expect(events).toEqual([
+      {
+        type: 'UPSERT',
+        eventId: expect.any(String),
+        aggregate: 'account',
+        id: 'a',
+        version: 1,
+        snapshot: { id: 'a', balance: 0, owner: { name: 'ada' } },
+      },
+    ]);
     expect(account.getDataSyncEvents()).toEqual([]);
   });
 

@@ -178,10 +178,15 @@ export function setDeleted(root: AggregateRoot<AggregateId, unknown>, deleted: b
 }
 
 /** The unique-key values stored with the aggregate, when its repository recorded them. */
-export function storedKeysOf(root: AggregateRoot<AggregateId, unknown>): ReadonlyMap<string, string | undefined> | undefined {
+export function storedKeysOf(
+  root: AggregateRoot<AggregateId, unknown>,
+): ReadonlyMap<string, string | undefined> | undefined {
   return stateOf(root).storedKeys;
 }
 
-export function setStoredKeys(root: AggregateRoot<AggregateId, unknown>, keys: ReadonlyMap<string, string | undefined> | undefined): void {
+export function setStoredKeys(
+  root: AggregateRoot<AggregateId, unknown>,
+  keys: ReadonlyMap<string, string | undefined> | undefined,
+): void {
   stateOf(root).storedKeys = keys;
 }

@@ -8,4 +8,6 @@ export type AggregateId = string | number;
 
 /** An aggregate class (abstract classes included): the key of repositories and handlers. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AggregateClass<T extends AggregateRoot<any, any> = AggregateRoot<any, any>> = abstract new (...args: any[]) => T;
+export type AggregateClass<T extends AggregateRoot<any, any> = AggregateRoot<any, any>> = abstract new (
+  ...args: any[]
+) => T;

@@ -36,13 +36,20 @@ export class DataSyncEventBus implements DataSyncPublisher {
   }
 
   /** Adds a handler for the events of `aggregate`; returns a function that removes it. */
-  subscribe<E extends DataSyncEvent = DataSyncEvent>(aggregate: AggregateClass, handler: DataSyncHandler<E>): () => void {
+  subscribe<E extends DataSyncEvent = DataSyncEvent>(
+    aggregate: AggregateClass,
+    handler: DataSyncHandler<E>,
+  ): () => void {
     const list = this.handlers.get(aggregate) ?? [];
     list.push(handler as DataSyncHandler);
     this.handlers.set(aggregate, list);
     return () => {
       const current = this.handlers.get(aggregate);
-      if (current) this.handlers.set(aggregate, current.filter((h) => h !== handler));
+      if (current)
+        this.handlers.set(
+          aggregate,
+          current.filter((h) => h !== handler),
+        );
     };
   }
 
@@ -93,7 +100,8 @@ export class DataSyncEventBus implements DataSyncPublisher {
       }
     }
     if (failures.length === 1) throw failures[0];
-    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} data-sync handlers of ${aggregate} failed`);
+    if (failures.length > 1)
+      throw new AggregateError(failures, `${failures.length} data-sync handlers of ${aggregate} failed`);
   }
 
   private discover(): void {

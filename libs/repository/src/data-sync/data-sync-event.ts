@@ -32,11 +32,17 @@ export interface PurgeDataSyncEvent<ID extends AggregateId = AggregateId> extend
 }
 
 /** What a write tells read models. Collected by `triggerDataSyncHook`, published after the write. */
-export type DataSyncEvent<ID extends AggregateId = AggregateId, S = unknown> = UpsertDataSyncEvent<ID, S> | PurgeDataSyncEvent<ID>;
+export type DataSyncEvent<ID extends AggregateId = AggregateId, S = unknown> =
+  UpsertDataSyncEvent<ID, S> | PurgeDataSyncEvent<ID>;
 
 /** Factories for the two kinds (frozen: one event object is shared by every handler). */
 export const DataSyncEvent = {
-  upsert<ID extends AggregateId, S>(aggregate: string, id: ID, version: number, snapshot: S): UpsertDataSyncEvent<ID, S> {
+  upsert<ID extends AggregateId, S>(
+    aggregate: string,
+    id: ID,
+    version: number,
+    snapshot: S,
+  ): UpsertDataSyncEvent<ID, S> {
     return Object.freeze({ type: DataSyncEventType.UPSERT, eventId: randomUUID(), aggregate, id, version, snapshot });
   },
   purge<ID extends AggregateId>(aggregate: string, id: ID, version: number): PurgeDataSyncEvent<ID> {

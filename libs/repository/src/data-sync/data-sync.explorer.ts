@@ -37,15 +37,20 @@ export class DataSyncExplorer implements OnModuleInit {
       seen.add(instance);
       const prototype = Object.getPrototypeOf(instance) as object | null;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const aggregates = Reflect.getMetadata(ON_DATA_SYNC_METADATA, instance[method] as object) as AggregateClass[] | undefined;
+        const aggregates = Reflect.getMetadata(ON_DATA_SYNC_METADATA, instance[method] as object) as
+          AggregateClass[] | undefined;
         if (aggregates === undefined) continue;
         if (!wrapper.isDependencyTreeStatic()) {
           // A request-scoped instance exists per request; writes happen outside any request.
-          this.logger.warn(`${wrapper.name as string}.${method} is @OnDataSync but its provider is not a singleton; it is ignored`);
+          this.logger.warn(
+            `${wrapper.name as string}.${method} is @OnDataSync but its provider is not a singleton; it is ignored`,
+          );
           continue;
         }
         for (const aggregate of aggregates) {
-          this.bus.subscribe(aggregate, (events: readonly DataSyncEvent[]) => (instance[method] as (e: readonly DataSyncEvent[]) => unknown).call(instance, events));
+          this.bus.subscribe(aggregate, (events: readonly DataSyncEvent[]) =>
+            (instance[method] as (e: readonly DataSyncEvent[]) => unknown).call(instance, events),
+          );
         }
       }
     }

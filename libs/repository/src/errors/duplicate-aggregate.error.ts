@@ -7,6 +7,9 @@ export class DuplicateAggregateError extends RepositoryError {
     readonly id: unknown,
     options?: ErrorOptions,
   ) {
-    super(`${aggregate} ${JSON.stringify(id)} already exists: insert only creates; load it and update instead.`, options);
+    super(
+      `${aggregate} ${JSON.stringify(id)} already exists: insert only creates; load it and update instead.`,
+      options,
+    );
   }
 }

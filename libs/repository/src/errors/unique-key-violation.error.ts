@@ -14,6 +14,8 @@ export class UniqueKeyViolationError extends RepositoryError {
     /** Who holds it, as the reservation says. */
     readonly holder?: { aggregate: string; id: unknown },
   ) {
-    super(`the ${name} '${key}' is already taken${holder ? ` (by ${holder.aggregate} ${JSON.stringify(holder.id)})` : ''}`);
+    super(
+      `the ${name} '${key}' is already taken${holder ? ` (by ${holder.aggregate} ${JSON.stringify(holder.id)})` : ''}`,
+    );
   }
 }

@@ -4,14 +4,25 @@
 // up with { enabled: false } when the outbox is off. The same lag and black hole on the
 // MongoDB-wire emulator (a MongoOutboxStore inside the documents).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Inject, Module, ServiceUnavailableException, type INestApplicationContext } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Inject,
+  Module,
+  ServiceUnavailableException,
+  type INestApplicationContext,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HealthCheckService, TerminusModule, type HealthCheckResult } from '@nestjs/terminus';
 import pg from 'pg';
 import { proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
 import mongoose, { type Connection } from 'mongoose';
 import { mongoLabel, mongoUri, postgresSchema, uniqueName } from '../../../../test/support/servers.js';
-import { Counter, CounterMongooseRepository, CounterPostgresRepository } from '../../../../test/repository/support/counter.aggregate.js';
+import {
+  Counter,
+  CounterMongooseRepository,
+  CounterPostgresRepository,
+} from '../../../../test/repository/support/counter.aggregate.js';
 import { MongoOutboxStore } from '../outbox/mongo-outbox.store.js';
 import { OutboxRelay } from '../outbox/outbox-relay.js';
 import { PostgresOutboxStore } from '../outbox/postgres-outbox.store.js';
@@ -47,7 +58,9 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
   async function outboxWithOneEvent(relayOptions: Partial<ConstructorParameters<typeof OutboxRelay>[0]> = {}) {
     const i = ++n;
     const store = new PostgresOutboxStore({ pool, table: `outbox_${i}`, notifyChannel: false });
-    await new CounterPostgresRepository({ aggregate: Counter, pool, table: `counters_${i}`, outbox: store }).insert(new Counter(`c${i}`, 'one'));
+    await new CounterPostgresRepository({ aggregate: Counter, pool, table: `counters_${i}`, outbox: store }).insert(
+      new Counter(`c${i}`, 'one'),
+    );
     const relay = new OutboxRelay({ stores: [store], deliver: async () => {}, autoStart: false, ...relayOptions });
     return { store, relay };
   }
@@ -74,31 +87,65 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
     const { relay } = await outboxWithOneEvent();
     expect(await relay.drain()).toBe(1);
     const up = { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 };
-    expect(await indicator().check({ relay })).toEqual({ status: 'ok', info: { outbox: up }, error: {}, details: { outbox: up } });
+    expect(await indicator().check({ relay })).toEqual({
+      status: 'ok',
+      info: { outbox: up },
+      error: {},
+      details: { outbox: up },
+    });
   });
 
   it('is down when the oldest pending event is older than maxLagMs (no relay delivering), up while younger', async () => {
     const { store } = await outboxWithOneEvent();
     // The same parked event seen now (young) and from a clock 61 s ahead (past the default maxLagMs of 60 s).
     const now = new OutboxRelay({ stores: [store], deliver: async () => {}, autoStart: false });
-    const later = new OutboxRelay({ stores: [store], deliver: async () => {}, autoStart: false, clock: () => Date.now() + 61_000 });
-    expect((await indicator().outbox.isHealthy('outbox', { relay: now })).outbox).toMatchObject({ status: 'up', pending: 1, deadLetters: 0 });
+    const later = new OutboxRelay({
+      stores: [store],
+      deliver: async () => {},
+      autoStart: false,
+      clock: () => Date.now() + 61_000,
+    });
+    expect((await indicator().outbox.isHealthy('outbox', { relay: now })).outbox).toMatchObject({
+      status: 'up',
+      pending: 1,
+      deadLetters: 0,
+    });
     // HealthCheckService answers 503: the terminus JSON is the exception's response.
-    const failure = await indicator().check({ relay: later }).then(() => null, (error: unknown) => error);
+    const failure = await indicator()
+      .check({ relay: later })
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
     expect(failure).toBeInstanceOf(ServiceUnavailableException);
     const result = (failure as ServiceUnavailableException).getResponse() as HealthCheckResult;
     expect(result.status).toBe('error');
-    expect(result.error?.outbox).toMatchObject({ status: 'down', pending: 1, deadLetters: 0, message: expect.stringMatching(/^the oldest pending event is \d+ ms old \(maxLagMs 60000\)$/) });
+    expect(result.error?.outbox).toMatchObject({
+      status: 'down',
+      pending: 1,
+      deadLetters: 0,
+      message: expect.stringMatching(/^the oldest pending event is \d+ ms old \(maxLagMs 60000\)$/),
+    });
     expect(result.error?.outbox?.oldestPendingAgeMs as number).toBeGreaterThan(60_000);
     // A larger maxLagMs tolerates it.
-    expect((await indicator().outbox.isHealthy('outbox', { relay: later, maxLagMs: 120_000 })).outbox.status).toBe('up');
+    expect((await indicator().outbox.isHealthy('outbox', { relay: later, maxLagMs: 120_000 })).outbox.status).toBe(
+      'up',
+    );
   });
 
   it('reports dead letters, and is down with one only when failOnDeadLetters', async () => {
-    const { relay } = await outboxWithOneEvent({ maxAttempts: 1, deliver: async () => Promise.reject(new Error('handler broken')) });
+    const { relay } = await outboxWithOneEvent({
+      maxAttempts: 1,
+      deliver: async () => Promise.reject(new Error('handler broken')),
+    });
     await relay.drain();
     expect(await relay.status()).toMatchObject({ pending: 0, deadLetters: 1 });
-    expect((await indicator().outbox.isHealthy('outbox', { relay })).outbox).toEqual({ status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 1 });
+    expect((await indicator().outbox.isHealthy('outbox', { relay })).outbox).toEqual({
+      status: 'up',
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 1,
+    });
     expect((await indicator().outbox.isHealthy('outbox', { relay, failOnDeadLetters: true })).outbox).toEqual({
       status: 'down',
       pending: 0,
@@ -113,7 +160,10 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
     await relay.drain();
     proxy.blackhole();
     try {
-      expect((await indicator().outbox.isHealthy('outbox', { relay, timeoutMs: TIMEOUT_MS })).outbox).toEqual({ status: 'down', message: `outbox store: no answer within ${TIMEOUT_MS} ms` });
+      expect((await indicator().outbox.isHealthy('outbox', { relay, timeoutMs: TIMEOUT_MS })).outbox).toEqual({
+        status: 'down',
+        message: `outbox store: no answer within ${TIMEOUT_MS} ms`,
+      });
     } finally {
       proxy.heal({ reset: true });
     }
@@ -129,7 +179,9 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
 
   it('rejects a maxLagMs that is not a positive number', async () => {
     const { relay } = await outboxWithOneEvent();
-    await expect(indicator().outbox.isHealthy('outbox', { relay, maxLagMs: -1 })).rejects.toThrow('maxLagMs must be a positive number');
+    await expect(indicator().outbox.isHealthy('outbox', { relay, maxLagMs: -1 })).rejects.toThrow(
+      'maxLagMs must be a positive number',
+    );
   });
 });
 
@@ -141,7 +193,9 @@ describe(`OutboxHealthIndicator on ${mongoLabel()} (MongoOutboxStore)`, () => {
   beforeAll(async () => {
     const proxied = await proxyUrl('mongo', mongoUri());
     proxy = proxied.proxy;
-    connection = await mongoose.createConnection(proxied.url, { dbName: uniqueName('outbox_health'), serverSelectionTimeoutMS: 2_000 }).asPromise();
+    connection = await mongoose
+      .createConnection(proxied.url, { dbName: uniqueName('outbox_health'), serverSelectionTimeoutMS: 2_000 })
+      .asPromise();
     app = await (await Test.createTestingModule({ imports: [HealthModule] }).compile()).init();
   });
 
@@ -155,18 +209,40 @@ describe(`OutboxHealthIndicator on ${mongoLabel()} (MongoOutboxStore)`, () => {
   it('down for an event older than maxLagMs, up once drained, down while the store is black-holed', async () => {
     const store = new MongoOutboxStore({ collections: [connection.db!.collection('counters')] });
     await store.ensureIndexes();
-    await new CounterMongooseRepository({ connection, collection: 'counters', aggregate: Counter, outbox: store }).insert(new Counter('m1', 'one'));
+    await new CounterMongooseRepository({
+      connection,
+      collection: 'counters',
+      aggregate: Counter,
+      outbox: store,
+    }).insert(new Counter('m1', 'one'));
     const outbox = app.get(HealthController).outbox;
-    const later = new OutboxRelay({ stores: [store], deliver: async () => {}, autoStart: false, clock: () => Date.now() + 61_000 });
-    expect((await outbox.isHealthy('outbox', { relay: later })).outbox).toMatchObject({ status: 'down', pending: 1, deadLetters: 0 });
+    const later = new OutboxRelay({
+      stores: [store],
+      deliver: async () => {},
+      autoStart: false,
+      clock: () => Date.now() + 61_000,
+    });
+    expect((await outbox.isHealthy('outbox', { relay: later })).outbox).toMatchObject({
+      status: 'down',
+      pending: 1,
+      deadLetters: 0,
+    });
 
     const relay = new OutboxRelay({ stores: [store], deliver: async () => {}, autoStart: false });
     expect(await relay.drain()).toBe(1);
-    expect((await outbox.isHealthy('outbox', { relay })).outbox).toEqual({ status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect((await outbox.isHealthy('outbox', { relay })).outbox).toEqual({
+      status: 'up',
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+    });
 
     proxy.blackhole();
     try {
-      expect((await outbox.isHealthy('outbox', { relay, timeoutMs: TIMEOUT_MS })).outbox).toEqual({ status: 'down', message: `outbox store: no answer within ${TIMEOUT_MS} ms` });
+      expect((await outbox.isHealthy('outbox', { relay, timeoutMs: TIMEOUT_MS })).outbox).toEqual({
+        status: 'down',
+        message: `outbox store: no answer within ${TIMEOUT_MS} ms`,
+      });
     } finally {
       proxy.heal({ reset: true });
     }
@@ -180,16 +256,26 @@ describe('OutboxHealthIndicator without an outbox', () => {
   ])('is up with { enabled: false }: %s', async (_, imports) => {
     const app = await (await Test.createTestingModule({ imports: [...imports, HealthModule] }).compile()).init();
     try {
-      expect(await app.get(HealthController).check()).toMatchObject({ status: 'ok', details: { outbox: { status: 'up', enabled: false } } });
+      expect(await app.get(HealthController).check()).toMatchObject({
+        status: 'ok',
+        details: { outbox: { status: 'up', enabled: false } },
+      });
     } finally {
       await app.close();
     }
   });
 
   it('reads the relay RepositoryModule opened when the outbox is on', async () => {
-    const app = await (await Test.createTestingModule({ imports: [RepositoryModule.forRoot({ outbox: { relay: false } }), HealthModule] }).compile()).init();
+    const app = await (
+      await Test.createTestingModule({
+        imports: [RepositoryModule.forRoot({ outbox: { relay: false } }), HealthModule],
+      }).compile()
+    ).init();
     try {
-      expect(await app.get(HealthController).check()).toMatchObject({ status: 'ok', details: { outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 } } });
+      expect(await app.get(HealthController).check()).toMatchObject({
+        status: 'ok',
+        details: { outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 } },
+      });
     } finally {
       await app.close();
     }

@@ -42,7 +42,10 @@ export class OutboxHealthIndicator {
     @Optional() @Inject(OutboxRelay) private readonly relay: OutboxRelay | null = null,
   ) {}
 
-  async isHealthy<const Key extends string = 'outbox'>(key: Key = 'outbox' as Key, options: OutboxHealthCheckOptions = {}): Promise<HealthIndicatorResult<Key>> {
+  async isHealthy<const Key extends string = 'outbox'>(
+    key: Key = 'outbox' as Key,
+    options: OutboxHealthCheckOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
     const session = this.health.check(key);
     const relay = options.relay === undefined ? this.relay : options.relay;
     if (relay === null || relay === undefined) return session.up({ enabled: false });
@@ -54,9 +57,16 @@ export class OutboxHealthIndicator {
     } catch (error) {
       return session.down({ message: `outbox store: ${error instanceof Error ? error.message : String(error)}` });
     }
-    const details = { pending: status.pending, oldestPendingAgeMs: status.oldestPendingAgeMs, deadLetters: status.deadLetters };
+    const details = {
+      pending: status.pending,
+      oldestPendingAgeMs: status.oldestPendingAgeMs,
+      deadLetters: status.deadLetters,
+    };
     if (status.oldestPendingAgeMs !== null && status.oldestPendingAgeMs > maxLagMs) {
-      return session.down({ ...details, message: `the oldest pending event is ${status.oldestPendingAgeMs} ms old (maxLagMs ${maxLagMs})` });
+      return session.down({
+        ...details,
+        message: `the oldest pending event is ${status.oldestPendingAgeMs} ms old (maxLagMs ${maxLagMs})`,
+      });
     }
     if (options.failOnDeadLetters === true && status.deadLetters > 0) {
       return session.down({ ...details, message: `${status.deadLetters} dead letter(s) wait for a replay` });
@@ -67,7 +77,8 @@ export class OutboxHealthIndicator {
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new TypeError(`OutboxHealthIndicator: ${name} must be a positive number of milliseconds`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`OutboxHealthIndicator: ${name} must be a positive number of milliseconds`);
   return value;
 }
 

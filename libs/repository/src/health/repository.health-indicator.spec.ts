@@ -36,7 +36,8 @@ async function until(app: INestApplicationContext, status: 'up' | 'down'): Promi
   for (;;) {
     const entry = (await indicator.isHealthy('repository', { timeoutMs: TIMEOUT_MS })).repository as Entry;
     if (entry.status === status) return entry;
-    if (Date.now() > deadline) throw new Error(`the indicator did not report ${status}; last: ${JSON.stringify(entry)}`);
+    if (Date.now() > deadline)
+      throw new Error(`the indicator did not report ${status}; last: ${JSON.stringify(entry)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -89,7 +90,11 @@ describe(`RepositoryHealthIndicator on ${mongoLabel()} and PostgreSQL`, () => {
     await until(app, 'up');
     proxy().blackhole();
     try {
-      expect(await until(app, 'down')).toEqual({ status: 'down', message: `${store}: no answer within ${TIMEOUT_MS} ms`, responseTime: expect.any(Number) });
+      expect(await until(app, 'down')).toEqual({
+        status: 'down',
+        message: `${store}: no answer within ${TIMEOUT_MS} ms`,
+        responseTime: expect.any(Number),
+      });
     } finally {
       proxy().heal({ reset: true });
     }
@@ -111,10 +116,15 @@ describe(`RepositoryHealthIndicator on ${mongoLabel()} and PostgreSQL`, () => {
 
 describe('RepositoryHealthIndicator without a store', () => {
   it('is up with the in-memory repositories: nothing to reach', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [RepositoryModule.forRoot({}), HealthModule] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [RepositoryModule.forRoot({}), HealthModule],
+    }).compile();
     const app = await moduleRef.init();
     try {
-      expect(await app.get(HealthController).check()).toMatchObject({ status: 'ok', details: { repository: { status: 'up', stores: ['memory'] } } });
+      expect(await app.get(HealthController).check()).toMatchObject({
+        status: 'ok',
+        details: { repository: { status: 'up', stores: ['memory'] } },
+      });
     } finally {
       await app.close();
     }

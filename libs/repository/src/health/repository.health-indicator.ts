@@ -48,7 +48,9 @@ export class RepositoryHealthIndicator {
       // Each store on its own deadline, so that the message names the one that did not answer.
       const results = await Promise.allSettled(checks.map(([, check]) => within(timeoutMs, check())));
       const failed = results.flatMap((result, i) =>
-        result.status === 'rejected' ? [`${checks[i][0]}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`] : [],
+        result.status === 'rejected'
+          ? [`${checks[i][0]}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`]
+          : [],
       );
       if (failed.length > 0) throw new Error(failed.join('; '));
       return { stores: checks.map(([store]) => store) };

@@ -22,10 +22,17 @@ const PREPARE_KEY_STATE = 'PrepareKeyStateError';
  * | `OptimisticLockError` | 409 Conflict (`optimisticLockStatus`: 412 when the client sent the version in `If-Match`) |
  * | `AggregateStateError` (e.g. a write to a deleted aggregate), `PrepareKeyStateError` | 409 Conflict |
  */
-export function dddKitHttpStatus(error: unknown, optimisticLockStatus: 409 | 412 = HttpStatus.CONFLICT): number | undefined {
+export function dddKitHttpStatus(
+  error: unknown,
+  optimisticLockStatus: 409 | 412 = HttpStatus.CONFLICT,
+): number | undefined {
   if (error instanceof InvalidAggregateIdError) return HttpStatus.BAD_REQUEST;
   if (error instanceof OptimisticLockError) return optimisticLockStatus;
-  if (error instanceof UniqueKeyViolationError || error instanceof DuplicateAggregateError || error instanceof AggregateStateError) {
+  if (
+    error instanceof UniqueKeyViolationError ||
+    error instanceof DuplicateAggregateError ||
+    error instanceof AggregateStateError
+  ) {
     return HttpStatus.CONFLICT;
   }
   if (error instanceof Error && error.name === PREPARE_KEY_BAD_ARGUMENT) return HttpStatus.BAD_REQUEST;

@@ -1,6 +1,13 @@
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { checkEventId, checkEventIds, checkOwner, checkPositiveInteger, checkText, checkTime } from './outbox-arguments.js';
+import {
+  checkEventId,
+  checkEventIds,
+  checkOwner,
+  checkPositiveInteger,
+  checkText,
+  checkTime,
+} from './outbox-arguments.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -58,7 +65,8 @@ export class InMemoryOutboxStore implements OutboxStore {
         leaseUntil: null,
       });
     }
-    if (events.length > 0 && this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((listener) => listener()));
+    if (events.length > 0 && this.listeners.size > 0)
+      queueMicrotask(() => this.listeners.forEach((listener) => listener()));
   }
 
   async claim(request: OutboxClaimRequest): Promise<OutboxClaim[]> {
@@ -80,7 +88,13 @@ export class InMemoryOutboxStore implements OutboxStore {
         e.owner = owner;
         e.leaseUntil = leaseUntil;
       }
-      return { aggregate: events[0].aggregate, aggregateId: events[0].aggregateId, owner, leaseUntil, events: events.map(toRecord) };
+      return {
+        aggregate: events[0].aggregate,
+        aggregateId: events[0].aggregateId,
+        owner,
+        leaseUntil,
+        events: events.map(toRecord),
+      };
     });
   }
 
@@ -160,7 +174,9 @@ export class InMemoryOutboxStore implements OutboxStore {
     if (after !== undefined) {
       const cursor = this.entries.get(after);
       if (cursor === undefined || cursor.deadAt === null) return [];
-      start = dead.findIndex((e) => e.deadAt! > cursor.deadAt! || (e.deadAt === cursor.deadAt && e.eventId > cursor.eventId));
+      start = dead.findIndex(
+        (e) => e.deadAt! > cursor.deadAt! || (e.deadAt === cursor.deadAt && e.eventId > cursor.eventId),
+      );
       if (start === -1) return [];
     }
     return dead.slice(start, start + limit).map(toRecord);
@@ -173,7 +189,14 @@ export class InMemoryOutboxStore implements OutboxStore {
     for (const id of ids) {
       const e = this.entries.get(id);
       if (e === undefined || e.deadAt === null) continue;
-      Object.assign(e, { attempts: 0, nextAttemptAt: now, owner: null, leaseUntil: null, deadAt: null, lastError: null });
+      Object.assign(e, {
+        attempts: 0,
+        nextAttemptAt: now,
+        owner: null,
+        leaseUntil: null,
+        deadAt: null,
+        lastError: null,
+      });
       replayed++;
     }
     if (replayed > 0) queueMicrotask(() => this.listeners.forEach((listener) => listener()));

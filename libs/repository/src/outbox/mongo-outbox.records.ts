@@ -99,7 +99,13 @@ export function entryPaths(entries: readonly OutboxEntry[]): Record<string, Outb
 }
 
 function compareEntries(a: OutboxEntry, b: OutboxEntry): number {
-  return (b.older ?? 0) - (a.older ?? 0) || a.version - b.version || a.seq - b.seq || a.storedAt - b.storedAt || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);
+  return (
+    (b.older ?? 0) - (a.older ?? 0) ||
+    a.version - b.version ||
+    a.seq - b.seq ||
+    a.storedAt - b.storedAt ||
+    (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0)
+  );
 }
 
 /** Every entry of a document, in delivery order. */
@@ -114,7 +120,11 @@ export function pendingOf(document: OutboxDocument): OutboxEntry[] {
 
 /** True when an instance with these pending entries may be claimed at `now`: its head is due and no entry is under a live lease. */
 export function isClaimable(pending: readonly OutboxEntry[], now: number): boolean {
-  return pending.length > 0 && pending[0].nextAttemptAt <= now && pending.every((entry) => entry.owner === null || entry.leaseUntil <= now);
+  return (
+    pending.length > 0 &&
+    pending[0].nextAttemptAt <= now &&
+    pending.every((entry) => entry.owner === null || entry.leaseUntil <= now)
+  );
 }
 
 /** `_outboxNext` for a document whose pending entries are these: when it may next be claimable, or undefined when none is pending. */

@@ -12,7 +12,14 @@ import type {
   OutboxStatus,
   OutboxStore,
 } from './outbox.interfaces.js';
-import { checkEventIds, checkOwner, checkPositiveInteger, checkText, checkTime, errorText } from './outbox-arguments.js';
+import {
+  checkEventIds,
+  checkOwner,
+  checkPositiveInteger,
+  checkText,
+  checkTime,
+  errorText,
+} from './outbox-arguments.js';
 import {
   DELETED,
   entriesOf,
@@ -79,7 +86,9 @@ export class MongoOutboxStore implements OutboxStore {
   constructor(options: MongoOutboxStoreOptions = {}) {
     const collections = options?.collections ?? [];
     if (!Array.isArray(collections) || collections.some((c) => typeof c?.updateOne !== 'function')) {
-      throw new RepositoryConfigurationError('MongoOutboxStore: collections must be driver collections (connection.collection(name))');
+      throw new RepositoryConfigurationError(
+        'MongoOutboxStore: collections must be driver collections (connection.collection(name))',
+      );
     }
     this.collections = [];
     for (const collection of collections) this.addCollection(collection);
@@ -90,8 +99,10 @@ export class MongoOutboxStore implements OutboxStore {
    * MongooseRepository calls it for its own collection. Resolves once its indexes exist.
    */
   async addCollection(collection: mongo.Collection<any>): Promise<void> {
-    if (typeof collection?.updateOne !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
-    if (!this.collections.some((c) => c.namespace === collection.namespace)) this.collections.push(collection as OutboxCollection);
+    if (typeof collection?.updateOne !== 'function')
+      throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
+    if (!this.collections.some((c) => c.namespace === collection.namespace))
+      this.collections.push(collection as OutboxCollection);
     if (this.indexed !== undefined) await this.ensureIndexesOn(collection as OutboxCollection);
   }
 
@@ -101,7 +112,8 @@ export class MongoOutboxStore implements OutboxStore {
    * process that only relays still claims from every repository it configured).
    */
   addSource(resolve: () => Promise<mongo.Collection<any>>): void {
-    if (typeof resolve !== 'function') throw new RepositoryConfigurationError('MongoOutboxStore.addSource takes a function resolving a collection');
+    if (typeof resolve !== 'function')
+      throw new RepositoryConfigurationError('MongoOutboxStore.addSource takes a function resolving a collection');
     this.sources.push(resolve);
   }
 
@@ -141,7 +153,8 @@ export class MongoOutboxStore implements OutboxStore {
   // ---------------------------------------------------------------- relay side
 
   async claim(request: OutboxClaimRequest): Promise<OutboxClaim[]> {
-    if (request === null || typeof request !== 'object') throw new TypeError('outbox: claim needs { owner, limit, leaseMs, now }');
+    if (request === null || typeof request !== 'object')
+      throw new TypeError('outbox: claim needs { owner, limit, leaseMs, now }');
     const owner = checkOwner(request.owner);
     const limit = checkPositiveInteger(request.limit, 'limit');
     const leaseMs = checkPositiveInteger(request.leaseMs, 'leaseMs');
@@ -159,12 +172,21 @@ export class MongoOutboxStore implements OutboxStore {
     return claims;
   }
 
-  private async claimIn(collection: OutboxCollection, owner: string, limit: number, now: number, leaseUntil: number, claims: OutboxClaim[]): Promise<void> {
+  private async claimIn(
+    collection: OutboxCollection,
+    owner: string,
+    limit: number,
+    now: number,
+    leaseUntil: number,
+    claims: OutboxClaim[],
+  ): Promise<void> {
     const seen: AggregateId[] = [];
     for (;;) {
       const filter: Record<string, unknown> = { [OUTBOX_NEXT]: { $lte: now } };
       if (seen.length > 0) filter._id = { $nin: seen };
-      const candidates = await collection.find(filter, { sort: { [OUTBOX_NEXT]: 1 }, limit: Math.max(limit * 2, 16) }).toArray();
+      const candidates = await collection
+        .find(filter, { sort: { [OUTBOX_NEXT]: 1 }, limit: Math.max(limit * 2, 16) })
+        .toArray();
       if (candidates.length === 0) return;
       for (const candidate of candidates) {
         seen.push(candidate._id);
@@ -178,7 +200,13 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   /** Claims one document read as `document`, or tidies its hint when it has nothing claimable; null when not claimed. */
-  private async claimDocument(collection: OutboxCollection, document: OutboxDocument, owner: string, now: number, leaseUntil: number): Promise<OutboxClaim | null> {
+  private async claimDocument(
+    collection: OutboxCollection,
+    document: OutboxDocument,
+    owner: string,
+    now: number,
+    leaseUntil: number,
+  ): Promise<OutboxClaim | null> {
     const pending = pendingOf(document);
     const rev = document[OUTBOX_REV] ?? 0;
     if (!isClaimable(pending, now)) {
@@ -216,18 +244,23 @@ export class MongoOutboxStore implements OutboxStore {
     const wanted = new Set(eventIds);
     let removed = 0;
     await this.resolveSources();
-    await this.forDocumentsHolding(eventIds, owner, async (collection, document) => {
-      const outbox = { ...(document[OUTBOX] ?? {}) };
-      let count = 0;
-      for (const id of wanted) {
-        const entry = outbox[id];
-        if (entry !== undefined && entry.deadAt === null && entry.owner === owner) {
-          delete outbox[id];
-          count++;
+    await this.forDocumentsHolding(
+      eventIds,
+      owner,
+      async (collection, document) => {
+        const outbox = { ...(document[OUTBOX] ?? {}) };
+        let count = 0;
+        for (const id of wanted) {
+          const entry = outbox[id];
+          if (entry !== undefined && entry.deadAt === null && entry.owner === owner) {
+            delete outbox[id];
+            count++;
+          }
         }
-      }
-      return { outbox, result: count };
-    }, (count) => (removed += count));
+        return { outbox, result: count };
+      },
+      (count) => (removed += count),
+    );
     for (const id of eventIds) this.located.delete(id);
     return removed;
   }
@@ -235,32 +268,38 @@ export class MongoOutboxStore implements OutboxStore {
   async fail(owner: string, eventId: string, failure: OutboxFailure): Promise<OutboxFailureOutcome | null> {
     checkOwner(owner);
     checkIds([eventId]);
-    if (failure === null || typeof failure !== 'object') throw new TypeError('outbox: fail needs { error, retryAt, maxAttempts, now }');
+    if (failure === null || typeof failure !== 'object')
+      throw new TypeError('outbox: fail needs { error, retryAt, maxAttempts, now }');
     checkTime(failure.retryAt, 'retryAt');
     checkTime(failure.now, 'now');
     checkPositiveInteger(failure.maxAttempts, 'maxAttempts');
     const error = typeof failure.error === 'string' ? checkText(failure.error, 'error') : errorText(failure.error);
     let outcome: OutboxFailureOutcome | null = null;
     await this.resolveSources();
-    await this.forDocumentsHolding([eventId], owner, async (_collection, document) => {
-      const outbox = { ...(document[OUTBOX] ?? {}) };
-      const entry = outbox[eventId];
-      if (entry === undefined || entry.deadAt !== null || entry.owner !== owner) return null;
-      const attempts = entry.attempts + 1;
-      const dead = attempts >= failure.maxAttempts;
-      outbox[eventId] = {
-        ...entry,
-        attempts,
-        lastError: error,
-        deadAt: dead ? failure.now : null,
-        nextAttemptAt: dead ? entry.nextAttemptAt : failure.retryAt,
-      };
-      // The relay stops at an instance's first failure: every lease it holds there ends.
-      for (const [id, other] of Object.entries(outbox)) {
-        if (other.owner === owner) outbox[id] = { ...other, owner: null, leaseUntil: 0 };
-      }
-      return { outbox, result: { attempts, dead, nextAttemptAt: dead ? null : failure.retryAt } };
-    }, (result) => (outcome = result));
+    await this.forDocumentsHolding(
+      [eventId],
+      owner,
+      async (_collection, document) => {
+        const outbox = { ...(document[OUTBOX] ?? {}) };
+        const entry = outbox[eventId];
+        if (entry === undefined || entry.deadAt !== null || entry.owner !== owner) return null;
+        const attempts = entry.attempts + 1;
+        const dead = attempts >= failure.maxAttempts;
+        outbox[eventId] = {
+          ...entry,
+          attempts,
+          lastError: error,
+          deadAt: dead ? failure.now : null,
+          nextAttemptAt: dead ? entry.nextAttemptAt : failure.retryAt,
+        };
+        // The relay stops at an instance's first failure: every lease it holds there ends.
+        for (const [id, other] of Object.entries(outbox)) {
+          if (other.owner === owner) outbox[id] = { ...other, owner: null, leaseUntil: 0 };
+        }
+        return { outbox, result: { attempts, dead, nextAttemptAt: dead ? null : failure.retryAt } };
+      },
+      (result) => (outcome = result),
+    );
     this.located.delete(eventId);
     return outcome;
   }
@@ -287,7 +326,9 @@ export class MongoOutboxStore implements OutboxStore {
       for (const id of eventIds) this.located.delete(id);
     } else {
       for (const collection of this.collections) {
-        const documents = await collection.find({ [OUTBOX_NEXT]: { $exists: true } } as mongo.Filter<OutboxDocument>).toArray();
+        const documents = await collection
+          .find({ [OUTBOX_NEXT]: { $exists: true } } as mongo.Filter<OutboxDocument>)
+          .toArray();
         for (const document of documents) {
           if (!Object.values(document[OUTBOX] ?? {}).some((entry) => entry.owner === owner)) continue;
           const count = await this.changeDocument(collection, document, change);
@@ -309,7 +350,9 @@ export class MongoOutboxStore implements OutboxStore {
     let deadLetters = 0;
     for (const collection of this.collections) {
       const documents = await collection
-        .find({ $or: [{ [OUTBOX_NEXT]: { $exists: true } }, { [OUTBOX_DEAD]: { $gt: 0 } }] } as mongo.Filter<OutboxDocument>)
+        .find({
+          $or: [{ [OUTBOX_NEXT]: { $exists: true } }, { [OUTBOX_DEAD]: { $gt: 0 } }],
+        } as mongo.Filter<OutboxDocument>)
         .toArray();
       for (const document of documents) {
         for (const entry of entriesOf(document)) {
@@ -326,12 +369,19 @@ export class MongoOutboxStore implements OutboxStore {
   }
 
   async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
-    if (query === null || typeof query !== 'object') throw new TypeError('outbox: listDeadLetters takes { limit?, aggregate?, after? }');
+    if (query === null || typeof query !== 'object')
+      throw new TypeError('outbox: listDeadLetters takes { limit?, aggregate?, after? }');
     const limit = query.limit === undefined ? 100 : checkPositiveInteger(query.limit, 'limit');
     if (query.aggregate !== undefined) checkText(query.aggregate, 'aggregate');
     if (query.after !== undefined) checkIds([query.after]);
-    const letters = (await this.deadLetters()).filter(({ entry }) => query.aggregate === undefined || entry.event.aggregate === query.aggregate);
-    letters.sort((a, b) => a.entry.deadAt! - b.entry.deadAt! || (a.entry.eventId < b.entry.eventId ? -1 : a.entry.eventId > b.entry.eventId ? 1 : 0));
+    const letters = (await this.deadLetters()).filter(
+      ({ entry }) => query.aggregate === undefined || entry.event.aggregate === query.aggregate,
+    );
+    letters.sort(
+      (a, b) =>
+        a.entry.deadAt! - b.entry.deadAt! ||
+        (a.entry.eventId < b.entry.eventId ? -1 : a.entry.eventId > b.entry.eventId ? 1 : 0),
+    );
     let from = 0;
     if (query.after !== undefined) {
       const at = letters.findIndex(({ entry }) => entry.eventId === query.after);
@@ -349,14 +399,23 @@ export class MongoOutboxStore implements OutboxStore {
     for (const collection of this.collections) {
       const documents = await collection.find({ [OUTBOX_DEAD]: { $gt: 0 } } as mongo.Filter<OutboxDocument>).toArray();
       for (const document of documents) {
-        if (!Object.values(document[OUTBOX] ?? {}).some((entry) => entry.deadAt !== null && wanted.has(entry.eventId))) continue;
+        if (!Object.values(document[OUTBOX] ?? {}).some((entry) => entry.deadAt !== null && wanted.has(entry.eventId)))
+          continue;
         const count = await this.changeDocument(collection, document, async (_c, current) => {
           const outbox = { ...(current[OUTBOX] ?? {}) };
           let n = 0;
           for (const id of wanted) {
             const entry = outbox[id];
             if (entry === undefined || entry.deadAt === null) continue;
-            outbox[id] = { ...entry, attempts: 0, nextAttemptAt: now, owner: null, leaseUntil: 0, deadAt: null, lastError: null };
+            outbox[id] = {
+              ...entry,
+              attempts: 0,
+              nextAttemptAt: now,
+              owner: null,
+              leaseUntil: 0,
+              deadAt: null,
+              lastError: null,
+            };
             n++;
           }
           return { outbox, result: n };
@@ -443,7 +502,9 @@ export class MongoOutboxStore implements OutboxStore {
       current = await collection.findOne({ _id: current._id } as mongo.Filter<OutboxDocument>);
     }
     if (current === null) return null;
-    throw new RepositoryError(`The outbox of ${JSON.stringify(document._id)} kept changing under ${CAS_ROUNDS} attempts; nothing was changed, try again`);
+    throw new RepositoryError(
+      `The outbox of ${JSON.stringify(document._id)} kept changing under ${CAS_ROUNDS} attempts; nothing was changed, try again`,
+    );
   }
 
   /**
@@ -451,7 +512,12 @@ export class MongoOutboxStore implements OutboxStore {
    * count that follow from it; a drained tombstone is deleted. False when the document changed
    * since (nothing written).
    */
-  private async writeBack(collection: OutboxCollection, document: OutboxDocument, rev: number, outbox: Record<string, OutboxEntry>): Promise<boolean> {
+  private async writeBack(
+    collection: OutboxCollection,
+    document: OutboxDocument,
+    rev: number,
+    outbox: Record<string, OutboxEntry>,
+  ): Promise<boolean> {
     const filter = { _id: document._id, [OUTBOX_REV]: rev } as mongo.Filter<OutboxDocument>;
     const entries = Object.values(outbox);
     if (document[DELETED] === true && entries.length === 0) {
@@ -473,7 +539,9 @@ export class MongoOutboxStore implements OutboxStore {
     const update: Record<string, unknown> = { $inc: { [OUTBOX_REV]: 1 } };
     if (Object.keys(set).length > 0) update.$set = set;
     if (Object.keys(unset).length > 0) update.$unset = unset;
-    return (await collection.updateOne(filter, update as unknown as mongo.UpdateFilter<OutboxDocument>)).matchedCount === 1;
+    return (
+      (await collection.updateOne(filter, update as unknown as mongo.UpdateFilter<OutboxDocument>)).matchedCount === 1
+    );
   }
 }
 
@@ -495,6 +563,7 @@ function checkIds(ids: unknown): string[] {
   const checked = checkEventIds(ids);
   // An id becomes part of a field path here: one that could not have been stored is refused
   // rather than sent (it could name another field or an operator).
-  for (const id of checked) if (!isStorableEventId(id)) throw new TypeError(`outbox: not an event id of this store: ${JSON.stringify(id)}`);
+  for (const id of checked)
+    if (!isStorableEventId(id)) throw new TypeError(`outbox: not an event id of this store: ${JSON.stringify(id)}`);
   return checked;
 }

@@ -11,7 +11,9 @@ export function checkOwner(owner: unknown): string {
 
 export function checkTime(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`outbox: ${what} must be a time in epoch milliseconds (a non-negative integer), got ${describe(value)}`);
+    throw new TypeError(
+      `outbox: ${what} must be a time in epoch milliseconds (a non-negative integer), got ${describe(value)}`,
+    );
   }
   return value;
 }
@@ -26,7 +28,8 @@ export function checkPositiveInteger(value: unknown, what: string): number {
 export function checkEventIds(ids: unknown, what = 'eventIds'): string[] {
   if (!Array.isArray(ids)) throw new TypeError(`outbox: ${what} must be an array of event ids, got ${describe(ids)}`);
   for (const id of ids) {
-    if (typeof id !== 'string' || id.length === 0 || id.length > 200) throw new TypeError(`outbox: every event id must be a non-empty string, got ${describe(id)}`);
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200)
+      throw new TypeError(`outbox: every event id must be a non-empty string, got ${describe(id)}`);
   }
   return ids as string[];
 }
@@ -48,7 +51,11 @@ export function errorText(error: unknown): string {
 
 function describe(value: unknown): string {
   try {
-    return typeof value === 'string' ? JSON.stringify(value) : typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+    return typeof value === 'string'
+      ? JSON.stringify(value)
+      : typeof value === 'object' && value !== null
+        ? JSON.stringify(value)
+        : String(value);
   } catch {
     return String(value);
   }

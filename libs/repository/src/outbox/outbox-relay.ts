@@ -1,10 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Logger, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
 import { errorText } from './outbox-arguments.js';
-import type { OutboxClaim, OutboxDeadLetterQuery, OutboxRecord, OutboxStatus, OutboxStore } from './outbox.interfaces.js';
+import type {
+  OutboxClaim,
+  OutboxDeadLetterQuery,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox.interfaces.js';
 
 /** How the relay delivers one write's events of one aggregate; rejects when a handler failed. */
 export type OutboxDelivery = (aggregate: string, events: readonly DataSyncEvent[]) => Promise<void>;
@@ -65,7 +76,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly stores: readonly OutboxStore[];
   private readonly deliverTo: OutboxDelivery;
   private readonly clock: () => number;
-  private readonly settings: Required<Omit<OutboxRelaySettings, 'backoff'>> & { backoff: { initialMs: number; maxMs: number } };
+  private readonly settings: Required<Omit<OutboxRelaySettings, 'backoff'>> & {
+    backoff: { initialMs: number; maxMs: number };
+  };
   private readonly autoStart: boolean;
   private running?: Promise<void>;
   private stopping?: Promise<void>;
@@ -76,13 +89,17 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private round?: Promise<number>;
 
   constructor(options: OutboxRelayOptions) {
-    if (options === null || typeof options !== 'object') throw new RepositoryConfigurationError('OutboxRelay: options are required');
-    if (!Array.isArray(options.stores) || options.stores.length === 0) throw new RepositoryConfigurationError('OutboxRelay: stores must name at least one OutboxStore');
-    if (typeof options.deliver !== 'function') throw new RepositoryConfigurationError('OutboxRelay: deliver must be a function');
+    if (options === null || typeof options !== 'object')
+      throw new RepositoryConfigurationError('OutboxRelay: options are required');
+    if (!Array.isArray(options.stores) || options.stores.length === 0)
+      throw new RepositoryConfigurationError('OutboxRelay: stores must name at least one OutboxStore');
+    if (typeof options.deliver !== 'function')
+      throw new RepositoryConfigurationError('OutboxRelay: deliver must be a function');
     this.stores = options.stores;
     this.deliverTo = options.deliver;
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    if (typeof this.owner !== 'string' || this.owner.length === 0) throw new RepositoryConfigurationError('OutboxRelay: owner must be a non-empty string');
+    if (typeof this.owner !== 'string' || this.owner.length === 0)
+      throw new RepositoryConfigurationError('OutboxRelay: owner must be a non-empty string');
     this.clock = options.clock ?? Date.now;
     this.autoStart = options.autoStart ?? true;
     this.settings = validateRelaySettings(options);
@@ -91,13 +108,16 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** Starts relaying (RepositoryModule calls it on bootstrap); a no-op when running. */
   async start(): Promise<void> {
     if (this.running !== undefined) return;
-    if (this.stopRequested) throw new RepositoryConfigurationError('OutboxRelay: a stopped relay does not start again; create another');
+    if (this.stopRequested)
+      throw new RepositoryConfigurationError('OutboxRelay: a stopped relay does not start again; create another');
     for (const store of this.stores) {
       if (store.watch === undefined) continue;
       try {
         this.unwatch.push(await store.watch(() => this.wake()));
       } catch (error) {
-        this.logger.warn(`Cannot watch ${store.constructor.name} for new events (${errorText(error)}); polling every ${this.settings.pollIntervalMs} ms`);
+        this.logger.warn(
+          `Cannot watch ${store.constructor.name} for new events (${errorText(error)}); polling every ${this.settings.pollIntervalMs} ms`,
+        );
       }
     }
     this.running = this.loop();
@@ -136,7 +156,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     let claimed = 0;
     for (const store of this.stores) {
       if (this.stopRequested) break;
-      const claims = await store.claim({ owner: this.owner, limit: this.settings.batchSize, leaseMs: this.settings.leaseMs, now: this.clock() });
+      const claims = await store.claim({
+        owner: this.owner,
+        limit: this.settings.batchSize,
+        leaseMs: this.settings.leaseMs,
+        now: this.clock(),
+      });
       claimed += claims.length;
       if (claims.length === 0) continue;
       if (process.env.DDD_KIT_OUTBOX_TEST_PARK === 'after-claim') await parkForTests(claims);
@@ -167,7 +192,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   /** Dead letters of every store, oldest first (see OutboxStore.listDeadLetters). */
   async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
     const lists = await Promise.all(this.stores.map((store) => store.listDeadLetters(query)));
-    const merged = lists.flat().sort((a, b) => a.deadAt! - b.deadAt! || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
+    const merged = lists
+      .flat()
+      .sort((a, b) => a.deadAt! - b.deadAt! || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
     return merged.slice(0, query.limit ?? 100);
   }
 
@@ -192,7 +219,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         errors = 0;
       } catch (error) {
         errors++;
-        this.logger.error(`An outbox round failed (${errors} in a row); retrying`, error instanceof Error ? error.stack : String(error));
+        this.logger.error(
+          `An outbox round failed (${errors} in a row); retrying`,
+          error instanceof Error ? error.stack : String(error),
+        );
       } finally {
         this.round = undefined;
       }
@@ -200,7 +230,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       // More may be due at once after a full round, or after a notification during it.
       if (claimed > 0 && errors === 0) continue;
       if (this.signalled && errors === 0) continue;
-      await this.sleep(errors === 0 ? this.settings.pollIntervalMs : Math.min(this.settings.pollIntervalMs * 2 ** Math.min(errors, 6), 60_000));
+      await this.sleep(
+        errors === 0
+          ? this.settings.pollIntervalMs
+          : Math.min(this.settings.pollIntervalMs * 2 ** Math.min(errors, 6), 60_000),
+      );
     }
   }
 
@@ -212,17 +246,31 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     for (let i = 0; i < writes.length; i++) {
       const write = writes[i];
       if (this.stopRequested || this.clock() >= deadline) {
-        await store.release(this.owner, writes.slice(i).flat().map((r) => r.eventId));
+        await store.release(
+          this.owner,
+          writes
+            .slice(i)
+            .flat()
+            .map((r) => r.eventId),
+        );
         return;
       }
       try {
-        await this.deliverTo(claim.aggregate, write.map((record) => record.event));
+        await this.deliverTo(
+          claim.aggregate,
+          write.map((record) => record.event),
+        );
       } catch (error) {
         this.counters.failed++;
         const head = write[0];
         const delay = Math.min(this.settings.backoff.maxMs, this.settings.backoff.initialMs * 2 ** head.attempts);
         const now = this.clock();
-        const outcome = await store.fail(this.owner, head.eventId, { error: errorText(error), retryAt: now + delay, maxAttempts: this.settings.maxAttempts, now });
+        const outcome = await store.fail(this.owner, head.eventId, {
+          error: errorText(error),
+          retryAt: now + delay,
+          maxAttempts: this.settings.maxAttempts,
+          now,
+        });
         if (outcome === null) this.counters.lost++;
         else if (outcome.dead) {
           this.counters.deadLettered++;
@@ -231,11 +279,16 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
               `it is a dead letter now, until replayed (OutboxRelay.replayDeadLetters). Last error: ${errorText(error)}`,
           );
         } else {
-          this.logger.warn(`Delivering ${claim.aggregate} ${JSON.stringify(claim.aggregateId)} v${head.version} failed (attempt ${outcome.attempts}); retrying in ${delay} ms: ${errorText(error)}`);
+          this.logger.warn(
+            `Delivering ${claim.aggregate} ${JSON.stringify(claim.aggregateId)} v${head.version} failed (attempt ${outcome.attempts}); retrying in ${delay} ms: ${errorText(error)}`,
+          );
         }
         return;
       }
-      const acked = await store.ack(this.owner, write.map((record) => record.eventId));
+      const acked = await store.ack(
+        this.owner,
+        write.map((record) => record.eventId),
+      );
       this.counters.delivered += write.length;
       if (acked < write.length) {
         // Another relay took the instance over (our lease ran out): it goes on from here.
@@ -272,15 +325,24 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     await Promise.all(unwatch.map((stop) => stop().catch(() => undefined)));
     if (this.running !== undefined) {
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), this.settings.shutdownTimeoutMs)));
+      const late = new Promise<'late'>(
+        (resolve) => (timer = setTimeout(() => resolve('late'), this.settings.shutdownTimeoutMs)),
+      );
       const outcome = await Promise.race([this.running.then(() => 'done' as const), late]);
       clearTimeout(timer);
-      if (outcome === 'late') this.logger.warn(`Deliveries still running after ${this.settings.shutdownTimeoutMs} ms; releasing their claims`);
+      if (outcome === 'late')
+        this.logger.warn(
+          `Deliveries still running after ${this.settings.shutdownTimeoutMs} ms; releasing their claims`,
+        );
     }
     // Whatever this relay still holds (a round cut short, a handler that outlived the wait) goes back now.
     await Promise.all(
       this.stores.map((store) =>
-        store.release(this.owner).catch((error: unknown) => this.logger.warn(`Releasing claims failed (${errorText(error)}); they expire with their lease`)),
+        store
+          .release(this.owner)
+          .catch((error: unknown) =>
+            this.logger.warn(`Releasing claims failed (${errorText(error)}); they expire with their lease`),
+          ),
       ),
     );
   }
@@ -300,17 +362,22 @@ function groupByWrite(events: readonly OutboxRecord[]): OutboxRecord[][] {
 export function validateRelaySettings(options: OutboxRelaySettings): OutboxRelay['settings'] {
   const positive = (value: unknown, name: string, fallback: number): number => {
     if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw new RepositoryConfigurationError(`outbox: ${name} must be a positive integer, got ${String(value)}`);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+      throw new RepositoryConfigurationError(`outbox: ${name} must be a positive integer, got ${String(value)}`);
     return value;
   };
-  if (options.backoff !== undefined && (options.backoff === null || typeof options.backoff !== 'object')) throw new RepositoryConfigurationError('outbox: backoff must be an object { initialMs?, maxMs? }');
+  if (options.backoff !== undefined && (options.backoff === null || typeof options.backoff !== 'object'))
+    throw new RepositoryConfigurationError('outbox: backoff must be an object { initialMs?, maxMs? }');
   const settings = {
     batchSize: positive(options.batchSize, 'batchSize', 50),
     leaseMs: positive(options.leaseMs, 'leaseMs', 30_000),
     pollIntervalMs: positive(options.pollIntervalMs, 'pollIntervalMs', 1_000),
     maxAttempts: positive(options.maxAttempts, 'maxAttempts', 10),
     shutdownTimeoutMs: positive(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 10_000),
-    backoff: { initialMs: positive(options.backoff?.initialMs, 'backoff.initialMs', 1_000), maxMs: positive(options.backoff?.maxMs, 'backoff.maxMs', 300_000) },
+    backoff: {
+      initialMs: positive(options.backoff?.initialMs, 'backoff.initialMs', 1_000),
+      maxMs: positive(options.backoff?.maxMs, 'backoff.maxMs', 300_000),
+    },
   };
   if (settings.leaseMs < 5) throw new RepositoryConfigurationError('outbox: leaseMs must be at least 5');
   return settings;

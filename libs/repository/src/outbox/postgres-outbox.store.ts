@@ -5,7 +5,14 @@ import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
 import { ambientClientFor } from '../backends/postgres/pg-ambient-transaction.js';
 import { quoteIdentifier, quoteTableName } from '../backends/postgres/postgres-sql.utils.js';
-import { checkEventId, checkEventIds, checkOwner, checkPositiveInteger, checkText, checkTime } from './outbox-arguments.js';
+import {
+  checkEventId,
+  checkEventIds,
+  checkOwner,
+  checkPositiveInteger,
+  checkText,
+  checkTime,
+} from './outbox-arguments.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -92,7 +99,8 @@ export class PostgresOutboxStore implements OutboxStore {
     this.table = quoteTableName(this.tableName, 'PostgresOutboxStore: table');
     const bare = this.tableName.split('.').pop()!;
     this.indexPrefix = bare.slice(0, 40);
-    if (options.createTable !== undefined && typeof options.createTable !== 'boolean') throw new RepositoryConfigurationError('PostgresOutboxStore: createTable must be a boolean');
+    if (options.createTable !== undefined && typeof options.createTable !== 'boolean')
+      throw new RepositoryConfigurationError('PostgresOutboxStore: createTable must be a boolean');
     this.createTableOnFirstUse = options.createTable ?? true;
     const channel = options.notifyChannel ?? 'ddd_kit_outbox';
     if (channel !== false) quoteIdentifier(channel, 'PostgresOutboxStore: notifyChannel');
@@ -189,7 +197,10 @@ export class PostgresOutboxStore implements OutboxStore {
     );
     const byHead = new Map<string, { order: [number, number]; rows: Row[] }>();
     for (const row of result.rows) {
-      const group = byHead.get(row.head_seq) ?? { order: [Number(row.head_stored_at), Number(row.head_seq)] as [number, number], rows: [] };
+      const group = byHead.get(row.head_seq) ?? {
+        order: [Number(row.head_stored_at), Number(row.head_seq)] as [number, number],
+        rows: [],
+      };
       group.rows.push(row);
       byHead.set(row.head_seq, group);
     }
@@ -198,7 +209,13 @@ export class PostgresOutboxStore implements OutboxStore {
       .map(({ rows }) => {
         rows.sort((a, b) => Number(a.version) - Number(b.version) || Number(a.seq) - Number(b.seq));
         const events = rows.map(toRecord);
-        return { aggregate: events[0].aggregate, aggregateId: events[0].aggregateId, owner, leaseUntil: now + leaseMs, events };
+        return {
+          aggregate: events[0].aggregate,
+          aggregateId: events[0].aggregateId,
+          owner,
+          leaseUntil: now + leaseMs,
+          events,
+        };
       });
   }
 
@@ -206,7 +223,10 @@ export class PostgresOutboxStore implements OutboxStore {
     checkOwner(owner);
     const ids = checkEventIds(eventIds);
     if (ids.length === 0) return 0;
-    const result = await this.run(`DELETE FROM ${this.table} WHERE event_id = ANY($1::text[]) AND owner = $2 AND dead_at IS NULL`, [ids, owner]);
+    const result = await this.run(
+      `DELETE FROM ${this.table} WHERE event_id = ANY($1::text[]) AND owner = $2 AND dead_at IS NULL`,
+      [ids, owner],
+    );
     return result.rowCount ?? 0;
   }
 
@@ -261,7 +281,11 @@ export class PostgresOutboxStore implements OutboxStore {
       [],
     );
     const row = result.rows[0];
-    return { pending: Number(row.pending), oldestPendingAgeMs: row.oldest === null ? null : now - Number(row.oldest), deadLetters: Number(row.dead) };
+    return {
+      pending: Number(row.pending),
+      oldestPendingAgeMs: row.oldest === null ? null : now - Number(row.oldest),
+      deadLetters: Number(row.dead),
+    };
   }
 
   async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
@@ -336,7 +360,10 @@ export class PostgresOutboxStore implements OutboxStore {
     };
   }
 
-  private async run<R extends Record<string, any> = Record<string, unknown>>(text: string, values: unknown[]): Promise<QueryResult<R>> {
+  private async run<R extends Record<string, any> = Record<string, unknown>>(
+    text: string,
+    values: unknown[],
+  ): Promise<QueryResult<R>> {
     await this.ensureTable();
     // Operator calls inside a use case's transaction join it, like the repository's statements.
     const queryable = ambientClientFor(this.pool) ?? this.pool;
@@ -355,7 +382,10 @@ export class PostgresOutboxStore implements OutboxStore {
 
   private async makeTableReady(): Promise<void> {
     const attempt = (async () => {
-      const found: QueryResult<{ present: boolean }> = await this.pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [this.table]);
+      const found: QueryResult<{ present: boolean }> = await this.pool.query(
+        'SELECT to_regclass($1) IS NOT NULL AS present',
+        [this.table],
+      );
       if (!found.rows[0]?.present) {
         try {
           await this.pool.query(this.createTableStatement());

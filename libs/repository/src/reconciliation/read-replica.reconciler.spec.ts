@@ -91,10 +91,20 @@ describe('ReadReplicaReconciler', () => {
     for (const id of ['a', 'b', 'c']) await replica.upsert(id, 1, { stale: true });
     const failing = new Error('replica write refused');
     const original = replica.upsert.bind(replica);
-    replica.upsert = async (id, version, snapshot) => (id === 'b' ? Promise.reject(failing) : original(id, version, snapshot));
+    replica.upsert = async (id, version, snapshot) =>
+      id === 'b' ? Promise.reject(failing) : original(id, version, snapshot);
 
     const report = await new ReadReplicaReconciler(repository, replica).run();
-    expect(report).toEqual({ scanned: 3, ok: 0, stale: 3, orphans: 0, resynced: 2, purged: 0, failed: 1, errors: [{ id: 'b', error: failing }] });
+    expect(report).toEqual({
+      scanned: 3,
+      ok: 0,
+      stale: 3,
+      orphans: 0,
+      resynced: 2,
+      purged: 0,
+      failed: 1,
+      errors: [{ id: 'b', error: failing }],
+    });
     expect(replica.get('a')).toEqual({ id: 'a', version: 2, snapshot: { id: 'a', text: 'a!' } });
     expect(replica.get('b')!.version).toBe(1);
   });
@@ -110,6 +120,9 @@ describe('ReadReplicaReconciler', () => {
   });
 
   it('refuses a page size below 1', () => {
-    expect(() => new ReadReplicaReconciler(new InMemoryRepository<string, Doc>(), new InMemoryReadReplica(), { pageSize: 0 })).toThrow(RangeError);
+    expect(
+      () =>
+        new ReadReplicaReconciler(new InMemoryRepository<string, Doc>(), new InMemoryReadReplica(), { pageSize: 0 }),
+    ).toThrow(RangeError);
   });
 });

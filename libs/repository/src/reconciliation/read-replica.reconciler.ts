@@ -40,7 +40,11 @@ export interface ReconciliationReport<ID extends AggregateId = AggregateId> {
  * It walks what the replica holds, so it cannot find an aggregate the replica never heard of
  * (its first UPSERT lost); `resync(ids)` repairs known ids directly.
  */
-export class ReadReplicaReconciler<ID extends AggregateId, T extends AggregateRoot<ID, any>, S = ReturnType<T['toSnapshot']>> {
+export class ReadReplicaReconciler<
+  ID extends AggregateId,
+  T extends AggregateRoot<ID, any>,
+  S = ReturnType<T['toSnapshot']>,
+> {
   private readonly pageSize: number;
   private readonly snapshot: (aggregate: T) => S;
   private readonly maxReportedErrors: number;
@@ -51,7 +55,8 @@ export class ReadReplicaReconciler<ID extends AggregateId, T extends AggregateRo
     options: ReadReplicaReconcilerOptions<T, S> = {},
   ) {
     this.pageSize = options.pageSize ?? 100;
-    if (!Number.isInteger(this.pageSize) || this.pageSize < 1) throw new RangeError(`pageSize must be an integer ≥ 1, got ${String(options.pageSize)}`);
+    if (!Number.isInteger(this.pageSize) || this.pageSize < 1)
+      throw new RangeError(`pageSize must be an integer ≥ 1, got ${String(options.pageSize)}`);
     this.snapshot = options.snapshot ?? ((aggregate) => aggregate.toSnapshot() as S);
     this.maxReportedErrors = options.maxReportedErrors ?? 100;
   }

@@ -36,5 +36,10 @@ export async function checkReplicaEntry<ID extends AggregateId>(
   entry: ReplicaEntry<ID>,
 ): Promise<ReplicaEntryCheck<ID>> {
   const writeVersion = await repository.currentVersion(entry.id);
-  return { id: entry.id, replicaVersion: entry.version, writeVersion, status: classifyReplicaEntry(entry.version, writeVersion) };
+  return {
+    id: entry.id,
+    replicaVersion: entry.version,
+    writeVersion,
+    status: classifyReplicaEntry(entry.version, writeVersion),
+  };
 }

@@ -51,7 +51,10 @@ afterEach(() => {
 describe('AbstractRepository', () => {
   it('runs hook, then doXxx, with the versions a store needs; reads go through doFindById', async () => {
     const published: DataSyncEvent[] = [];
-    const repository = new RowRepository({ aggregate: Item, publisher: { publish: async (_a, events) => void published.push(...events) } });
+    const repository = new RowRepository({
+      aggregate: Item,
+      publisher: { publish: async (_a, events) => void published.push(...events) },
+    });
     const item = new Item('i', 'first');
     await repository.insert(item);
     item.name = 'second';
@@ -65,17 +68,23 @@ describe('AbstractRepository', () => {
     expect(published.map((e) => `${e.type}@${e.version}`)).toEqual(['UPSERT@1', 'UPSERT@2', 'PURGE@3']);
   });
 
-  it.each(['insert', 'update', 'remove', 'save'])('refuses a subclass that redefines %s, even further down', (method) => {
-    class Sneaky extends RowRepository {}
-    Object.defineProperty(Sneaky.prototype, method, { value: async () => undefined });
-    class Deeper extends Sneaky {}
-    expect(() => new Sneaky()).toThrow(RepositoryConfigurationError);
-    expect(() => new Deeper()).toThrow(new RegExp(`Sneaky redefines ${method}\\(\\)`));
-  });
+  it.each(['insert', 'update', 'remove', 'save'])(
+    'refuses a subclass that redefines %s, even further down',
+    (method) => {
+      class Sneaky extends RowRepository {}
+      Object.defineProperty(Sneaky.prototype, method, { value: async () => undefined });
+      class Deeper extends Sneaky {}
+      expect(() => new Sneaky()).toThrow(RepositoryConfigurationError);
+      expect(() => new Deeper()).toThrow(new RegExp(`Sneaky redefines ${method}\\(\\)`));
+    },
+  );
 
   it('a publisher that fails does not fail the stored write; the failure is logged', async () => {
     const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    const repository = new RowRepository({ aggregate: Item, publisher: { publish: async () => Promise.reject(new Error('broker down')) } });
+    const repository = new RowRepository({
+      aggregate: Item,
+      publisher: { publish: async () => Promise.reject(new Error('broker down')) },
+    });
     const item = new Item('p', 'x');
     await repository.insert(item);
     expect(repository.rows.get('p')).toEqual({ name: 'x', version: 1 });
@@ -95,8 +104,13 @@ describe('AbstractRepository', () => {
   });
 
   it('refuses what is not an AggregateRoot, and generated ids that are not plain values', async () => {
-    const repository = new RowRepository({ aggregate: Item, idGenerators: { get: () => ({ generate: () => ({ $gt: '' }) as unknown as string }) } });
-    await expect(repository.insert({ id: 'x', isNew: () => true } as unknown as Item)).rejects.toBeInstanceOf(AggregateStateError);
+    const repository = new RowRepository({
+      aggregate: Item,
+      idGenerators: { get: () => ({ generate: () => ({ $gt: '' }) as unknown as string }) },
+    });
+    await expect(repository.insert({ id: 'x', isNew: () => true } as unknown as Item)).rejects.toBeInstanceOf(
+      AggregateStateError,
+    );
     await expect(repository.insert(new Item(undefined, 'x'))).rejects.toBeInstanceOf(InvalidAggregateIdError);
     expect(repository.rows.size).toBe(0);
   });

@@ -1,7 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { assertAggregateId, isEmptyId } from '../aggregate/aggregate-id.utils.js';
 import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
-import { AggregateRoot, collectWriteEvents, setDeleted, setStoredKeys, setStoredVersion, storedKeysOf } from '../aggregate/aggregate-root.js';
+import {
+  AggregateRoot,
+  collectWriteEvents,
+  setDeleted,
+  setStoredKeys,
+  setStoredVersion,
+  storedKeysOf,
+} from '../aggregate/aggregate-root.js';
 import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
@@ -18,7 +25,13 @@ import { UniqueKeyKeeper, type KeyValues, type TakenKey } from '../unique-keys/u
 import type { UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
 import { UNIQUE_KEYS, type UniqueKeysAccess } from '../unique-keys/reconcile-unique-keys.js';
 import { failedWrite, ok, repositoryTelemetry, writes } from '../telemetry/repository.telemetry.js';
-import type { AggregateIdGeneratorSource, AggregatePage, IRepository, LoadedAggregate, RepositoryOptions } from './repository.interfaces.js';
+import type {
+  AggregateIdGeneratorSource,
+  AggregatePage,
+  IRepository,
+  LoadedAggregate,
+  RepositoryOptions,
+} from './repository.interfaces.js';
 
 /** The key RepositoryModule configures a repository through (not part of the public surface). */
 export const CONFIGURE_REPOSITORY = Symbol('ddd-kit.configure-repository');
@@ -50,7 +63,10 @@ const logger = new Logger('Repository');
  * methods (construction throws RepositoryConfigurationError). To act around writes, extend the
  * aggregate's `triggerDataSyncHook` or subscribe to the published events.
  */
-export abstract class AbstractRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> implements IRepository<ID, T> {
+export abstract class AbstractRepository<
+  ID extends AggregateId,
+  T extends AggregateRoot<ID, any>,
+> implements IRepository<ID, T> {
   private aggregateClass?: AggregateClass<T>;
   private publisher?: DataSyncPublisher;
   private outboxStore?: OutboxStore;
@@ -93,7 +109,10 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
           ? given
           : (name) => {
               const reservations = given[name];
-              if (reservations === undefined) throw new RepositoryConfigurationError(`${this.constructor.name}: no reservations given for unique key '${name}' (options.uniqueKeys)`);
+              if (reservations === undefined)
+                throw new RepositoryConfigurationError(
+                  `${this.constructor.name}: no reservations given for unique key '${name}' (options.uniqueKeys)`,
+                );
               return reservations;
             };
       this.uniqueKeyKeeper = undefined;
@@ -125,9 +144,14 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
   private async insertNow(aggregate: T): Promise<void> {
     const name = this.nameOf(aggregate);
     if (!aggregate.isNew()) {
-      throw new AggregateStateError(name, aggregate.id, `insert creates aggregates; this one is stored at version ${aggregate.oldVersion} (use update or save)`);
+      throw new AggregateStateError(
+        name,
+        aggregate.id,
+        `insert creates aggregates; this one is stored at version ${aggregate.oldVersion} (use update or save)`,
+      );
     }
-    if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
+    if (aggregate.isDeleted())
+      throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
     if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
     assertAggregateId(name, aggregate.id);
     await this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
@@ -136,7 +160,12 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
   private async updateNow(aggregate: T): Promise<void> {
     const name = this.nameOf(aggregate);
     assertAggregateId(name, aggregate.id);
-    if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'update needs a stored aggregate; this one is new (use insert or save)');
+    if (aggregate.isNew())
+      throw new AggregateStateError(
+        name,
+        aggregate.id,
+        'update needs a stored aggregate; this one is new (use insert or save)',
+      );
     if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; use remove');
     await this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
   }
@@ -144,7 +173,8 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
   private async removeNow(aggregate: T): Promise<void> {
     const name = this.nameOf(aggregate);
     assertAggregateId(name, aggregate.id);
-    if (aggregate.isNew()) throw new AggregateStateError(name, aggregate.id, 'remove needs a stored aggregate; this one was never inserted');
+    if (aggregate.isNew())
+      throw new AggregateStateError(name, aggregate.id, 'remove needs a stored aggregate; this one was never inserted');
     const wasDeleted = aggregate.isDeleted();
     aggregate.markDeleted();
     try {
@@ -173,7 +203,8 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
    */
   async *aggregates(options: { pageSize?: number } = {}): AsyncIterableIterator<T> {
     const pageSize = options.pageSize ?? 500;
-    if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw new RepositoryConfigurationError(`pageSize must be a positive integer, got ${String(pageSize)}`);
+    if (!Number.isSafeInteger(pageSize) || pageSize < 1)
+      throw new RepositoryConfigurationError(`pageSize must be a positive integer, got ${String(pageSize)}`);
     const keeper = this.keeper();
     let cursor: ID | undefined;
     do {
@@ -219,13 +250,19 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
    */
   protected doFindById(_id: ID): Promise<LoadedAggregate<T> | null> {
     return Promise.reject(
-      new RepositoryConfigurationError(`${this.constructor.name} must implement doFindById(id) (or override findById(id))`),
+      new RepositoryConfigurationError(
+        `${this.constructor.name} must implement doFindById(id) (or override findById(id))`,
+      ),
     );
   }
 
   /** One page of aggregates in id order, after `cursor` (undefined: from the first). Override to make `aggregates()` work. */
   protected doListPage(_cursor: ID | undefined, _pageSize: number): Promise<AggregatePage<ID, T>> {
-    return Promise.reject(new RepositoryConfigurationError(`${this.constructor.name} cannot list its aggregates: implement doListPage(cursor, pageSize)`));
+    return Promise.reject(
+      new RepositoryConfigurationError(
+        `${this.constructor.name} cannot list its aggregates: implement doListPage(cursor, pageSize)`,
+      ),
+    );
   }
 
   /**
@@ -285,7 +322,11 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   /** The error an insert of a taken id throws. */
   protected duplicate(aggregate: T, cause?: unknown): DuplicateAggregateError {
-    return new DuplicateAggregateError(this.nameOf(aggregate), aggregate.id, cause === undefined ? undefined : { cause });
+    return new DuplicateAggregateError(
+      this.nameOf(aggregate),
+      aggregate.id,
+      cause === undefined ? undefined : { cause },
+    );
   }
 
   /** The configured aggregate's name as events and errors show it ('Aggregate' when none is configured). */
@@ -303,23 +344,35 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
   /** Runs one write inside its span and counts it by outcome (just runs it when nothing records). */
   private observe(spanName: string, operation: string, aggregate: T, run: () => Promise<void>): Promise<void> {
     // Named without throwing: a bad argument is reported by the write itself.
-    const name = this.aggregateClass ? getAggregateName(this.aggregateClass) : aggregate instanceof AggregateRoot ? getAggregateName(aggregate.constructor) : 'Aggregate';
+    const name = this.aggregateClass
+      ? getAggregateName(this.aggregateClass)
+      : aggregate instanceof AggregateRoot
+        ? getAggregateName(aggregate.constructor)
+        : 'Aggregate';
     const telemetry = repositoryTelemetry.begin(spanName, writes, operation, name);
     return telemetry === undefined ? run() : telemetry.settle(telemetry.within(run), ok, failedWrite);
   }
 
-  private async write(kind: 'insert' | 'update' | 'remove', aggregate: T, store: (events: readonly DataSyncEvent[]) => Promise<void>): Promise<void> {
+  private async write(
+    kind: 'insert' | 'update' | 'remove',
+    aggregate: T,
+    store: (events: readonly DataSyncEvent[]) => Promise<void>,
+  ): Promise<void> {
     const events = collectWriteEvents(aggregate, this.nameOf(aggregate));
     const written = aggregate.newVersion;
     const keeper = this.keeper();
     if (keeper === null) {
       await store(events);
       setStoredVersion(aggregate, written);
-      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined) await this.whenWriteCommits(() => this.publish(aggregate, events));
+      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined)
+        await this.whenWriteCommits(() => this.publish(aggregate, events));
       return;
     }
 
-    const stored = kind === 'insert' ? undefined : (storedKeysOf(aggregate) ?? (await this.readStoredKeys(keeper, aggregate.id)) ?? undefined);
+    const stored =
+      kind === 'insert'
+        ? undefined
+        : (storedKeysOf(aggregate) ?? (await this.readStoredKeys(keeper, aggregate.id)) ?? undefined);
     const plan = keeper.plan(kind, kind === 'remove' ? new Map() : keeper.valuesOf(aggregate), stored);
     const scope = this.transactionScope;
     const joins = (name: string) => scope !== undefined && keeper.storeOf(name).transactionScope === scope;
@@ -329,7 +382,11 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
         await keeper.take(plan.take, keeper.owner(aggregate.id), taken);
         await store(events);
         // Old values whose reservations share the write's transaction go with it.
-        await keeper.release(plan.release.filter((ref) => joins(ref.name)), aggregate.id, true);
+        await keeper.release(
+          plan.release.filter((ref) => joins(ref.name)),
+          aggregate.id,
+          true,
+        );
       });
     } catch (error) {
       await this.afterFailedWrite(kind, keeper, aggregate, error, taken, stored, plan.release);
@@ -341,7 +398,8 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     const others = plan.release.filter((ref) => !joins(ref.name));
     await this.whenWriteCommits(async () => {
       await keeper.release(others, aggregate.id, false);
-      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined) await this.publish(aggregate, events);
+      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined)
+        await this.publish(aggregate, events);
     });
   }
 
@@ -387,7 +445,11 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   /** What reconcileUniqueKeys needs of this repository. */
   [UNIQUE_KEYS](): UniqueKeysAccess<ID, T> {
-    return { keeper: () => this.keeper(), aggregates: (options) => this.aggregates(options), findById: (id) => this.findById(id) };
+    return {
+      keeper: () => this.keeper(),
+      aggregates: (options) => this.aggregates(options),
+      findById: (id) => this.findById(id),
+    };
   }
 
   /** The keeper of the aggregate's unique keys, or null when it has none. */
@@ -414,7 +476,10 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
     } catch (error) {
       // The write is stored: failing the call now would invite the caller to repeat a write
       // that happened. Read models that missed these events are repaired by reconciliation.
-      logger.error(`Publishing ${events.length} data-sync event(s) of ${this.nameOf(aggregate)} ${JSON.stringify(aggregate.id)} failed`, error instanceof Error ? error.stack : String(error));
+      logger.error(
+        `Publishing ${events.length} data-sync event(s) of ${this.nameOf(aggregate)} ${JSON.stringify(aggregate.id)} failed`,
+        error instanceof Error ? error.stack : String(error),
+      );
     }
   }
 
@@ -425,19 +490,27 @@ export abstract class AbstractRepository<ID extends AggregateId, T extends Aggre
 
   private nameOf(aggregate: T): string {
     if (!(aggregate instanceof AggregateRoot)) {
-      throw new AggregateStateError(this.aggregateName(), undefined, 'a repository stores AggregateRoot instances only');
+      throw new AggregateStateError(
+        this.aggregateName(),
+        undefined,
+        'a repository stores AggregateRoot instances only',
+      );
     }
     return getAggregateName(this.aggregateClass ?? aggregate.constructor);
   }
 }
 
 function assertWriteFlowIntact(target: Function): void {
-  for (let proto = target.prototype; proto && proto !== AbstractRepository.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = target.prototype;
+    proto && proto !== AbstractRepository.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const method of FIXED_METHODS) {
       if (Object.prototype.hasOwnProperty.call(proto, method)) {
         throw new RepositoryConfigurationError(
           `${proto.constructor.name} redefines ${method}(): the write methods fire the data-sync hook before every write ` +
-            'and may not be replaced. Implement doInsert/doUpdate/doRemove instead, extend the aggregate\'s ' +
+            "and may not be replaced. Implement doInsert/doUpdate/doRemove instead, extend the aggregate's " +
             'triggerDataSyncHook, or handle the published events (@OnDataSync).',
         );
       }

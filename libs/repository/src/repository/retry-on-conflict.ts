@@ -26,7 +26,10 @@ export interface RetryOnConflictOptions {
  *     await accounts.update(account);
  *   }, { attempts: 10 });
  */
-export async function retryOnConflict<R>(command: (attempt: number) => Promise<R>, options: RetryOnConflictOptions = {}): Promise<R> {
+export async function retryOnConflict<R>(
+  command: (attempt: number) => Promise<R>,
+  options: RetryOnConflictOptions = {},
+): Promise<R> {
   const attempts = options.attempts ?? 5;
   if (!Number.isInteger(attempts) || attempts < 1) {
     throw new RangeError(`retryOnConflict: attempts must be an integer ≥ 1, got ${String(attempts)}`);

@@ -36,8 +36,15 @@ describe('repository telemetry (OpenTelemetry SDK with in-memory exporters)', ()
   });
 
   async function counts(): Promise<Record<string, number>> {
-    const points = pointsOf(await telemetry.metricPoints(), 'ddd_kit.repository.operations', { 'ddd_kit.aggregate.name': 'Member' });
-    return Object.fromEntries(points.map((p) => [`${String(p.attributes['ddd_kit.repository.operation'])} ${String(p.attributes['ddd_kit.outcome'])}`, p.value]));
+    const points = pointsOf(await telemetry.metricPoints(), 'ddd_kit.repository.operations', {
+      'ddd_kit.aggregate.name': 'Member',
+    });
+    return Object.fromEntries(
+      points.map((p) => [
+        `${String(p.attributes['ddd_kit.repository.operation'])} ${String(p.attributes['ddd_kit.outcome'])}`,
+        p.value,
+      ]),
+    );
   }
 
   it('insert, update, remove: ok; an optimistic-lock conflict on update; a unique key taken on insert', async () => {
@@ -62,13 +69,24 @@ describe('repository telemetry (OpenTelemetry SDK with in-memory exporters)', ()
       'repository.insert taken',
       'repository.remove ok',
     ]);
-    expect(spans[3]!.attributes).toMatchObject({ 'ddd_kit.aggregate.name': 'Member', 'error.type': 'OptimisticLockError' });
+    expect(spans[3]!.attributes).toMatchObject({
+      'ddd_kit.aggregate.name': 'Member',
+      'error.type': 'OptimisticLockError',
+    });
     // The reservation the insert made is a child of its span.
     const firstPrepare = telemetry.spans().find((s) => s.name === 'prepare_key.prepare')!;
     expect(firstPrepare.parentSpanContext?.spanId).toBe(spans[0]!.spanContext().spanId);
 
-    expect(await counts()).toEqual({ 'insert ok': 1, 'update ok': 2, 'update conflict': 1, 'insert taken': 1, 'remove ok': 1 });
-    const durations = pointsOf(await telemetry.metricPoints(), 'ddd_kit.repository.operation.duration', { 'ddd_kit.outcome': 'conflict' });
+    expect(await counts()).toEqual({
+      'insert ok': 1,
+      'update ok': 2,
+      'update conflict': 1,
+      'insert taken': 1,
+      'remove ok': 1,
+    });
+    const durations = pointsOf(await telemetry.metricPoints(), 'ddd_kit.repository.operation.duration', {
+      'ddd_kit.outcome': 'conflict',
+    });
     expect(durations.map((p) => [p.unit, p.value])).toEqual([['s', 1]]);
   });
 

@@ -22,23 +22,30 @@ interface RepositoryInstruments {
   readonly outboxLag: Histogram;
 }
 
-export const repositoryTelemetry = new LibraryTelemetry<RepositoryInstruments>('@ddd-kit/repository', AGGREGATE_NAME, REPOSITORY_OPERATION, (meter) => {
-  const count: Counter = meter.createCounter('ddd_kit.repository.operations', {
-    unit: '{operation}',
-    description: 'Repository writes (insert, update, remove) by outcome',
-  });
-  const duration: Histogram = meter.createHistogram('ddd_kit.repository.operation.duration', {
-    unit: 's',
-    description: 'Duration of repository writes, unique-key reservations and event publication included',
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  });
-  const outboxLag = meter.createHistogram('ddd_kit.outbox.lag', {
-    unit: 's',
-    description: 'Time from a data-sync event being stored with its write to its delivery to the handlers',
-    advice: { explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600] },
-  });
-  return { writes: { count, duration }, outboxLag };
-});
+export const repositoryTelemetry = new LibraryTelemetry<RepositoryInstruments>(
+  '@ddd-kit/repository',
+  AGGREGATE_NAME,
+  REPOSITORY_OPERATION,
+  (meter) => {
+    const count: Counter = meter.createCounter('ddd_kit.repository.operations', {
+      unit: '{operation}',
+      description: 'Repository writes (insert, update, remove) by outcome',
+    });
+    const duration: Histogram = meter.createHistogram('ddd_kit.repository.operation.duration', {
+      unit: 's',
+      description: 'Duration of repository writes, unique-key reservations and event publication included',
+      advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+    });
+    const outboxLag = meter.createHistogram('ddd_kit.outbox.lag', {
+      unit: 's',
+      description: 'Time from a data-sync event being stored with its write to its delivery to the handlers',
+      advice: {
+        explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
+      },
+    });
+    return { writes: { count, duration }, outboxLag };
+  },
+);
 
 export const writes = (instruments: RepositoryInstruments): OperationInstruments => instruments.writes;
 

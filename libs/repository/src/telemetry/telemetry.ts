@@ -1,7 +1,18 @@
 // The same file sits in every ddd-kit library that reports telemetry (each library stands alone).
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
-import type { Attributes, Counter, Histogram, Meter, MeterProvider, ProxyTracerProvider, Span, SpanOptions, Tracer, TracerProvider } from '@opentelemetry/api';
+import type {
+  Attributes,
+  Counter,
+  Histogram,
+  Meter,
+  MeterProvider,
+  ProxyTracerProvider,
+  Span,
+  SpanOptions,
+  Tracer,
+  TracerProvider,
+} from '@opentelemetry/api';
 
 /**
  * `@opentelemetry/api` when the application installed it, else undefined (telemetry off).
@@ -27,7 +38,9 @@ export interface OperationInstruments {
 }
 
 /** Seconds, from 100 µs (an in-process store) to 10 s (a store timing out). */
-export const DURATION_BUCKETS = [0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const DURATION_BUCKETS = [
+  0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
 
 const SPAN_OPTIONS: SpanOptions = { kind: 0 /* SpanKind.INTERNAL */ };
 
@@ -77,7 +90,10 @@ export class LibraryTelemetry<I extends object> {
   startSpan(name: string): Span | undefined {
     if (otel === undefined) return undefined;
     const registered = otel.trace.getTracerProvider();
-    const provider = typeof (registered as Partial<ProxyTracerProvider>).getDelegate === 'function' ? (registered as ProxyTracerProvider).getDelegate() : registered;
+    const provider =
+      typeof (registered as Partial<ProxyTracerProvider>).getDelegate === 'function'
+        ? (registered as ProxyTracerProvider).getDelegate()
+        : registered;
     if (provider === NOOP_TRACER_PROVIDER) return undefined;
     if (provider !== this.tracerProvider) {
       this.tracerProvider = provider;
@@ -144,7 +160,11 @@ export class ActiveOperation {
   }
 
   /** Ends when `promise` settles: `outcome(result)` on success, `failed(error)` (default 'error') on rejection. */
-  settle<T>(promise: Promise<T>, outcome: (result: T) => string, failed: (error: unknown) => string = failedOutcome): Promise<T> {
+  settle<T>(
+    promise: Promise<T>,
+    outcome: (result: T) => string,
+    failed: (error: unknown) => string = failedOutcome,
+  ): Promise<T> {
     return promise.then(
       (result) => {
         this.end(outcome(result));

@@ -60,11 +60,26 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
   options: ReconcileUniqueKeysOptions = {},
 ): Promise<UniqueKeysReconciliationReport> {
   const { graceMs = 10 * 60_000, dryRun = false, pageSize = 500, onError } = options;
-  if (!Number.isSafeInteger(graceMs) || graceMs < 0) throw new RepositoryConfigurationError(`reconcileUniqueKeys: graceMs must be a non-negative integer, got ${String(graceMs)}`);
+  if (!Number.isSafeInteger(graceMs) || graceMs < 0)
+    throw new RepositoryConfigurationError(
+      `reconcileUniqueKeys: graceMs must be a non-negative integer, got ${String(graceMs)}`,
+    );
   const access = (repository as unknown as { [UNIQUE_KEYS]: () => UniqueKeysAccess<ID, T> })[UNIQUE_KEYS]?.();
   const keeper = access?.keeper();
-  if (!access || !keeper) throw new RepositoryConfigurationError(`reconcileUniqueKeys: ${repository.constructor.name} stores an aggregate without @UniqueKey`);
-  const report: UniqueKeysReconciliationReport = { scanned: 0, live: 0, spared: 0, released: 0, restored: 0, heldByOther: [], shared: [], failed: 0 };
+  if (!access || !keeper)
+    throw new RepositoryConfigurationError(
+      `reconcileUniqueKeys: ${repository.constructor.name} stores an aggregate without @UniqueKey`,
+    );
+  const report: UniqueKeysReconciliationReport = {
+    scanned: 0,
+    live: 0,
+    spared: 0,
+    released: 0,
+    restored: 0,
+    heldByOther: [],
+    shared: [],
+    failed: 0,
+  };
   const fail = (error: unknown, what: { name: string; key?: string; id?: AggregateId }) => {
     report.failed++;
     onError?.(error, what);
@@ -118,7 +133,12 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
         const current = await store.getValue(key);
         if (current !== undefined && !current.isExpired()) {
           if (!keeper.isOwner(current.value, aggregate.id)) {
-            report.heldByOther.push({ name, key, id: aggregate.id, holder: { aggregate: current.value.aggregate, id: current.value.id } });
+            report.heldByOther.push({
+              name,
+              key,
+              id: aggregate.id,
+              holder: { aggregate: current.value.aggregate, id: current.value.id },
+            });
           }
           continue;
         }

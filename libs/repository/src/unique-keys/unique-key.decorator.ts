@@ -21,10 +21,14 @@ const declared = new Map<Function, UniqueKeyDefinition[]>();
  */
 export function UniqueKey<T>(name: string, value: (aggregate: T) => UniqueKeyValue): ClassDecorator {
   if (typeof name !== 'string' || name.trim() === '') {
-    throw new RepositoryConfigurationError(`@UniqueKey needs the name of a PrepareKey, e.g. @UniqueKey('username', (user) => user.username); got ${JSON.stringify(name)}`);
+    throw new RepositoryConfigurationError(
+      `@UniqueKey needs the name of a PrepareKey, e.g. @UniqueKey('username', (user) => user.username); got ${JSON.stringify(name)}`,
+    );
   }
   if (typeof value !== 'function') {
-    throw new RepositoryConfigurationError(`@UniqueKey('${name}') needs a function that reads the value from the aggregate, e.g. (user) => user.${name}`);
+    throw new RepositoryConfigurationError(
+      `@UniqueKey('${name}') needs a function that reads the value from the aggregate, e.g. (user) => user.${name}`,
+    );
   }
   return (target) => {
     const own = declared.get(target) ?? [];
@@ -39,7 +43,8 @@ export function UniqueKey<T>(name: string, value: (aggregate: T) => UniqueKeyVal
 export function getUniqueKeys(target: Function): readonly UniqueKeyDefinition[] {
   const all: UniqueKeyDefinition[] = [];
   for (let c: Function | null = target; c && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
-    for (const definition of declared.get(c) ?? []) if (!all.some((d) => d.name === definition.name)) all.push(definition);
+    for (const definition of declared.get(c) ?? [])
+      if (!all.some((d) => d.name === definition.name)) all.push(definition);
   }
   return all;
 }

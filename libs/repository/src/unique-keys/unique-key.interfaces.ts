@@ -25,10 +25,14 @@ export interface UniqueKeyOwner {
 export interface UniqueKeyReservations {
   readonly name: string;
   prepare(key: string, value: UniqueKeyOwner): Promise<boolean>;
-  getValue(key: string): Promise<{ value: UniqueKeyOwner; ttlAt: number; isExpired(now?: number): boolean } | undefined>;
+  getValue(
+    key: string,
+  ): Promise<{ value: UniqueKeyOwner; ttlAt: number; isExpired(now?: number): boolean } | undefined>;
   reprepare(key: string, oldValue: UniqueKeyOwner, newValue: UniqueKeyOwner): Promise<boolean>;
   rollback(key: string, value: UniqueKeyOwner): Promise<boolean>;
-  records(options?: { pageSize?: number }): AsyncIterable<{ key: string; value: { value: UniqueKeyOwner; ttlAt: number; isExpired(now?: number): boolean } }>;
+  records(options?: {
+    pageSize?: number;
+  }): AsyncIterable<{ key: string; value: { value: UniqueKeyOwner; ttlAt: number; isExpired(now?: number): boolean } }>;
   /** The object whose ambient transaction these reservations join (a pg Pool), if any. */
   readonly transactionScope?: object;
 }

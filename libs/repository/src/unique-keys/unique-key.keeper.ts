@@ -2,7 +2,13 @@ import { Logger } from '@nestjs/common';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
 import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
-import type { UniqueKeyDefinition, UniqueKeyOwner, UniqueKeyReservations, UniqueKeyResolver, UniqueKeyValue } from './unique-key.interfaces.js';
+import type {
+  UniqueKeyDefinition,
+  UniqueKeyOwner,
+  UniqueKeyReservations,
+  UniqueKeyResolver,
+  UniqueKeyValue,
+} from './unique-key.interfaces.js';
 
 /** A unique-key value of one key: (name, key). */
 export interface KeyRef {
@@ -57,7 +63,9 @@ export class UniqueKeyKeeper {
     if (store === undefined) {
       store = this.resolve(name);
       if (store === null || typeof store !== 'object' || typeof store.prepare !== 'function') {
-        throw new RepositoryConfigurationError(`the reservations of unique key '${name}' (${this.aggregateName}) are not a PrepareKey`);
+        throw new RepositoryConfigurationError(
+          `the reservations of unique key '${name}' (${this.aggregateName}) are not a PrepareKey`,
+        );
       }
       this.stores.set(name, store);
     }
@@ -67,7 +75,8 @@ export class UniqueKeyKeeper {
   /** The aggregate's value of every unique key (undefined: it reserves nothing). */
   valuesOf(aggregate: unknown): Map<string, string | undefined> {
     const values = new Map<string, string | undefined>();
-    for (const definition of this.definitions) values.set(definition.name, this.keyOf(definition, definition.value(aggregate)));
+    for (const definition of this.definitions)
+      values.set(definition.name, this.keyOf(definition, definition.value(aggregate)));
     return values;
   }
 
@@ -115,7 +124,9 @@ export class UniqueKeyKeeper {
       try {
         await this.storeOf(name).rollback(key, owner);
       } catch (error) {
-        logger.warn(`could not release ${name} '${key}' of ${this.aggregateName} ${JSON.stringify(owner.id)} (reconciliation will): ${describe(error)}`);
+        logger.warn(
+          `could not release ${name} '${key}' of ${this.aggregateName} ${JSON.stringify(owner.id)} (reconciliation will): ${describe(error)}`,
+        );
       }
     }
   }
@@ -134,7 +145,9 @@ export class UniqueKeyKeeper {
         if (current !== undefined && this.isOwner(current.value, id)) await store.rollback(key, current.value);
       } catch (error) {
         if (strict) throw error;
-        logger.warn(`could not release ${name} '${key}' of ${this.aggregateName} ${JSON.stringify(id)} (reconciliation will): ${describe(error)}`);
+        logger.warn(
+          `could not release ${name} '${key}' of ${this.aggregateName} ${JSON.stringify(id)} (reconciliation will): ${describe(error)}`,
+        );
       }
     }
   }

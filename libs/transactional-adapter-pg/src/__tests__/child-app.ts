@@ -22,30 +22,51 @@ export class ChildApp {
    * script runs the built `packages` (and the ddd-kit packages they depend on): a missing or
    * stale build fails here, saying so.
    */
-  static async start(script: string | URL, env: Record<string, string>, packages: string[] = ['libs/transactional-adapter-pg']): Promise<ChildApp> {
+  static async start(
+    script: string | URL,
+    env: Record<string, string>,
+    packages: string[] = ['libs/transactional-adapter-pg'],
+  ): Promise<ChildApp> {
     const path = script instanceof URL ? fileURLToPath(script) : script;
     assertBuilt(...packages);
     const child = fork(path, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'pipe', 'ipc'] });
     const app = new ChildApp(child);
     child.stderr!.on('data', (chunk: Buffer) => void (app.stderr += chunk.toString()));
     await new Promise<void>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`${path} exited (${code}) before it was ready:\n${app.stderr}`));
+      const onExit = (code: number | null) =>
+        reject(new Error(`${path} exited (${code}) before it was ready:\n${app.stderr}`));
       child.once('exit', onExit);
-      child.on('message', (message: { ready?: boolean; id?: number; ok?: boolean; value?: unknown; error?: { name: string; message: string; code?: string } }) => {
-        if (message.ready) {
-          child.removeListener('exit', onExit);
-          resolve();
-          return;
-        }
-        const waiting = app.pending.get(message.id!);
-        if (waiting === undefined) return;
-        app.pending.delete(message.id!);
-        if (message.ok) waiting.resolve(message.value);
-        else waiting.reject(Object.assign(new Error(message.error!.message), { name: message.error!.name, code: message.error!.code }));
-      });
+      child.on(
+        'message',
+        (message: {
+          ready?: boolean;
+          id?: number;
+          ok?: boolean;
+          value?: unknown;
+          error?: { name: string; message: string; code?: string };
+        }) => {
+          if (message.ready) {
+            child.removeListener('exit', onExit);
+            resolve();
+            return;
+          }
+          const waiting = app.pending.get(message.id!);
+          if (waiting === undefined) return;
+          app.pending.delete(message.id!);
+          if (message.ok) waiting.resolve(message.value);
+          else
+            waiting.reject(
+              Object.assign(new Error(message.error!.message), {
+                name: message.error!.name,
+                code: message.error!.code,
+              }),
+            );
+        },
+      );
     });
     child.on('exit', (code) => {
-      for (const waiting of app.pending.values()) waiting.reject(new Error(`the child app exited (${code}):\n${app.stderr}`));
+      for (const waiting of app.pending.values())
+        waiting.reject(new Error(`the child app exited (${code}):\n${app.stderr}`));
       app.pending.clear();
     });
     return app;

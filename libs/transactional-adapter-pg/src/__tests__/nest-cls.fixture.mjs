@@ -7,7 +7,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Global, Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
-import { ClsPluginTransactional, getTransactionHostToken, Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import {
+  ClsPluginTransactional,
+  getTransactionHostToken,
+  Propagation,
+  Transactional,
+  TransactionHost,
+} from '@nestjs-cls/transactional';
 import pg from 'pg';
 import { TransactionalAdapterPg } from '@ddd-kit/transactional-adapter-pg';
 import { decorateMethod, serve } from './serve.mjs';
@@ -90,7 +96,9 @@ Module({
       plugins: [
         new ClsPluginTransactional({
           imports: [DatabaseModule],
-          adapter: new TransactionalAdapterPg({ poolToken: process.env.FIXTURE_MODE === 'wrong-token' ? 'NOT_A_POOL' : PG_POOL }),
+          adapter: new TransactionalAdapterPg({
+            poolToken: process.env.FIXTURE_MODE === 'wrong-token' ? 'NOT_A_POOL' : PG_POOL,
+          }),
         }),
         new ClsPluginTransactional({
           connectionName: 'serializable',
@@ -103,7 +111,8 @@ Module({
 })(AppModule);
 
 let notes;
-const rows = async (queryable = pool) => (await queryable.query('SELECT id FROM notes ORDER BY id')).rows.map((r) => r.id);
+const rows = async (queryable = pool) =>
+  (await queryable.query('SELECT id FROM notes ORDER BY id')).rows.map((r) => r.id);
 
 await serve(
   async () => {
@@ -134,12 +143,19 @@ await serve(
     },
     transactionSettings: (options) =>
       notes.txHost.withTransaction(options, async () => {
-        const { rows } = await notes.txHost.tx.query('SELECT current_setting($1) AS iso, current_setting($2) AS ro', ['transaction_isolation', 'transaction_read_only']);
+        const { rows } = await notes.txHost.tx.query('SELECT current_setting($1) AS iso, current_setting($2) AS ro', [
+          'transaction_isolation',
+          'transaction_read_only',
+        ]);
         return rows[0];
       }),
     defaultIsolation: async () => {
-      const level = async () => (await notes.serializableHost.tx.query('SHOW transaction_isolation')).rows[0].transaction_isolation;
-      return [await notes.serializableHost.withTransaction(level), await notes.serializableHost.withTransaction({ isolationLevel: 'READ COMMITTED' }, level)];
+      const level = async () =>
+        (await notes.serializableHost.tx.query('SHOW transaction_isolation')).rows[0].transaction_isolation;
+      return [
+        await notes.serializableHost.withTransaction(level),
+        await notes.serializableHost.withTransaction({ isolationLevel: 'READ COMMITTED' }, level),
+      ];
     },
     requiredJoins: () => notes.outer(() => notes.create(['h3', 'p3']), true),
     requiresNew: () =>

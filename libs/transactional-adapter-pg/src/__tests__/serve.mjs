@@ -13,7 +13,11 @@ export async function serve(start, operations) {
       const value = await operations[op](...args);
       process.send({ id, ok: true, value });
     } catch (error) {
-      process.send({ id, ok: false, error: { name: error?.name ?? 'Error', message: error?.message ?? String(error), code: error?.code } });
+      process.send({
+        id,
+        ok: false,
+        error: { name: error?.name ?? 'Error', message: error?.message ?? String(error), code: error?.code },
+      });
     }
   });
   process.send({ ready: true });
@@ -21,6 +25,11 @@ export async function serve(start, operations) {
 
 /** Applies legacy (TypeScript experimentalDecorators) decorators to a method, as `@decorator` would. */
 export function decorateMethod(target, name, ...decorators) {
-  const descriptor = Reflect.decorate(decorators, target.prototype, name, Object.getOwnPropertyDescriptor(target.prototype, name));
+  const descriptor = Reflect.decorate(
+    decorators,
+    target.prototype,
+    name,
+    Object.getOwnPropertyDescriptor(target.prototype, name),
+  );
   Object.defineProperty(target.prototype, name, descriptor);
 }

@@ -4,7 +4,10 @@ import { USERNAME_PATTERN, USERNAME_RULE } from '../username.js';
 // Response shapes, for the OpenAPI document: the handlers return plain objects of these shapes.
 
 export class UserDto {
-  @ApiProperty({ description: '15 characters [0-9A-Za-z], from the user aggregate\'s ID generator', example: '0VcRBkd00000000' })
+  @ApiProperty({
+    description: "15 characters [0-9A-Za-z], from the user aggregate's ID generator",
+    example: '0VcRBkd00000000',
+  })
   id!: string;
 
   @ApiProperty({ description: `case-folded; ${USERNAME_RULE}`, pattern: USERNAME_PATTERN.source, example: 'alice' })

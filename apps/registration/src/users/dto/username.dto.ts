@@ -8,7 +8,11 @@ const fold = ({ value }: { value: unknown }) => (typeof value === 'string' ? val
 
 /** Body of POST /users and PATCH /users/:id/username. Unknown fields are refused (400). */
 export class UsernameBody {
-  @ApiProperty({ description: `case-insensitive; ${USERNAME_RULE}`, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$', example: 'Alice' })
+  @ApiProperty({
+    description: `case-insensitive; ${USERNAME_RULE}`,
+    pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{2,31}$',
+    example: 'Alice',
+  })
   @Transform(fold)
   @IsString({ message: `username must be a string: ${USERNAME_RULE}` })
   @Matches(USERNAME_PATTERN, { message: `username is invalid: ${USERNAME_RULE}` })

@@ -29,7 +29,8 @@ export class PostgresSegmentSource implements SegmentSource {
     this.pool = assertPool(pool, 'PostgresSegmentSource');
     this.table = tableName(options.schema, options.tablePrefix ?? 'ddd_kit_', 'segments', 'PostgresSegmentSource');
     const createTable = options.createTable ?? true;
-    if (typeof createTable !== 'boolean') throw new IdGeneratorOptionsError('PostgresSegmentSource: createTable must be a boolean');
+    if (typeof createTable !== 'boolean')
+      throw new IdGeneratorOptionsError('PostgresSegmentSource: createTable must be a boolean');
     const create = onceCreated(this.pool, this.ddl());
     this.ensureTable = createTable ? create : () => Promise.resolve();
     this.statement = `INSERT INTO ${this.table} AS s (name, max) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET max = s.max + EXCLUDED.max RETURNING max`;
@@ -37,7 +38,9 @@ export class PostgresSegmentSource implements SegmentSource {
 
   /** The DDL run on first use (for a migration when `createTable: false`). */
   ddl(): string[] {
-    return [`CREATE TABLE IF NOT EXISTS ${this.table} (\n  name text PRIMARY KEY,\n  max bigint NOT NULL CHECK (max >= 0)\n)`];
+    return [
+      `CREATE TABLE IF NOT EXISTS ${this.table} (\n  name text PRIMARY KEY,\n  max bigint NOT NULL CHECK (max >= 0)\n)`,
+    ];
   }
 
   async reserve(key: string, size: number): Promise<number> {

@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { proxyUrl } from '../../../../../test/support/fault-proxy/index.js';
 import { postgresSchema } from '../../../../../test/support/servers.js';
-import { describeMachineIdDistributorContract, type FaultKind, type Operation } from '../../__tests__/machine-id-distributor.contract.js';
+import {
+  describeMachineIdDistributorContract,
+  type FaultKind,
+  type Operation,
+} from '../../__tests__/machine-id-distributor.contract.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
 import * as sql from './postgres-machine-id.sql.js';
@@ -19,7 +23,13 @@ import { PostgresMachineIdDistributor } from './postgres-machine-id-distributor.
  */
 function statement(operation: Operation, kind: FaultKind): (request: { command: string }) => boolean {
   const sql =
-    operation === 'distribute' ? (kind === 'lost-then-resent' ? /INSERT INTO \S*machine_ids" AS m/ : /^COMMIT$/) : operation === 'guard' ? /SET\s+deadline_ms = GREATEST/ : /^\s*WITH before AS/;
+    operation === 'distribute'
+      ? kind === 'lost-then-resent'
+        ? /INSERT INTO \S*machine_ids" AS m/
+        : /^COMMIT$/
+      : operation === 'guard'
+        ? /SET\s+deadline_ms = GREATEST/
+        : /^\s*WITH before AS/;
   return (request) => sql.test(request.command);
 }
 
@@ -61,15 +71,37 @@ describeMachineIdDistributorContract('PostgreSQL', async () => {
         },
       };
     },
-    owner: async (namespace, machineId) => (await rows(`SELECT instance_id FROM ${ids} WHERE namespace = $1 AND machine_id = $2`, [namespace, machineId]))[0]?.instance_id ?? null,
+    owner: async (namespace, machineId) =>
+      (await rows(`SELECT instance_id FROM ${ids} WHERE namespace = $1 AND machine_id = $2`, [namespace, machineId]))[0]
+        ?.instance_id ?? null,
     heldBy: async (namespace, instanceId) =>
-      (await rows(`SELECT machine_id FROM ${ids} WHERE namespace = $1 AND instance_id = $2 ORDER BY machine_id`, [namespace, instanceId])).map((r) => r.machine_id),
-    released: async (namespace) => (await rows(`SELECT machine_id FROM ${ids} WHERE namespace = $1 AND instance_id IS NULL ORDER BY machine_id`, [namespace])).map((r) => r.machine_id),
+      (
+        await rows(`SELECT machine_id FROM ${ids} WHERE namespace = $1 AND instance_id = $2 ORDER BY machine_id`, [
+          namespace,
+          instanceId,
+        ])
+      ).map((r) => r.machine_id),
+    released: async (namespace) =>
+      (
+        await rows(`SELECT machine_id FROM ${ids} WHERE namespace = $1 AND instance_id IS NULL ORDER BY machine_id`, [
+          namespace,
+        ])
+      ).map((r) => r.machine_id),
     deadline: async (namespace, machineId) => {
-      const row = (await rows(`SELECT deadline_ms FROM ${ids} WHERE namespace = $1 AND machine_id = $2`, [namespace, machineId]))[0];
+      const row = (
+        await rows(`SELECT deadline_ms FROM ${ids} WHERE namespace = $1 AND machine_id = $2`, [namespace, machineId])
+      )[0];
       return row?.deadline_ms == null ? null : Number(row.deadline_ms);
     },
-    floor: async (namespace, machineId) => Number((await rows(`SELECT last_timestamp FROM ${ids} WHERE namespace = $1 AND machine_id = $2`, [namespace, machineId]))[0]?.last_timestamp ?? 0),
+    floor: async (namespace, machineId) =>
+      Number(
+        (
+          await rows(`SELECT last_timestamp FROM ${ids} WHERE namespace = $1 AND machine_id = $2`, [
+            namespace,
+            machineId,
+          ])
+        )[0]?.last_timestamp ?? 0,
+      ),
     cleanup: async () => undefined, // the schema is dropped
     close: async () => {
       await pool.end();
@@ -94,28 +126,52 @@ describe('PostgresMachineIdDistributor', () => {
   });
 
   it('creates its tables on first use, also when many instances start at once; createTables: false leaves that to a migration', async () => {
-    const distributors = Array.from({ length: 6 }, () => new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'first_use_' }));
-    const held = await Promise.all(distributors.map((d, i) => d.distribute({ namespace: 'n', machineBits: 4, instanceId: `i${i}` })));
+    const distributors = Array.from(
+      { length: 6 },
+      () => new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'first_use_' }),
+    );
+    const held = await Promise.all(
+      distributors.map((d, i) => d.distribute({ namespace: 'n', machineBits: 4, instanceId: `i${i}` })),
+    );
     expect(new Set(held.map((h) => h.machineId)).size).toBe(6);
-    const tables = (await pool.query(`SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'first_use_%' ORDER BY 1`, [schema.schema])).rows;
+    const tables = (
+      await pool.query(
+        `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'first_use_%' ORDER BY 1`,
+        [schema.schema],
+      )
+    ).rows;
     expect(tables.map((t) => t.tablename)).toEqual(['first_use_machine_id_namespaces', 'first_use_machine_ids']);
 
-    const manual = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'migrated_', createTables: false });
-    await expect(manual.distribute({ namespace: 'n', machineBits: 4, instanceId: 'x' })).rejects.toThrow(/does not exist/);
+    const manual = new PostgresMachineIdDistributor(pool, {
+      schema: schema.schema,
+      tablePrefix: 'migrated_',
+      createTables: false,
+    });
+    await expect(manual.distribute({ namespace: 'n', machineBits: 4, instanceId: 'x' })).rejects.toThrow(
+      /does not exist/,
+    );
     for (const ddl of manual.ddl()) await pool.query(ddl);
     expect((await manual.distribute({ namespace: 'n', machineBits: 4, instanceId: 'x' })).machineId).toBe(0);
   });
 
   it('never joins a transaction the caller has open: a lease taken inside one outlives its rollback', async () => {
-    const storage = ((globalThis as any)[Symbol.for('@ddd-kit/pg-ambient-transaction')] ??= new AsyncLocalStorage<unknown>()) as AsyncLocalStorage<unknown>;
+    const storage = ((globalThis as any)[Symbol.for('@ddd-kit/pg-ambient-transaction')] ??=
+      new AsyncLocalStorage<unknown>()) as AsyncLocalStorage<unknown>;
     const distributor = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'ambient_' });
     await distributor.revert({ namespace: 'n', machineBits: 4, instanceId: 'warm-up', machineId: 0, lastTimestamp: 0 }); // tables
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const held = await storage.run({ pool, client }, () => distributor.distribute({ namespace: 'n', machineBits: 4, instanceId: 'in-tx' }));
+      const held = await storage.run({ pool, client }, () =>
+        distributor.distribute({ namespace: 'n', machineBits: 4, instanceId: 'in-tx' }),
+      );
       await client.query('ROLLBACK');
-      const owner = (await pool.query(`SELECT instance_id FROM ${distributor.tables.ids} WHERE namespace = 'n' AND machine_id = $1`, [held.machineId])).rows[0];
+      const owner = (
+        await pool.query(
+          `SELECT instance_id FROM ${distributor.tables.ids} WHERE namespace = 'n' AND machine_id = $1`,
+          [held.machineId],
+        )
+      ).rows[0];
       expect(owner?.instance_id).toBe('in-tx');
     } finally {
       client.release();
@@ -123,22 +179,49 @@ describe('PostgresMachineIdDistributor', () => {
   });
 
   it('decides deadlines by the database clock: a holder whose own clock runs a minute fast still loses its ID once the database says its lease passed', async () => {
-    const fast = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'clock_', safeGuardMs: 300, guardIntervalMs: 100, clock: () => Date.now() + 60_000 });
-    const other = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'clock_', safeGuardMs: 60_000, maxClockWaitMs: 0 });
+    const fast = new PostgresMachineIdDistributor(pool, {
+      schema: schema.schema,
+      tablePrefix: 'clock_',
+      safeGuardMs: 300,
+      guardIntervalMs: 100,
+      clock: () => Date.now() + 60_000,
+    });
+    const other = new PostgresMachineIdDistributor(pool, {
+      schema: schema.schema,
+      tablePrefix: 'clock_',
+      safeGuardMs: 60_000,
+      maxClockWaitMs: 0,
+    });
     await other.distribute({ namespace: 'n', machineBits: 1, instanceId: 'busy' });
     const held = await fast.distribute({ namespace: 'n', machineBits: 1, instanceId: 'fast' });
-    const row = (await pool.query(`SELECT deadline_ms, bound_ms, ${'floor(extract(epoch from clock_timestamp()) * 1000)::bigint'} AS now FROM ${fast.tables.ids} WHERE machine_id = $1`, [held.machineId])).rows[0];
+    const row = (
+      await pool.query(
+        `SELECT deadline_ms, bound_ms, ${'floor(extract(epoch from clock_timestamp()) * 1000)::bigint'} AS now FROM ${fast.tables.ids} WHERE machine_id = $1`,
+        [held.machineId],
+      )
+    ).rows[0];
     expect(Number(row.deadline_ms) - Number(row.now)).toBeLessThanOrEqual(300); // by the database clock
     expect(Number(row.bound_ms) - Date.now()).toBeGreaterThan(59_000); // by the holder's clock
     // A newcomer may take it once the database clock passes the deadline, and must then start
     // after the fast holder's bound: 60 s ahead of its own clock, more than it may wait.
     await new Promise((r) => setTimeout(r, 350));
-    await expect(other.distribute({ namespace: 'n', machineBits: 1, instanceId: 'newcomer' })).rejects.toThrow(/ahead of this clock/);
+    await expect(other.distribute({ namespace: 'n', machineBits: 1, instanceId: 'newcomer' })).rejects.toThrow(
+      /ahead of this clock/,
+    );
   });
 
   it('a heartbeat that commits while a newcomer is taking the ID wins: the newcomer chooses again and does not take a renewed lease', async () => {
-    const distributor = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'race_', safeGuardMs: 300, guardIntervalMs: 100 });
-    const long = new PostgresMachineIdDistributor(pool, { schema: schema.schema, tablePrefix: 'race_', safeGuardMs: 60_000 });
+    const distributor = new PostgresMachineIdDistributor(pool, {
+      schema: schema.schema,
+      tablePrefix: 'race_',
+      safeGuardMs: 300,
+      guardIntervalMs: 100,
+    });
+    const long = new PostgresMachineIdDistributor(pool, {
+      schema: schema.schema,
+      tablePrefix: 'race_',
+      safeGuardMs: 60_000,
+    });
     await long.distribute({ namespace: 'n', machineBits: 1, instanceId: 'busy' });
     const held = await distributor.distribute({ namespace: 'n', machineBits: 1, instanceId: 'holder' });
     await new Promise((r) => setTimeout(r, 400)); // the holder's deadline passed; nobody took the ID yet
@@ -147,7 +230,14 @@ describe('PostgresMachineIdDistributor', () => {
     const heartbeat = await pool.connect();
     try {
       await heartbeat.query('BEGIN');
-      const renewed = await heartbeat.query(sql.guard(distributor.tables), ['n', held.machineId, 'holder', 300, Date.now() + 300, Date.now()]);
+      const renewed = await heartbeat.query(sql.guard(distributor.tables), [
+        'n',
+        held.machineId,
+        'holder',
+        300,
+        Date.now() + 300,
+        Date.now(),
+      ]);
       expect(renewed.rowCount).toBe(1);
       const newcomer = long.distribute({ namespace: 'n', machineBits: 1, instanceId: 'newcomer' }).then(
         (value) => ({ value }),
@@ -160,15 +250,25 @@ describe('PostgresMachineIdDistributor', () => {
     } finally {
       heartbeat.release();
     }
-    const owner = (await pool.query(`SELECT instance_id FROM ${distributor.tables.ids} WHERE namespace = 'n' AND machine_id = $1`, [held.machineId])).rows[0];
+    const owner = (
+      await pool.query(`SELECT instance_id FROM ${distributor.tables.ids} WHERE namespace = 'n' AND machine_id = $1`, [
+        held.machineId,
+      ])
+    ).rows[0];
     expect(owner.instance_id).toBe('holder');
   });
 
   it('refuses schema and table prefixes that are not plain identifiers, and a client that is not a pool', () => {
-    expect(() => new PostgresMachineIdDistributor(pool, { schema: 'public; DROP TABLE x' })).toThrow(IdGeneratorOptionsError);
+    expect(() => new PostgresMachineIdDistributor(pool, { schema: 'public; DROP TABLE x' })).toThrow(
+      IdGeneratorOptionsError,
+    );
     expect(() => new PostgresMachineIdDistributor(pool, { tablePrefix: 'a-b' })).toThrow(IdGeneratorOptionsError);
-    expect(() => new PostgresMachineIdDistributor(pool, { tablePrefix: 'x'.repeat(60) })).toThrow(IdGeneratorOptionsError);
-    expect(() => new PostgresMachineIdDistributor({ query: async () => ({ rows: [], rowCount: 0 }) } as never)).toThrow(/pg.Pool/);
+    expect(() => new PostgresMachineIdDistributor(pool, { tablePrefix: 'x'.repeat(60) })).toThrow(
+      IdGeneratorOptionsError,
+    );
+    expect(() => new PostgresMachineIdDistributor({ query: async () => ({ rows: [], rowCount: 0 }) } as never)).toThrow(
+      /pg.Pool/,
+    );
   });
 
   it('the DDL in the README is the DDL the distributor and the segment source run', () => {
@@ -183,4 +283,3 @@ describe('PostgresMachineIdDistributor', () => {
     expect(typed).toBe(pool);
   });
 });
-

@@ -1,8 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { IdGeneratorError } from '../../errors/id-generator.error.js';
-import { assertPool, inOwnTransaction, onceCreated, tableName, type PgPool, type PgPoolClient } from '../../pg/pg.utils.js';
-import { LeasedMachineIdDistributor, type LeasedMachineIdDistributorOptions, type StoreDistribution } from '../leased-machine-id-distributor.js';
+import {
+  assertPool,
+  inOwnTransaction,
+  onceCreated,
+  tableName,
+  type PgPool,
+  type PgPoolClient,
+} from '../../pg/pg.utils.js';
+import {
+  LeasedMachineIdDistributor,
+  type LeasedMachineIdDistributorOptions,
+  type StoreDistribution,
+} from '../leased-machine-id-distributor.js';
 import type { MachineIdRequest, MachineIdState } from '../machine-id-distributor.js';
 import * as sql from './postgres-machine-id.sql.js';
 
@@ -55,7 +66,8 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
     });
     this.index = `"${prefix}machine_ids_instance"`;
     const createTables = options.createTables ?? true;
-    if (typeof createTables !== 'boolean') throw new IdGeneratorOptionsError(`${where}: createTables must be a boolean`);
+    if (typeof createTables !== 'boolean')
+      throw new IdGeneratorOptionsError(`${where}: createTables must be a boolean`);
     const create = onceCreated(this.pool, sql.machineIdDdl(this.tables, this.index));
     this.ensureTables = createTables ? create : () => Promise.resolve();
     this.statements = {
@@ -91,7 +103,9 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
         const taken = await client.query(s.take, [namespace, machineId, instanceId, this.safeGuardMs, until, floor]);
         if (taken.rowCount === 1) return { machineId, lastTimestamp: floor };
       }
-      throw new IdGeneratorError(`PostgresMachineIdDistributor: every machine ID chosen in namespace "${namespace}" was renewed by its holder meanwhile; try again`);
+      throw new IdGeneratorError(
+        `PostgresMachineIdDistributor: every machine ID chosen in namespace "${namespace}" was renewed by its holder meanwhile; try again`,
+      );
     });
   }
 
@@ -102,30 +116,48 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
     next: number,
   ): Promise<{ machineId: number; floor: number; fresh: boolean } | undefined> {
     const found = (await client.query(this.statements.candidate, [request.namespace, request.instanceId])).rows[0] as
-      | { kind: number; machine_id: number; last_timestamp: string; bound_ms: string | null; now_ms: string }
-      | undefined;
+      { kind: number; machine_id: number; last_timestamp: string; bound_ms: string | null; now_ms: string } | undefined;
     if (found && found.kind !== 3) {
       const last = Number(found.last_timestamp);
       // Held already: a restart under a stable instance ID (the earlier incarnation stopped
       // before now, and issued nothing at or past its bound). Released: its recorded floor.
-      const floor = found.kind === 0 ? Math.max(last, Math.min(Number(found.bound_ms ?? 0), Number(found.now_ms))) : last;
+      const floor =
+        found.kind === 0 ? Math.max(last, Math.min(Number(found.bound_ms ?? 0), Number(found.now_ms))) : last;
       return { machineId: Number(found.machine_id), floor, fresh: false };
     }
     if (next < 2 ** request.machineBits) return { machineId: next, floor: 0, fresh: true };
     // Past its holder's own deadline: that holder issued nothing at or after its bound.
-    if (found) return { machineId: Number(found.machine_id), floor: Math.max(Number(found.last_timestamp), Number(found.bound_ms ?? 0)), fresh: false };
+    if (found)
+      return {
+        machineId: Number(found.machine_id),
+        floor: Math.max(Number(found.last_timestamp), Number(found.bound_ms ?? 0)),
+        fresh: false,
+      };
     return undefined;
   }
 
   protected async storeGuard(state: MachineIdState, until: number): Promise<boolean> {
     await this.ensureTables();
-    const result = await this.pool.query(this.statements.guard, [state.namespace, state.machineId, state.instanceId, this.safeGuardMs, until, state.lastTimestamp]);
+    const result = await this.pool.query(this.statements.guard, [
+      state.namespace,
+      state.machineId,
+      state.instanceId,
+      this.safeGuardMs,
+      until,
+      state.lastTimestamp,
+    ]);
     return result.rowCount === 1;
   }
 
   protected async storeRevert(state: MachineIdState): Promise<boolean> {
     await this.ensureTables();
-    const result = await this.pool.query(this.statements.revert, [state.namespace, state.machineId, state.instanceId, state.lastTimestamp, randomUUID()]);
+    const result = await this.pool.query(this.statements.revert, [
+      state.namespace,
+      state.machineId,
+      state.instanceId,
+      state.lastTimestamp,
+      randomUUID(),
+    ]);
     return result.rows[0]?.released === true;
   }
 }

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
-import { LeasedMachineIdDistributor, type LeasedMachineIdDistributorOptions, type StoreDistribution } from '../leased-machine-id-distributor.js';
+import {
+  LeasedMachineIdDistributor,
+  type LeasedMachineIdDistributorOptions,
+  type StoreDistribution,
+} from '../leased-machine-id-distributor.js';
 import type { MachineIdRequest, MachineIdState } from '../machine-id-distributor.js';
 import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, MACHINE_ID_KEY_COUNT, REVERT_SCRIPT } from './machine-id.scripts.js';
 
@@ -77,7 +81,9 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
     }
     const keyPrefix = options.keyPrefix ?? 'ddd-kit:machine-id:';
     if (typeof keyPrefix !== 'string' || /[{}]/.test(keyPrefix)) {
-      throw new IdGeneratorOptionsError('keyPrefix must be a string without "{" or "}" (the namespace is the hash tag)');
+      throw new IdGeneratorOptionsError(
+        'keyPrefix must be a string without "{" or "}" (the namespace is the hash tag)',
+      );
     }
     this.keyPrefix = keyPrefix;
     this.redis = redis;
@@ -100,7 +106,14 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeDistribute(request: MachineIdRequest, until: number): Promise<StoreDistribution> {
     const { namespace, machineBits, instanceId } = request;
-    const reply = await this.commands.dddKitMachineIdDistribute(...this.keyList(namespace), this.opKey(namespace), instanceId, machineBits, this.safeGuardMs, until);
+    const reply = await this.commands.dddKitMachineIdDistribute(
+      ...this.keyList(namespace),
+      this.opKey(namespace),
+      instanceId,
+      machineBits,
+      this.safeGuardMs,
+      until,
+    );
     if (reply[0] === -1) return { overflow: true };
     if (reply[0] === -2) return { storedBits: Number(reply[1]) };
     return { machineId: Number(reply[0]), lastTimestamp: Number(reply[1]) };
@@ -126,7 +139,13 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
    * connection closed, the copy gets that run's reply.
    */
   protected async storeRevert(state: MachineIdState): Promise<boolean> {
-    const args = [...this.keyList(state.namespace), this.opKey(state.namespace), state.instanceId, String(state.machineId), state.lastTimestamp];
+    const args = [
+      ...this.keyList(state.namespace),
+      this.opKey(state.namespace),
+      state.instanceId,
+      String(state.machineId),
+      state.lastTimestamp,
+    ];
     if (isClosed(this.redis)) return this.revertOnCopy(args);
     try {
       return Number(await this.commands.dddKitMachineIdRevert(...args)) === 1;

@@ -29,7 +29,9 @@ export class MemoryPrepareKeyFactory extends PrepareKeyFactory {
       );
     }
     if (typeof clock !== 'function') {
-      throw new PrepareKeyArgumentError('MemoryPrepareKeyFactory: clock must be a function returning epoch milliseconds');
+      throw new PrepareKeyArgumentError(
+        'MemoryPrepareKeyFactory: clock must be a function returning epoch milliseconds',
+      );
     }
     this.retentionMs = retentionMs;
     this.clock = clock;

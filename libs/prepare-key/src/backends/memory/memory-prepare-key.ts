@@ -45,7 +45,13 @@ export class MemoryPrepareKey<V = unknown> extends PrepareKey<V> {
     return true;
   }
 
-  protected async doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean> {
+  protected async doReprepare(
+    key: string,
+    value: string,
+    ttlAt: number,
+    op: string,
+    expected?: string,
+  ): Promise<boolean> {
     const now = this.clock();
     const record = this.store.find(key, now);
     if (record === undefined) return false;

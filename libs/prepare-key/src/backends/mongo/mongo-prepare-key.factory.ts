@@ -37,7 +37,11 @@ export class MongoPrepareKeyFactory extends PrepareKeyFactory {
       );
     }
     const { collectionPrefix = DEFAULT_MONGO_COLLECTION_PREFIX, retentionMs = DEFAULT_MONGO_RETENTION_MS } = options;
-    if (typeof collectionPrefix !== 'string' || /[$\0]/.test(collectionPrefix) || collectionPrefix.startsWith('system.')) {
+    if (
+      typeof collectionPrefix !== 'string' ||
+      /[$\0]/.test(collectionPrefix) ||
+      collectionPrefix.startsWith('system.')
+    ) {
       throw new PrepareKeyArgumentError(
         `MongoPrepareKeyFactory: collectionPrefix must be a string without '$' or NUL that does not start with 'system.', got ${JSON.stringify(collectionPrefix)}`,
       );

@@ -115,7 +115,9 @@ describe('MongoPrepareKeyFactory', () => {
     });
 
     it('with retentionMs Infinity, never sets expireAt', async () => {
-      const pk = new MongoPrepareKeyFactory(connection, { retentionMs: Number.POSITIVE_INFINITY }).create(uniqueName('n'));
+      const pk = new MongoPrepareKeyFactory(connection, { retentionMs: Number.POSITIVE_INFINITY }).create(
+        uniqueName('n'),
+      );
       await pk.prepare('k', toTtlAt('v', Date.now() - 1_000));
       expect((await raw(`prepare_${pk.name}`).findOne({ _id: 'k' }))?.expireAt).toBeUndefined();
     });
@@ -139,8 +141,11 @@ describe('MongoPrepareKeyFactory', () => {
         ['$where', 'prepare_%24where'],
         ['système', 'prepare_syst%C3%A8me'],
       ];
-      for (const [name, collectionName] of encoded) expect(storeOf(factory.create(name)).collectionName).toBe(collectionName);
-      expect(storeOf(new MongoPrepareKeyFactory(connection, { collectionPrefix: 'pk.' }).create('sku')).collectionName).toBe('pk.sku');
+      for (const [name, collectionName] of encoded)
+        expect(storeOf(factory.create(name)).collectionName).toBe(collectionName);
+      expect(
+        storeOf(new MongoPrepareKeyFactory(connection, { collectionPrefix: 'pk.' }).create('sku')).collectionName,
+      ).toBe('pk.sku');
 
       const pk = factory.create('a.b');
       await pk.prepare('k', 1);
@@ -159,7 +164,9 @@ describe('MongoPrepareKeyFactory', () => {
 
       const indexes = await raw(`prepare_${name}`).indexes();
       expect(indexes).toEqual(
-        expect.arrayContaining([expect.objectContaining({ name: EXPIRE_AT_INDEX, key: { expireAt: 1 }, expireAfterSeconds: 0 })]),
+        expect.arrayContaining([
+          expect.objectContaining({ name: EXPIRE_AT_INDEX, key: { expireAt: 1 }, expireAfterSeconds: 0 }),
+        ]),
       );
     });
   });
@@ -172,15 +179,19 @@ describe('MongoPrepareKeyFactory', () => {
     async function raceNextUpsert(
       pk: PrepareKey<unknown>,
       winner: MongoPrepareKeyDocument,
-      answer: (upsert: () => Promise<mongo.UpdateResult<MongoPrepareKeyDocument>>) => Promise<mongo.UpdateResult<MongoPrepareKeyDocument>>,
+      answer: (
+        upsert: () => Promise<mongo.UpdateResult<MongoPrepareKeyDocument>>,
+      ) => Promise<mongo.UpdateResult<MongoPrepareKeyDocument>>,
     ): Promise<void> {
       await pk.prepare('warm-up', 0); // opens the collection
       const collection = storeOf(pk).collection!;
       const updateOne = collection.updateOne.bind(collection);
-      jest.spyOn(collection, 'updateOne').mockImplementationOnce(async (...args: Parameters<typeof collection.updateOne>) => {
-        await raw(collection.collectionName).insertOne(winner);
-        return answer(() => updateOne(...args));
-      });
+      jest
+        .spyOn(collection, 'updateOne')
+        .mockImplementationOnce(async (...args: Parameters<typeof collection.updateOne>) => {
+          await raw(collection.collectionName).insertOne(winner);
+          return answer(() => updateOne(...args));
+        });
     }
 
     it('takes the key when the writer that won the _id had written an already-expired record', async () => {
@@ -188,7 +199,9 @@ describe('MongoPrepareKeyFactory', () => {
       // The upsert's query found no record; by its insert, the expired one was there: the
       // server answers with a duplicate-key error.
       await raceNextUpsert(pk, { _id: 'k', value: '"former"', ttlAt: Date.now() - 1_000 }, async () => {
-        throw Object.assign(new Error('E11000 duplicate key error collection: prepare_race index: _id_'), { code: 11000 });
+        throw Object.assign(new Error('E11000 duplicate key error collection: prepare_race index: _id_'), {
+          code: 11000,
+        });
       });
       expect(await pk.prepare('k', 'mine')).toBe(true);
       expect(await pk.get('k')).toBe('mine');

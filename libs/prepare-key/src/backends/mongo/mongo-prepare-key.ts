@@ -50,7 +50,11 @@ export class MongoPrepareKey<V = unknown> extends PrepareKey<V> {
         // Matches an expired record or a tombstone, or inserts when there is none; an
         // unexpired record makes the insert fail on the unique _id (so does a concurrent
         // writer's insert).
-        await collection.updateOne({ _id: id, $or: [{ ttlAt: { $lte: now } }, { value: { $exists: false } }] }, update, { upsert: true });
+        await collection.updateOne(
+          { _id: id, $or: [{ ttlAt: { $lte: now } }, { value: { $exists: false } }] },
+          update,
+          { upsert: true },
+        );
         return true;
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
@@ -78,15 +82,25 @@ export class MongoPrepareKey<V = unknown> extends PrepareKey<V> {
         : condition?.op !== undefined
           ? { _id: id, op: condition.op, value: LIVE }
           : { _id: id, value: LIVE };
-    const tombstone: Update = { $set: { op, expireAt: new Date(Date.now() + TOMBSTONE_MS) }, $unset: { value: '', ttlAt: '' } };
+    const tombstone: Update = {
+      $set: { op, expireAt: new Date(Date.now() + TOMBSTONE_MS) },
+      $unset: { value: '', ttlAt: '' },
+    };
     if ((await collection.updateOne(filter, tombstone)).matchedCount === 1) return true;
     return this.wasApplied(id, op, true);
   }
 
-  protected async doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean> {
+  protected async doReprepare(
+    key: string,
+    value: string,
+    ttlAt: number,
+    op: string,
+    expected?: string,
+  ): Promise<boolean> {
     const collection = this.store.collection ?? (await this.store.open());
     const id = stringKey(key);
-    const filter = expected === undefined ? { _id: id, ttlAt: { $gt: this.now() }, value: LIVE } : { _id: id, value: expected };
+    const filter =
+      expected === undefined ? { _id: id, ttlAt: { $gt: this.now() }, value: LIVE } : { _id: id, value: expected };
     if ((await collection.updateOne(filter, this.write(value, ttlAt, op))).matchedCount === 1) return true;
     return this.wasApplied(id, op, false);
   }
@@ -99,7 +113,9 @@ export class MongoPrepareKey<V = unknown> extends PrepareKey<V> {
     const documents = await collection
       .find(filter, { sort: { _id: 1 }, limit: pageSize, projection: { value: 1, ttlAt: 1 } })
       .toArray();
-    const records = documents.filter((d) => d.value !== undefined).map((d) => ({ key: d._id, value: d.value!, ttlAt: d.ttlAt! }));
+    const records = documents
+      .filter((d) => d.value !== undefined)
+      .map((d) => ({ key: d._id, value: d.value!, ttlAt: d.ttlAt! }));
     return { records, next: documents.length === pageSize ? documents[documents.length - 1]._id : undefined };
   }
 

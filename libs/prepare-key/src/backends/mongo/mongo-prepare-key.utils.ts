@@ -9,7 +9,9 @@ const PLAIN = /^[A-Za-z0-9_-]*$/;
  * and distinct names must give distinct collections).
  */
 export function encodeCollectionPart(name: string): string {
-  return PLAIN.test(name) ? name : encodeURIComponent(name).replace(/[.!~'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return PLAIN.test(name)
+    ? name
+    : encodeURIComponent(name).replace(/[.!~'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 export function isDuplicateKeyError(error: unknown): boolean {

@@ -44,7 +44,9 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
   ) {
     super();
     if (typeof (pool as Partial<PgQueryable> | undefined)?.query !== 'function') {
-      throw new PrepareKeyArgumentError('PostgresPrepareKeyFactory: pass a node-postgres Pool, e.g. `new Pool({ connectionString })`');
+      throw new PrepareKeyArgumentError(
+        'PostgresPrepareKeyFactory: pass a node-postgres Pool, e.g. `new Pool({ connectionString })`',
+      );
     }
     const {
       schema,
@@ -53,7 +55,10 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
       retentionMs = DEFAULT_RETENTION_MS,
       sweepIntervalMs = DEFAULT_SWEEP_INTERVAL_MS,
     } = options;
-    for (const [what, identifier] of [['schema', schema], ['table', table]] as const) {
+    for (const [what, identifier] of [
+      ['schema', schema],
+      ['table', table],
+    ] as const) {
       if (identifier !== undefined && (typeof identifier !== 'string' || !IDENTIFIER.test(identifier))) {
         throw new PrepareKeyArgumentError(
           `PostgresPrepareKeyFactory: ${what} must be an identifier of letters, digits and '_' (at most 63, not starting with a digit), got ${JSON.stringify(identifier)}`,
@@ -66,7 +71,9 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
       );
     }
     if (!(Number.isSafeInteger(sweepIntervalMs) && sweepIntervalMs >= 0)) {
-      throw new PrepareKeyArgumentError(`PostgresPrepareKeyFactory: sweepIntervalMs must be a non-negative integer, got ${String(sweepIntervalMs)}`);
+      throw new PrepareKeyArgumentError(
+        `PostgresPrepareKeyFactory: sweepIntervalMs must be a non-negative integer, got ${String(sweepIntervalMs)}`,
+      );
     }
     this.table = schema === undefined ? `"${table}"` : `"${schema}"."${table}"`;
     this.indexName = `"${table.slice(0, 55)}_drop_at"`;

@@ -18,7 +18,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 async function inTransaction<T>(pool: pg.Pool, fn: () => Promise<T>): Promise<T> {
   const key = Symbol.for('@ddd-kit/pg-ambient-transaction');
-  const storage = ((globalThis as Record<symbol, unknown>)[key] ??= new AsyncLocalStorage()) as AsyncLocalStorage<object>;
+  const storage = ((globalThis as Record<symbol, unknown>)[key] ??=
+    new AsyncLocalStorage()) as AsyncLocalStorage<object>;
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
@@ -79,7 +80,11 @@ describe('PostgresPrepareKeyFactory', () => {
 
   describe('table', () => {
     it('creates its table on first use with the DDL it shows, in the schema it is given', async () => {
-      const factory = new PostgresPrepareKeyFactory(pool, { schema: schema.schema, table: 'firstuse', sweepIntervalMs: 0 });
+      const factory = new PostgresPrepareKeyFactory(pool, {
+        schema: schema.schema,
+        table: 'firstuse',
+        sweepIntervalMs: 0,
+      });
       expect(factory.table).toBe(`"${schema.schema}"."firstuse"`);
       expect(factory.ddl[0]).toMatch(/^CREATE TABLE IF NOT EXISTS "[a-z0-9_]+"\."firstuse"/);
       await factory.create('username').prepare('alice', { owner: 'u1' });
@@ -96,19 +101,33 @@ describe('PostgresPrepareKeyFactory', () => {
         { column_name: 'drop_at', data_type: 'bigint' },
       ]);
       expect(await rowsOf('firstuse')).toEqual([
-        { name: 'username', key: 'alice', value: '{"owner":"u1"}', ttl_at: String(TTL_FOREVER), op: expect.any(String), drop_at: null },
+        {
+          name: 'username',
+          key: 'alice',
+          value: '{"owner":"u1"}',
+          ttl_at: String(TTL_FOREVER),
+          op: expect.any(String),
+          drop_at: null,
+        },
       ]);
     });
 
     it('with createTable: false, creates nothing and fails until the table exists', async () => {
-      const factory = new PostgresPrepareKeyFactory(pool, { table: 'migrated', createTable: false, sweepIntervalMs: 0 });
+      const factory = new PostgresPrepareKeyFactory(pool, {
+        table: 'migrated',
+        createTable: false,
+        sweepIntervalMs: 0,
+      });
       await expect(factory.create('n').prepare('k', 1)).rejects.toThrow(/migrated/);
       for (const statement of factory.ddl) await pool.query(statement);
       expect(await factory.create('n').prepare('k', 1)).toBe(true);
     });
 
     it('many instances creating the table at once all succeed', async () => {
-      const factories = Array.from({ length: 6 }, () => new PostgresPrepareKeyFactory(pool, { table: 'racing_ddl', sweepIntervalMs: 0 }));
+      const factories = Array.from(
+        { length: 6 },
+        () => new PostgresPrepareKeyFactory(pool, { table: 'racing_ddl', sweepIntervalMs: 0 }),
+      );
       const results = await Promise.all(factories.map((f, i) => f.create('n').prepare(`k${i}`, i)));
       expect(results).toEqual([true, true, true, true, true, true]);
     });
@@ -161,7 +180,7 @@ describe('PostgresPrepareKeyFactory', () => {
       expect((await rowsOf('retention')).map((r) => r.key)).toEqual(['forever']);
     });
 
-    it('sweeps rollbacks\' tombstones once they are old, and runs the sweep by itself when asked to', async () => {
+    it("sweeps rollbacks' tombstones once they are old, and runs the sweep by itself when asked to", async () => {
       const factory = new PostgresPrepareKeyFactory(pool, { table: 'tombstones', sweepIntervalMs: 50 });
       const pk = factory.create('n');
       await pk.prepare('k', 'v');
@@ -232,7 +251,9 @@ describe('PostgresPrepareKeyFactory', () => {
       const factory = new PostgresPrepareKeyFactory(pool, { table: 'tx_many', sweepIntervalMs: 0 });
       const pk = factory.create('n');
       await pk.get('warm-up');
-      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => inTransaction(pool, () => pk.prepare('k', `t${i}`))));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => inTransaction(pool, () => pk.prepare('k', `t${i}`))),
+      );
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await pk.get('k')).toBe(`t${results.indexOf(true)}`);
     });

@@ -48,7 +48,10 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
     await this.context.ready();
-    const { rows } = await queryableFor(this.context.pool).query(this.context.statements.read, [this.storedName, textKey(key)]);
+    const { rows } = await queryableFor(this.context.pool).query(this.context.statements.read, [
+      this.storedName,
+      textKey(key),
+    ]);
     const row = rows[0] as { now: string; value: string | null; ttl_at: string | null };
     this.context.clock.observe(Number(row.now));
     return row.value === null ? undefined : { value: row.value, ttlAt: Number(row.ttl_at) };
@@ -57,11 +60,18 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
   protected async doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean> {
     const { statements } = this.context;
     if (condition === undefined) return this.changed(statements.rollback, [this.storedName, textKey(key), op]);
-    if (condition.value !== undefined) return this.changed(statements.rollbackIfValue, [this.storedName, textKey(key), op, condition.value]);
+    if (condition.value !== undefined)
+      return this.changed(statements.rollbackIfValue, [this.storedName, textKey(key), op, condition.value]);
     return this.changed(statements.rollbackIfOp, [this.storedName, textKey(key), op, condition.op]);
   }
 
-  protected async doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean> {
+  protected async doReprepare(
+    key: string,
+    value: string,
+    ttlAt: number,
+    op: string,
+    expected?: string,
+  ): Promise<boolean> {
     const { statements, dropAt } = this.context;
     const values = [this.storedName, textKey(key), value, ttlAt, op, dropAt(ttlAt)];
     if (expected === undefined) return this.changed(statements.reprepare, values);
@@ -70,7 +80,11 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
 
   protected async doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
     await this.context.ready();
-    const { rows } = await queryableFor(this.context.pool).query(this.context.statements.page, [this.storedName, cursor ?? null, pageSize]);
+    const { rows } = await queryableFor(this.context.pool).query(this.context.statements.page, [
+      this.storedName,
+      cursor ?? null,
+      pageSize,
+    ]);
     const page = rows as Array<{ key: string; value: string; ttl_at: string }>;
     const records = page.map((r) => ({ key: unescapeText(r.key), value: r.value, ttlAt: Number(r.ttl_at) }));
     // The cursor is the stored (escaped) key, which is what the statement compares.

@@ -55,7 +55,9 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
     expect(await slot(`${prefix}:{n%7Bx%7D:k%7B1%7D}`)).toBe(await slot('n%7Bx%7D:k%7B1%7D'));
 
     const perMaster = await Promise.all(
-      cluster.nodes('master').map(async (node) => (await node.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 10_000))[1].length),
+      cluster
+        .nodes('master')
+        .map(async (node) => (await node.scan('0', 'MATCH', `${prefix}:*`, 'COUNT', 10_000))[1].length),
     );
     expect(perMaster.filter((n) => n > 0).length).toBe(cluster.nodes('master').length);
     expect(perMaster.reduce((a, b) => a + b, 0)).toBe(keys.length);
@@ -77,29 +79,33 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
     const fresh = new Cluster(redisClusterNodes());
     try {
       const listed: string[] = [];
-      for await (const record of new RedisPrepareKeyFactory(fresh, { prefix }).create('n').records()) listed.push(record.key);
+      for await (const record of new RedisPrepareKeyFactory(fresh, { prefix }).create('n').records())
+        listed.push(record.key);
       expect(listed.sort()).toEqual([...keys].sort());
     } finally {
       await fresh.quit();
     }
   });
 
-  it.each([false, true])('reloads its scripts on every master after SCRIPT FLUSH (auto-pipelining: %s)', async (enableAutoPipelining) => {
-    const client = new Cluster(redisClusterNodes(), { enableAutoPipelining });
-    try {
-      const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
-      const masters = cluster.nodes('master');
-      await Promise.all(masters.map((node) => node.script('FLUSH')));
-      const keys = Array.from({ length: 30 }, (_, i) => `k${i}`); // lands on every master
-      expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual(keys.map(() => true));
-      expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
-      expect(await Promise.all(keys.map((key) => pk.reprepare(key, key, `${key}!`)))).toEqual(keys.map(() => true));
-      expect(await Promise.all(keys.map((key) => pk.rollback(key, `${key}!`)))).toEqual(keys.map(() => true));
-      for (const node of masters) {
-        expect(await node.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([1, 1, 1, 1]);
+  it.each([false, true])(
+    'reloads its scripts on every master after SCRIPT FLUSH (auto-pipelining: %s)',
+    async (enableAutoPipelining) => {
+      const client = new Cluster(redisClusterNodes(), { enableAutoPipelining });
+      try {
+        const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
+        const masters = cluster.nodes('master');
+        await Promise.all(masters.map((node) => node.script('FLUSH')));
+        const keys = Array.from({ length: 30 }, (_, i) => `k${i}`); // lands on every master
+        expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual(keys.map(() => true));
+        expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
+        expect(await Promise.all(keys.map((key) => pk.reprepare(key, key, `${key}!`)))).toEqual(keys.map(() => true));
+        expect(await Promise.all(keys.map((key) => pk.rollback(key, `${key}!`)))).toEqual(keys.map(() => true));
+        for (const node of masters) {
+          expect(await node.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([1, 1, 1, 1]);
+        }
+      } finally {
+        await client.quit();
       }
-    } finally {
-      await client.quit();
-    }
-  });
+    },
+  );
 });

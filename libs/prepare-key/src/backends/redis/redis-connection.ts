@@ -12,7 +12,8 @@ export interface RedisConnectionOptions {
 
 /** The URL without its password, for messages. */
 export function describeRedis(connection: RedisConnectionOptions): string {
-  if (connection.url === undefined) return `${connection.options?.host ?? '127.0.0.1'}:${connection.options?.port ?? 6379}`;
+  if (connection.url === undefined)
+    return `${connection.options?.host ?? '127.0.0.1'}:${connection.options?.port ?? 6379}`;
   try {
     const url = new URL(connection.url);
     if (url.password) url.password = '***';
@@ -24,10 +25,13 @@ export function describeRedis(connection: RedisConnectionOptions): string {
 
 /** Refuses what cannot be a connection before anything is opened. */
 export function connectionProblem(connection: unknown): string | undefined {
-  if (connection === null || typeof connection !== 'object') return 'must be an object such as { url: "redis://localhost:6379" }';
+  if (connection === null || typeof connection !== 'object')
+    return 'must be an object such as { url: "redis://localhost:6379" }';
   const { url, options } = connection as RedisConnectionOptions;
-  if (url !== undefined && (typeof url !== 'string' || !/^rediss?:\/\//.test(url))) return `url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`;
-  if (options !== undefined && (options === null || typeof options !== 'object')) return 'options must be an object of ioredis options';
+  if (url !== undefined && (typeof url !== 'string' || !/^rediss?:\/\//.test(url)))
+    return `url must be a redis:// or rediss:// URL, got ${JSON.stringify(url)}`;
+  if (options !== undefined && (options === null || typeof options !== 'object'))
+    return 'options must be an object of ioredis options';
   if (url === undefined && options === undefined) return 'needs url (or ioredis options)';
   return undefined;
 }

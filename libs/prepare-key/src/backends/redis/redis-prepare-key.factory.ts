@@ -45,7 +45,10 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
 }
 
 /** The options with defaults applied; throws PrepareKeyArgumentError for one that cannot work. */
-export function checkRedisPrepareKeyFactoryOptions(options: RedisPrepareKeyFactoryOptions): { keyPrefix: string; retentionMs: number } {
+export function checkRedisPrepareKeyFactoryOptions(options: RedisPrepareKeyFactoryOptions): {
+  keyPrefix: string;
+  retentionMs: number;
+} {
   const { retentionMs = DEFAULT_REDIS_RETENTION_MS } = options;
   const keyPrefix = resolveKeyPrefix(options);
   if (retentionMs !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(retentionMs) && retentionMs >= 0)) {
@@ -74,10 +77,13 @@ function resolveKeyPrefix(options: RedisPrepareKeyFactoryOptions): string {
     }
     if (!prefixDeprecationShown) {
       prefixDeprecationShown = true;
-      process.emitWarning(`RedisPrepareKeyFactory: 'prefix' is deprecated; use keyPrefix: '${prefix}:' (used as given, the same keys)`, {
-        type: 'DeprecationWarning',
-        code: 'DDD_KIT_REDIS_PREFIX',
-      });
+      process.emitWarning(
+        `RedisPrepareKeyFactory: 'prefix' is deprecated; use keyPrefix: '${prefix}:' (used as given, the same keys)`,
+        {
+          type: 'DeprecationWarning',
+          code: 'DDD_KIT_REDIS_PREFIX',
+        },
+      );
     }
     return `${prefix}:`;
   }

@@ -45,7 +45,9 @@ describe('RedisPrepareKeyFactory keyPrefix', () => {
   it('refuses both at once, and braces in either (they would change the hash tag)', () => {
     expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a', keyPrefix: 'a:' })).toThrow(PrepareKeyArgumentError);
     expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a', keyPrefix: 'a:' })).toThrow(/keyPrefix only/);
-    expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 'a{b}:' })).toThrow(/keyPrefix must be a string without/);
+    expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 'a{b}:' })).toThrow(
+      /keyPrefix must be a string without/,
+    );
     expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 42 as never })).toThrow(PrepareKeyArgumentError);
   });
 });

@@ -109,7 +109,12 @@ return { now_ms(), redis.call('GET', KEYS[1]) }
  * restart or SCRIPT FLUSH) answers NOSCRIPT; the script is then sent whole with EVAL, which
  * also caches it there. On a Cluster, ioredis routes both to the node owning the key's slot.
  */
-export function runScript(client: Redis | Cluster, script: LuaScript, key: string, ...args: string[]): Promise<unknown> {
+export function runScript(
+  client: Redis | Cluster,
+  script: LuaScript,
+  key: string,
+  ...args: string[]
+): Promise<unknown> {
   return runScriptThen(client, script, key, args, identity);
 }
 
@@ -117,7 +122,13 @@ export function runScript(client: Redis | Cluster, script: LuaScript, key: strin
  * `runScript(...).then(map)` in one promise hop rather than two: this is the hot path of every
  * operation (a plain chain, no async frame).
  */
-export function runScriptThen<T>(client: Redis | Cluster, script: LuaScript, key: string, args: string[], map: (reply: unknown) => T): Promise<T> {
+export function runScriptThen<T>(
+  client: Redis | Cluster,
+  script: LuaScript,
+  key: string,
+  args: string[],
+  map: (reply: unknown) => T,
+): Promise<T> {
   return client.evalsha(script.sha, 1, key, ...args).then(map, (error: unknown) => {
     if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
     return client.eval(script.lua, 1, key, ...args).then(map);

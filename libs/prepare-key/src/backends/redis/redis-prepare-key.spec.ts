@@ -71,7 +71,9 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
       const ttlAt = Date.now() + 60_000;
       await pk.prepare('alice', toTtlAt({ b: 2, a: 1 }, ttlAt));
       expect(await keysUnder(prefix)).toEqual([`${prefix}:{username:alice}`]);
-      expect(await redis.get(`${prefix}:{username:alice}`)).toMatch(new RegExp(`^${ttlAt}\\|[A-Za-z0-9_-]+\\|\\{"a":1,"b":2\\}$`));
+      expect(await redis.get(`${prefix}:{username:alice}`)).toMatch(
+        new RegExp(`^${ttlAt}\\|[A-Za-z0-9_-]+\\|\\{"a":1,"b":2\\}$`),
+      );
     });
 
     it('leaves a tombstone "-|<op>|" on rollback that readers and listing ignore, and that Redis drops in two minutes', async () => {
@@ -224,22 +226,27 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
   });
 
   describe('scripts', () => {
-    it.each([false, true])('runs by SHA and reloads a script Redis has forgotten (SCRIPT FLUSH; auto-pipelining: %s)', async (enableAutoPipelining) => {
-      const client = new Redis(redisUrl(), { enableAutoPipelining });
-      try {
-        const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
-        await redis.script('FLUSH');
-        expect(await redis.script('EXISTS', PREPARE.sha)).toEqual([0]);
-        const keys = ['a', 'b', 'c'];
-        expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual([true, true, true]);
-        expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
-        expect(await pk.reprepare('a', 'a', 'w')).toBe(true);
-        expect(await pk.rollback('a', 'w')).toBe(true);
-        expect(await redis.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([1, 1, 1, 1]);
-      } finally {
-        await client.quit();
-      }
-    });
+    it.each([false, true])(
+      'runs by SHA and reloads a script Redis has forgotten (SCRIPT FLUSH; auto-pipelining: %s)',
+      async (enableAutoPipelining) => {
+        const client = new Redis(redisUrl(), { enableAutoPipelining });
+        try {
+          const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
+          await redis.script('FLUSH');
+          expect(await redis.script('EXISTS', PREPARE.sha)).toEqual([0]);
+          const keys = ['a', 'b', 'c'];
+          expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual([true, true, true]);
+          expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
+          expect(await pk.reprepare('a', 'a', 'w')).toBe(true);
+          expect(await pk.rollback('a', 'w')).toBe(true);
+          expect(await redis.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([
+            1, 1, 1, 1,
+          ]);
+        } finally {
+          await client.quit();
+        }
+      },
+    );
   });
 
   describe('bad input writes nothing under the prefix and sends nothing', () => {

@@ -50,7 +50,13 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     } catch (error) {
       return Promise.reject(error);
     }
-    return runScriptThen(this.client, PREPARE, recordKey, [encodeRecord(value, ttlAt, op), this.dropAt(ttlAt), op], isOne);
+    return runScriptThen(
+      this.client,
+      PREPARE,
+      recordKey,
+      [encodeRecord(value, ttlAt, op), this.dropAt(ttlAt), op],
+      isOne,
+    );
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
@@ -70,7 +76,13 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     return deleted === 1;
   }
 
-  protected async doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean> {
+  protected async doReprepare(
+    key: string,
+    value: string,
+    ttlAt: number,
+    op: string,
+    expected?: string,
+  ): Promise<boolean> {
     const recordKey = this.recordKey(key);
     const record = encodeRecord(value, ttlAt, op);
     const dropAt = this.dropAt(ttlAt);
@@ -88,7 +100,8 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     for (let i = 0; i < keys.length; i++) {
       // null: dropped between SCAN and the read; undefined: a tombstone (rolled back).
       const record = records[i] === null ? undefined : decodeRecord(records[i]!);
-      if (record !== undefined) page.records.push({ key: decodeKeyPart(keys[i].slice(this.head.length, -1)), ...record });
+      if (record !== undefined)
+        page.records.push({ key: decodeKeyPart(keys[i].slice(this.head.length, -1)), ...record });
     }
     return page;
   }

@@ -4,7 +4,27 @@ import { decodeKeyPart, encodeKeyPart, escapeGlob, recordKeyHead } from './redis
 
 const anyPart = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 });
 const trickyPart = fc.string({
-  unit: fc.constantFrom('.', ':', '{', '}', '%', '*', '?', '[', ']', '\\', '|', ' ', 'é', '键', '🔑', '2', '5', 'a', 'A'),
+  unit: fc.constantFrom(
+    '.',
+    ':',
+    '{',
+    '}',
+    '%',
+    '*',
+    '?',
+    '[',
+    ']',
+    '\\',
+    '|',
+    ' ',
+    'é',
+    '键',
+    '🔑',
+    '2',
+    '5',
+    'a',
+    'A',
+  ),
   minLength: 1,
   maxLength: 8,
 });
@@ -32,7 +52,9 @@ describe('Redis record key layout', () => {
     fc.assert(
       fc.property(part, part, part, part, (n1, k1, n2, k2) => {
         fc.pre(n1 !== n2 || k1 !== k2);
-        expect(`${recordKeyHead('p', n1)}${encodeKeyPart(k1)}}`).not.toBe(`${recordKeyHead('p', n2)}${encodeKeyPart(k2)}}`);
+        expect(`${recordKeyHead('p', n1)}${encodeKeyPart(k1)}}`).not.toBe(
+          `${recordKeyHead('p', n2)}${encodeKeyPart(k2)}}`,
+        );
       }),
     );
     // The pairs a naive "name:key" join would confuse.

@@ -21,7 +21,10 @@ interface StoredRecord {
  * The default copy keeps prototypes (see `deepClone`); override `toDocument` / `toAggregate`
  * for aggregates it cannot copy (state in `#private` fields, for instance).
  */
-export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> extends AbstractRepository<ID, T> {
+export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> extends AbstractRepository<
+  ID,
+  T
+> {
   private readonly records = new Map<ID, StoredRecord>();
 
   /** The number of stored aggregates. */
@@ -73,9 +76,14 @@ export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<
   }
 
   protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
-    const ids = [...this.records.keys()].filter((id) => cursor === undefined || compareIds(id, cursor) > 0).sort(compareIds);
+    const ids = [...this.records.keys()]
+      .filter((id) => cursor === undefined || compareIds(id, cursor) > 0)
+      .sort(compareIds);
     const page = ids.slice(0, pageSize);
-    const aggregates = page.map((id) => ({ aggregate: this.toAggregate(this.records.get(id)!.document, id), version: this.records.get(id)!.version }));
+    const aggregates = page.map((id) => ({
+      aggregate: this.toAggregate(this.records.get(id)!.document, id),
+      version: this.records.get(id)!.version,
+    }));
     return { aggregates, next: ids.length > pageSize ? page[page.length - 1] : undefined };
   }
 

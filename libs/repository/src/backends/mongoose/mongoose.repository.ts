@@ -93,8 +93,14 @@ export abstract class MongooseRepository<
       this.connection = options.connection;
     }
     if (options.collection !== undefined && this.collectionName === undefined) {
-      if (typeof options.collection !== 'string' || options.collection.length === 0 || options.collection.includes('$')) {
-        throw new RepositoryConfigurationError(`${this.constructor.name}: collection must be a non-empty string without '$', got ${JSON.stringify(options.collection)}`);
+      if (
+        typeof options.collection !== 'string' ||
+        options.collection.length === 0 ||
+        options.collection.includes('$')
+      ) {
+        throw new RepositoryConfigurationError(
+          `${this.constructor.name}: collection must be a non-empty string without '$', got ${JSON.stringify(options.collection)}`,
+        );
       }
       this.collectionName = options.collection;
     }
@@ -135,7 +141,11 @@ export abstract class MongooseRepository<
     const collection = this.nativeCollection ?? (await this.resolveCollection());
     const fields = this.fieldsOf(aggregate);
     const entries = this.usesOutbox ? newEntries(events, Date.now()) : [];
-    const document: Record<string, unknown> = { ...fields, _id: aggregate.id, [this.versionField]: aggregate.newVersion };
+    const document: Record<string, unknown> = {
+      ...fields,
+      _id: aggregate.id,
+      [this.versionField]: aggregate.newVersion,
+    };
     if (this.usesOutbox) {
       document[OUTBOX] = Object.fromEntries(entries.map((entry) => [entry.eventId, entry]));
       document[OUTBOX_REV] = 0;
@@ -146,7 +156,8 @@ export abstract class MongooseRepository<
       await collection.insertOne(document as RawDocument);
     } catch (error) {
       if ((error as { code?: unknown }).code !== DUPLICATE_KEY) throw error;
-      if (!this.usesOutbox || !(await this.insertOverTombstone(collection, aggregate, fields, entries))) throw this.duplicate(aggregate, error);
+      if (!this.usesOutbox || !(await this.insertOverTombstone(collection, aggregate, fields, entries)))
+        throw this.duplicate(aggregate, error);
     }
   }
 
@@ -156,7 +167,10 @@ export abstract class MongooseRepository<
     const fields = this.fieldsOf(aggregate);
     if (!this.usesOutbox) {
       // One conditional write and nothing else: the filter is the optimistic lock.
-      const result = await collection.updateOne({ _id: aggregate.id, [versionField]: aggregate.oldVersion }, { $set: { ...fields, [versionField]: aggregate.newVersion } });
+      const result = await collection.updateOne(
+        { _id: aggregate.id, [versionField]: aggregate.oldVersion },
+        { $set: { ...fields, [versionField]: aggregate.newVersion } },
+      );
       if (result.matchedCount === 0) throw this.conflict(aggregate);
       return;
     }
@@ -184,12 +198,19 @@ export abstract class MongooseRepository<
     const entries = newEntries(events, Date.now());
     const unset: Record<string, ''> = {};
     for (const field of Object.keys(this.fieldsOf(aggregate))) unset[field] = '';
-    const set: Record<string, unknown> = { [versionField]: aggregate.newVersion, [DELETED]: true, ...entryPaths(entries) };
+    const set: Record<string, unknown> = {
+      [versionField]: aggregate.newVersion,
+      [DELETED]: true,
+      ...entryPaths(entries),
+    };
     // Even with no event, a tombstone must be found by the store to be cleaned up.
     set[OUTBOX_NEXT] = entries[0]?.storedAt ?? Date.now();
     const update: Record<string, unknown> = { $set: set, $inc: { [OUTBOX_REV]: 1 } };
     if (Object.keys(unset).length > 0) update.$unset = unset;
-    const result = await collection.updateOne({ _id: aggregate.id, [versionField]: aggregate.oldVersion, [DELETED]: { $ne: true } }, update as unknown as mongo.UpdateFilter<RawDocument>);
+    const result = await collection.updateOne(
+      { _id: aggregate.id, [versionField]: aggregate.oldVersion, [DELETED]: { $ne: true } },
+      update as unknown as mongo.UpdateFilter<RawDocument>,
+    );
     if (result.matchedCount === 0) throw this.conflict(aggregate);
   }
 
@@ -199,7 +220,12 @@ export abstract class MongooseRepository<
    * ones, which stay first in delivery order. Resolves false when the id is held by a live
    * aggregate (a real duplicate).
    */
-  private async insertOverTombstone(collection: mongo.Collection<RawDocument>, aggregate: T, fields: D, entries: OutboxEntry[]): Promise<boolean> {
+  private async insertOverTombstone(
+    collection: mongo.Collection<RawDocument>,
+    aggregate: T,
+    fields: D,
+    entries: OutboxEntry[],
+  ): Promise<boolean> {
     for (let round = 0; round < TOMBSTONE_ROUNDS; round++) {
       const existing = (await collection.findOne({ _id: aggregate.id })) as OutboxDocument | null;
       if (existing === null) {
@@ -230,10 +256,15 @@ export abstract class MongooseRepository<
       const update: Record<string, unknown> = { $set: set, $inc: { [OUTBOX_REV]: 1 }, $unset: { [DELETED]: '' } };
       if (next !== undefined) set[OUTBOX_NEXT] = next;
       else (update.$unset as Record<string, ''>)[OUTBOX_NEXT] = '';
-      const result = await collection.updateOne({ _id: aggregate.id, [DELETED]: true, [OUTBOX_REV]: existing[OUTBOX_REV] ?? 0 }, update as unknown as mongo.UpdateFilter<RawDocument>);
+      const result = await collection.updateOne(
+        { _id: aggregate.id, [DELETED]: true, [OUTBOX_REV]: existing[OUTBOX_REV] ?? 0 },
+        update as unknown as mongo.UpdateFilter<RawDocument>,
+      );
       if (result.matchedCount === 1) return true;
     }
-    throw new RepositoryError(`${this.aggregateName()} ${JSON.stringify(aggregate.id)}: the removed aggregate's document kept changing; the insert did not happen, try again`);
+    throw new RepositoryError(
+      `${this.aggregateName()} ${JSON.stringify(aggregate.id)}: the removed aggregate's document kept changing; the insert did not happen, try again`,
+    );
   }
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
@@ -252,7 +283,10 @@ export abstract class MongooseRepository<
       aggregate: this.toAggregate(this.ownFields(document) as unknown as StoredDocument<ID, D>),
       version: this.versionOf(document, document._id as ID),
     }));
-    return { aggregates, next: documents.length === pageSize ? (documents[documents.length - 1]._id as ID) : undefined };
+    return {
+      aggregates,
+      next: documents.length === pageSize ? (documents[documents.length - 1]._id as ID) : undefined,
+    };
   }
 
   protected override async doCurrentVersion(id: ID): Promise<number> {
@@ -278,10 +312,13 @@ export abstract class MongooseRepository<
     // Connections opened lazily (or still connecting) have no `db` yet.
     if (connection.db === undefined || connection.readyState !== 1) await connection.asPromise();
     const db = connection.db;
-    if (db === undefined) throw new RepositoryConfigurationError(`${this.constructor.name}: the Mongoose connection has no database`);
+    if (db === undefined)
+      throw new RepositoryConfigurationError(`${this.constructor.name}: the Mongoose connection has no database`);
     const name = this.collectionName ?? (this.aggregateType ? getAggregateName(this.aggregateType) : undefined);
     if (name === undefined) {
-      throw new RepositoryConfigurationError(`${this.constructor.name} needs { aggregate } or { collection } to know its collection`);
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name} needs { aggregate } or { collection } to know its collection`,
+      );
     }
     this.nativeCollection = db.collection<RawDocument>(name);
     return this.nativeCollection;
@@ -309,7 +346,10 @@ export abstract class MongooseRepository<
     }
     if (this.usesOutbox) {
       const taken = OUTBOX_FIELDS.filter((field) => field in fields);
-      if (taken.length > 0) throw new RepositoryConfigurationError(`${this.constructor.name}.toDocument must not set ${taken.join(', ')}: the outbox writes them`);
+      if (taken.length > 0)
+        throw new RepositoryConfigurationError(
+          `${this.constructor.name}.toDocument must not set ${taken.join(', ')}: the outbox writes them`,
+        );
     }
     return fields;
   }

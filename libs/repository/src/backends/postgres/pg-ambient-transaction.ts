@@ -24,7 +24,8 @@ export interface PgQueryable {
 
 const KEY = Symbol.for('@ddd-kit/pg-ambient-transaction');
 const holder = globalThis as unknown as { [KEY]?: AsyncLocalStorage<AmbientPgTransaction> };
-const storage: AsyncLocalStorage<AmbientPgTransaction> = (holder[KEY] ??= new AsyncLocalStorage<AmbientPgTransaction>());
+const storage: AsyncLocalStorage<AmbientPgTransaction> = (holder[KEY] ??=
+  new AsyncLocalStorage<AmbientPgTransaction>());
 
 /** The innermost ambient transaction started from `pool`, or undefined. */
 export function ambientTransactionFor(pool: object): AmbientPgTransaction | undefined {
@@ -38,6 +39,9 @@ export function ambientClientFor(pool: object): PgQueryable | undefined {
 }
 
 /** Runs `fn` with `transaction` as the innermost ambient one (the enclosing one as its `outer`). */
-export function runInAmbientTransaction<R>(transaction: Omit<AmbientPgTransaction, 'outer'>, fn: () => Promise<R>): Promise<R> {
+export function runInAmbientTransaction<R>(
+  transaction: Omit<AmbientPgTransaction, 'outer'>,
+  fn: () => Promise<R>,
+): Promise<R> {
   return storage.run({ ...transaction, outer: storage.getStore() }, fn);
 }

@@ -33,7 +33,9 @@ export function quoteTableName(name: unknown, what: string): string {
  */
 export function checkColumnType(type: unknown, what: string): string {
   if (typeof type !== 'string' || type.trim().length === 0 || /;|--|\/\*|\*\//.test(type)) {
-    throw new RepositoryConfigurationError(`${what} must be an SQL type such as 'text NOT NULL' (no ';' or comments), got ${JSON.stringify(type)}`);
+    throw new RepositoryConfigurationError(
+      `${what} must be an SQL type such as 'text NOT NULL' (no ';' or comments), got ${JSON.stringify(type)}`,
+    );
   }
   return type.trim();
 }

@@ -9,7 +9,12 @@ import { PostgresOutboxStore } from '../../outbox/postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
-import { ambientClientFor, ambientTransactionFor, runInAmbientTransaction, type PgQueryable } from './pg-ambient-transaction.js';
+import {
+  ambientClientFor,
+  ambientTransactionFor,
+  runInAmbientTransaction,
+  type PgQueryable,
+} from './pg-ambient-transaction.js';
 import { checkColumnType, isJsonType, quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 
 export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
@@ -120,7 +125,10 @@ export abstract class PostgresRepository<
   override [CONFIGURE_REPOSITORY](options: PostgresRepositoryOptions<T>): void {
     super[CONFIGURE_REPOSITORY](options);
     if (options.pool !== undefined && options.pool !== null && this.pool === undefined) {
-      if (typeof (options.pool as Partial<Pool>).query !== 'function' || typeof (options.pool as Partial<Pool>).connect !== 'function') {
+      if (
+        typeof (options.pool as Partial<Pool>).query !== 'function' ||
+        typeof (options.pool as Partial<Pool>).connect !== 'function'
+      ) {
         throw new RepositoryConfigurationError(`${this.constructor.name}: pool must be a pg.Pool`);
       }
       this.pool = options.pool;
@@ -130,7 +138,8 @@ export abstract class PostgresRepository<
       this.tableOverride = options.table;
     }
     if (options.createTable !== undefined && this.createTableOnFirstUse === undefined) {
-      if (typeof options.createTable !== 'boolean') throw new RepositoryConfigurationError(`${this.constructor.name}: createTable must be a boolean`);
+      if (typeof options.createTable !== 'boolean')
+        throw new RepositoryConfigurationError(`${this.constructor.name}: createTable must be a boolean`);
       this.createTableOnFirstUse = options.createTable;
     }
   }
@@ -171,7 +180,11 @@ export abstract class PostgresRepository<
    * a unique key's reservation). They run after the write, on the same transaction, and only
    * when the write matched; none by default. `events` are the data-sync events of this write.
    */
-  protected statementsToCommitWith(_aggregate: T, _operation: PostgresWriteOperation, _events: readonly DataSyncEvent[]): readonly PostgresStatement[] {
+  protected statementsToCommitWith(
+    _aggregate: T,
+    _operation: PostgresWriteOperation,
+    _events: readonly DataSyncEvent[],
+  ): readonly PostgresStatement[] {
     return NO_STATEMENTS;
   }
 
@@ -195,7 +208,10 @@ export abstract class PostgresRepository<
     const s = this.readyStatements ?? (await this.ready());
     const values: unknown[] = [id, aggregate.newVersion];
     this.pushColumnValues(values, s, aggregate);
-    const inserted = await this.executeWrite(await this.withOutbox({ text: s.insert, values }, events), this.statementsToCommitWith(aggregate, 'insert', events));
+    const inserted = await this.executeWrite(
+      await this.withOutbox({ text: s.insert, values }, events),
+      this.statementsToCommitWith(aggregate, 'insert', events),
+    );
     if (!inserted) throw this.duplicate(aggregate);
   }
 
@@ -205,7 +221,10 @@ export abstract class PostgresRepository<
     const values: unknown[] = [id, aggregate.oldVersion];
     this.pushColumnValues(values, s, aggregate);
     values.push(aggregate.newVersion);
-    const updated = await this.executeWrite(await this.withOutbox({ text: s.update, values }, events), this.statementsToCommitWith(aggregate, 'update', events));
+    const updated = await this.executeWrite(
+      await this.withOutbox({ text: s.update, values }, events),
+      this.statementsToCommitWith(aggregate, 'update', events),
+    );
     if (!updated) throw this.conflict(aggregate);
   }
 
@@ -213,7 +232,10 @@ export abstract class PostgresRepository<
     const id = this.checkedId(aggregate.id);
     const s = this.readyStatements ?? (await this.ready());
     const values = [id, aggregate.oldVersion];
-    const deleted = await this.executeWrite(await this.withOutbox({ text: s.remove, values }, events), this.statementsToCommitWith(aggregate, 'remove', events));
+    const deleted = await this.executeWrite(
+      await this.withOutbox({ text: s.remove, values }, events),
+      this.statementsToCommitWith(aggregate, 'remove', events),
+    );
     if (!deleted) throw this.conflict(aggregate);
   }
 
@@ -226,10 +248,16 @@ export abstract class PostgresRepository<
 
   protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
     const s = this.readyStatements ?? (await this.ready());
-    const statement = cursor === undefined ? { text: s.firstPage, values: [pageSize] } : { text: s.nextPage, values: [this.checkedId(cursor), pageSize] };
+    const statement =
+      cursor === undefined
+        ? { text: s.firstPage, values: [pageSize] }
+        : { text: s.nextPage, values: [this.checkedId(cursor), pageSize] };
     const result = await this.run<Record<string, unknown>>(this.queryable(), statement);
     const aggregates = result.rows.map((row) => this.loaded(row, row.id as ID));
-    return { aggregates, next: aggregates.length === pageSize ? aggregates[aggregates.length - 1].aggregate.id : undefined };
+    return {
+      aggregates,
+      next: aggregates.length === pageSize ? aggregates[aggregates.length - 1].aggregate.id : undefined,
+    };
   }
 
   /**
@@ -312,7 +340,9 @@ export abstract class PostgresRepository<
    * client when there is one started from this pool, else on the pool (autocommit). For the
    * subclass's own queries (a lookup by another column, say); values are always parameters.
    */
-  protected async query<R extends Record<string, any> = Record<string, unknown>>(statement: PostgresStatement): Promise<QueryResult<R>> {
+  protected async query<R extends Record<string, any> = Record<string, unknown>>(
+    statement: PostgresStatement,
+  ): Promise<QueryResult<R>> {
     return (await this.queryable().query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
   }
 
@@ -328,7 +358,10 @@ export abstract class PostgresRepository<
    * lone autocommitted statement, while the statement was in flight): the write may have
    * committed. Any other error means nothing was written.
    */
-  protected async executeWrite(write: PostgresStatement, alongside: readonly PostgresStatement[] = NO_STATEMENTS): Promise<boolean> {
+  protected async executeWrite(
+    write: PostgresStatement,
+    alongside: readonly PostgresStatement[] = NO_STATEMENTS,
+  ): Promise<boolean> {
     const pool = this.requirePool();
     const ambient = ambientClientFor(pool);
     if (ambient !== undefined) return this.runWrite(ambient, write, alongside);
@@ -340,7 +373,11 @@ export abstract class PostgresRepository<
       }
     }
 
-    return this.inOwnTransaction(pool, (client) => this.runWrite(client, write, alongside), (matched) => matched);
+    return this.inOwnTransaction(
+      pool,
+      (client) => this.runWrite(client, write, alongside),
+      (matched) => matched,
+    );
   }
 
   // ---------------------------------------------------------------- internals
@@ -350,7 +387,11 @@ export abstract class PostgresRepository<
    * ROLLBACK (and ROLLBACK when anything throws). A failed ROLLBACK leaves the connection in an
    * unknown state: it is destroyed, not reused.
    */
-  private async inOwnTransaction<R>(pool: Pool, body: (client: PoolClient) => Promise<R>, commit: (result: R) => boolean = () => true): Promise<R> {
+  private async inOwnTransaction<R>(
+    pool: Pool,
+    body: (client: PoolClient) => Promise<R>,
+    commit: (result: R) => boolean = () => true,
+  ): Promise<R> {
     const client: PoolClient = await pool.connect();
     // A checked-out client that loses its connection emits 'error'; unheard, that would end the
     // process. The failure reaches the statement in flight (or the next one) anyway.
@@ -371,7 +412,11 @@ export abstract class PostgresRepository<
     }
   }
 
-  private async runWrite(queryable: PgQueryable, write: PostgresStatement, alongside: readonly PostgresStatement[]): Promise<boolean> {
+  private async runWrite(
+    queryable: PgQueryable,
+    write: PostgresStatement,
+    alongside: readonly PostgresStatement[],
+  ): Promise<boolean> {
     const result = await this.run(queryable, write);
     if (result.rowCount === 0) return false;
     for (const statement of alongside) await queryable.query(statement.text, statement.values as unknown[] | undefined);
@@ -379,7 +424,10 @@ export abstract class PostgresRepository<
   }
 
   /** One of this repository's own statements (a missing table is explained, see `explain`). */
-  private async run<R extends Record<string, any>>(queryable: PgQueryable, statement: PostgresStatement): Promise<QueryResult<R>> {
+  private async run<R extends Record<string, any>>(
+    queryable: PgQueryable,
+    statement: PostgresStatement,
+  ): Promise<QueryResult<R>> {
     try {
       return (await queryable.query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
     } catch (error) {
@@ -409,7 +457,10 @@ export abstract class PostgresRepository<
       // existing table costs no second connection; a missing one is created on a connection of
       // its own, outside any transaction: a rollback must not take the table away.
       const queryable = ambientClientFor(pool) ?? pool;
-      const found: QueryResult<{ present: boolean }> = await queryable.query('SELECT to_regclass($1) IS NOT NULL AS present', [s.table]);
+      const found: QueryResult<{ present: boolean }> = await queryable.query(
+        'SELECT to_regclass($1) IS NOT NULL AS present',
+        [s.table],
+      );
       if (!found.rows[0]?.present) {
         try {
           await pool.query(s.createTable);
@@ -433,13 +484,19 @@ export abstract class PostgresRepository<
     const table = quoteTableName(this.tableOverride ?? this.table, `${where}: table`);
     const id = quoteIdentifier(this.idColumn, `${where}: idColumn`);
     const version = quoteIdentifier(this.versionColumn, `${where}: versionColumn`);
-    if (this.idColumn === this.versionColumn) throw new RepositoryConfigurationError(`${where}: idColumn and versionColumn must differ`);
+    if (this.idColumn === this.versionColumn)
+      throw new RepositoryConfigurationError(`${where}: idColumn and versionColumn must differ`);
     const idType = this.idType;
-    if (idType !== 'text' && idType !== 'bigint') throw new RepositoryConfigurationError(`${where}: idType must be 'text' or 'bigint', got ${JSON.stringify(idType)}`);
+    if (idType !== 'text' && idType !== 'bigint')
+      throw new RepositoryConfigurationError(
+        `${where}: idType must be 'text' or 'bigint', got ${JSON.stringify(idType)}`,
+      );
 
     const declared = this.columns as Record<string, unknown> | undefined;
     if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
-      throw new RepositoryConfigurationError(`${where}: columns must be an object of column name → SQL type, such as { label: 'text NOT NULL' }`);
+      throw new RepositoryConfigurationError(
+        `${where}: columns must be an object of column name → SQL type, such as { label: 'text NOT NULL' }`,
+      );
     }
     const columns = Object.keys(declared);
     const jsonColumns = new Set<string>();
@@ -447,7 +504,9 @@ export abstract class PostgresRepository<
     for (const column of columns) {
       const quoted = quoteIdentifier(column, `${where}: column`);
       if ([this.idColumn, this.versionColumn, 'id', 'version'].includes(column)) {
-        throw new RepositoryConfigurationError(`${where}: column ${quoted} is reserved: the repository writes the id and version columns itself`);
+        throw new RepositoryConfigurationError(
+          `${where}: column ${quoted} is reserved: the repository writes the id and version columns itself`,
+        );
       }
       const type = checkColumnType(declared[column], `${where}: the type of column ${quoted}`);
       if (isJsonType(type)) jsonColumns.add(column);
@@ -464,7 +523,11 @@ export abstract class PostgresRepository<
       jsonColumns,
       createTable:
         `CREATE TABLE IF NOT EXISTS ${table} (\n` +
-        [`  ${id} ${idType} PRIMARY KEY`, `  ${version} bigint NOT NULL CHECK (${version} >= 1)`, ...definitions.map((d) => `  ${d}`)].join(',\n') +
+        [
+          `  ${id} ${idType} PRIMARY KEY`,
+          `  ${version} bigint NOT NULL CHECK (${version} >= 1)`,
+          ...definitions.map((d) => `  ${d}`),
+        ].join(',\n') +
         '\n)',
       insert: `INSERT INTO ${table} (${all.join(', ')}) VALUES (${all.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (${id}) DO NOTHING`,
       update: `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${id} = $1 AND ${version} = $2`,
@@ -481,7 +544,9 @@ export abstract class PostgresRepository<
   private pushColumnValues(values: unknown[], s: Statements, aggregate: T): void {
     const row = this.toRow(aggregate) as Record<string, unknown>;
     if (row === null || typeof row !== 'object' || Array.isArray(row)) {
-      throw new RepositoryConfigurationError(`${this.constructor.name}.toRow must return an object with one entry per declared column`);
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name}.toRow must return an object with one entry per declared column`,
+      );
     }
     let present = 0;
     for (const column of s.columns) {

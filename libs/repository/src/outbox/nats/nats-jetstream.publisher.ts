@@ -28,23 +28,31 @@ export class NatsJetStreamPublisher {
 
   constructor(options: NatsJetStreamPublisherOptions) {
     if (options === null || typeof options !== 'object' || typeof options.jetstream?.publish !== 'function') {
-      throw new RepositoryConfigurationError('NatsJetStreamPublisher needs { jetstream }: the client of jetstream(connection) from @nats-io/jetstream');
+      throw new RepositoryConfigurationError(
+        'NatsJetStreamPublisher needs { jetstream }: the client of jetstream(connection) from @nats-io/jetstream',
+      );
     }
     this.jetstream = options.jetstream;
     const subject = options.subject ?? DEFAULT_NATS_SUBJECT_PREFIX;
     if (typeof subject === 'string') {
       if (!isPublishableSubject(subject)) {
-        throw new RepositoryConfigurationError(`NatsJetStreamPublisher: the subject prefix '${subject}' is not a NATS subject (dot-separated tokens, no spaces, no * or >)`);
+        throw new RepositoryConfigurationError(
+          `NatsJetStreamPublisher: the subject prefix '${subject}' is not a NATS subject (dot-separated tokens, no spaces, no * or >)`,
+        );
       }
       this.subjectOf = (event) => `${subject}.${event.aggregate}.${event.type}`;
     } else if (typeof subject === 'function') {
       this.subjectOf = subject;
     } else {
-      throw new RepositoryConfigurationError('NatsJetStreamPublisher: subject must be a prefix string or a function of the event');
+      throw new RepositoryConfigurationError(
+        'NatsJetStreamPublisher: subject must be a prefix string or a function of the event',
+      );
     }
     this.serialize = options.serialize ?? ((event) => JSON.stringify(event));
     if (options.timeoutMs !== undefined && !(Number.isInteger(options.timeoutMs) && options.timeoutMs > 0)) {
-      throw new RepositoryConfigurationError(`NatsJetStreamPublisher: timeoutMs must be a positive integer, got ${String(options.timeoutMs)}`);
+      throw new RepositoryConfigurationError(
+        `NatsJetStreamPublisher: timeoutMs must be a positive integer, got ${String(options.timeoutMs)}`,
+      );
     }
     this.timeoutMs = options.timeoutMs;
     this.expectStream = options.expectStream;
@@ -104,13 +112,18 @@ export class NatsJetStreamPublisher {
     }
     const subject = this.subjectOf(event);
     if (typeof subject !== 'string' || !isPublishableSubject(subject)) {
-      throw new NatsPublishError(`Event ${eventId} maps to '${String(subject)}', which is not a NATS subject (dot-separated tokens, no spaces, no * or >)`);
+      throw new NatsPublishError(
+        `Event ${eventId} maps to '${String(subject)}', which is not a NATS subject (dot-separated tokens, no spaces, no * or >)`,
+      );
     }
     let data: Uint8Array | string;
     try {
       data = this.serialize(event);
     } catch (cause) {
-      throw new NatsPublishError(`Event ${eventId} could not be serialized: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+      throw new NatsPublishError(
+        `Event ${eventId} could not be serialized: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { cause },
+      );
     }
     return { subject, data, eventId };
   }
