@@ -194,7 +194,9 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
     ({ stdout } = await execFileAsync('redis-benchmark', args, { maxBuffer: 1 << 20 }));
   } catch (error) {
     if (error.code === 'ENOENT')
-      throw new Error('redis-benchmark is not installed (apt-get install redis-tools, or redis-server)');
+      throw new Error('redis-benchmark is not installed (apt-get install redis-tools, or redis-server)', {
+        cause: error,
+      });
     throw error;
   }
   // CSV: "test","rps","avg_latency_ms",…: the test name holds the arguments (quotes and all), so read from the end.

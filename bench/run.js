@@ -37,7 +37,7 @@ const load = () =>
 const rows = [];
 const loads = [];
 const failures = [];
-let redisVersion = 'unknown';
+let redisVersion;
 try {
   redisVersion = await serverVersion();
   for (const file of files) {

@@ -98,6 +98,7 @@ async function sh(file: string, args: string[], cwd: string, env: NodeJS.Process
     const e = err as { stdout?: string; stderr?: string; message: string };
     throw new Error(
       `\`${file} ${args.join(' ')}\` in ${cwd} failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`,
+      { cause: err },
     );
   }
 }

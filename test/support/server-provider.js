@@ -396,7 +396,7 @@ async function providePostgres(docker) {
     try {
       server = await startPostgresCluster();
     } catch (err) {
-      throw new Error(`PostgreSQL is not available (${err.message})`);
+      throw new Error(`PostgreSQL is not available (${err.message})`, { cause: err });
     }
   }
   const { default: pg } = await import('pg');

@@ -111,7 +111,7 @@ export function progressUntil(worker: Worker, condition: (progress: Progress) =>
 
 /** The IDs a worker wrote, in order. */
 export function readIds(file: string): string[] {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(file, 'latin1');
   } catch {

@@ -4,7 +4,6 @@ import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import {
   AggregateStateError,
   DataSyncEventBus,
-  DataSyncEventType,
   DuplicateAggregateError,
   InvalidAggregateIdError,
   MissingIdGeneratorError,

@@ -185,9 +185,8 @@ describe('PostgresSegmentSource', () => {
   });
 
   it('under faults (reply lost, statement run twice, timeout while the server acts) a block is an error or a gap, never handed out twice', async () => {
-    let proxy: FaultProxy | undefined;
     const proxied = await proxyUrl('postgres', schema.url);
-    proxy = proxied.proxy;
+    const proxy: FaultProxy | undefined = proxied.proxy;
     const through = new pg.Pool({ connectionString: proxied.url, max: 2, query_timeout: 300 });
     through.on('error', () => undefined);
     try {

@@ -1,6 +1,6 @@
 import { Logger, type Provider, type Type } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
+import type { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
 import { CosIdAggregateIdGeneratorFactory } from '../aggregate/cosid-aggregate-id-generator-factory.js';
 import { toClock } from '../clock/clock.utils.js';

@@ -7,7 +7,7 @@ import type { AggregateRoot } from './aggregate-root.js';
 export type AggregateId = string | number;
 
 /** An aggregate class (abstract classes included): the key of repositories and handlers. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 export type AggregateClass<T extends AggregateRoot<any, any> = AggregateRoot<any, any>> = abstract new (
   ...args: any[]
 ) => T;

@@ -90,8 +90,9 @@ export class MongoOutboxStore implements OutboxStore {
         'MongoOutboxStore: collections must be driver collections (connection.collection(name))',
       );
     }
+    // Checked above; no indexes are asked for yet, so nothing here is asynchronous.
     this.collections = [];
-    for (const collection of collections) this.addCollection(collection);
+    for (const collection of collections) this.register(collection as OutboxCollection);
   }
 
   /**
@@ -101,9 +102,12 @@ export class MongoOutboxStore implements OutboxStore {
   async addCollection(collection: mongo.Collection<any>): Promise<void> {
     if (typeof collection?.updateOne !== 'function')
       throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
-    if (!this.collections.some((c) => c.namespace === collection.namespace))
-      this.collections.push(collection as OutboxCollection);
+    this.register(collection as OutboxCollection);
     if (this.indexed !== undefined) await this.ensureIndexesOn(collection as OutboxCollection);
+  }
+
+  private register(collection: OutboxCollection): void {
+    if (!this.collections.some((c) => c.namespace === collection.namespace)) this.collections.push(collection);
   }
 
   /**

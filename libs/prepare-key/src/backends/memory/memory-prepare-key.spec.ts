@@ -4,7 +4,7 @@ import type { PrepareKey } from '../../prepare-key.js';
 import { PreparedValue, toTtlAt } from '../../prepared-value.js';
 import { describePrepareKeyContract } from '../../testing/index.js';
 import { MemoryPrepareKeyFactory } from './memory-prepare-key.factory.js';
-import { MemoryRecordStore } from './memory-record-store.js';
+import type { MemoryRecordStore } from './memory-record-store.js';
 
 describePrepareKeyContract('memory', () => ({ factory: new MemoryPrepareKeyFactory() }));
 

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { postgresFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
-import { postgresSchema, uniqueName } from '../../../../../test/support/servers.js';
+import { postgresSchema } from '../../../../../test/support/servers.js';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import { primitivesOf } from '../../prepare-key.primitives.js';
 import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
