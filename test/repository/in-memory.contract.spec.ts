@@ -4,7 +4,7 @@ import {
   describeRepositoryContract,
   type CounterRepositoryClass,
   type RepositoryHarness,
-} from './support/repository-contract.js';
+} from '@ddd-kit/repository/testing';
 
 const memory = async (): Promise<RepositoryHarness> => ({
   Repository: CounterInMemoryRepository as unknown as CounterRepositoryClass,

@@ -8,7 +8,7 @@ import {
   type CounterRepository,
   type CounterRepositoryClass,
   type RepositoryHarness,
-} from './support/repository-contract.js';
+} from '@ddd-kit/repository/testing';
 
 // Every suite on its own database, every repository on its own collection, emptied at the end
 // (the test server, an emulator, has no drop commands).

@@ -1,6 +1,6 @@
 import { InMemoryOutboxStore } from '@ddd-kit/repository';
 import { Counter, CounterInMemoryRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from './support/outbox-store-contract.js';
+import { outboxStoreContract } from '@ddd-kit/repository/testing';
 
 outboxStoreContract('InMemoryOutboxStore', async () => {
   const store = new InMemoryOutboxStore();

@@ -6,7 +6,7 @@ import mongoose, { type Connection } from 'mongoose';
 import { MongoOutboxStore } from '@ddd-kit/repository';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from './support/outbox-store-contract.js';
+import { outboxStoreContract } from '@ddd-kit/repository/testing';
 
 let connection: Connection;
 let n = 0;

@@ -14,7 +14,7 @@ import {
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from './support/outbox-store-contract.js';
+import { outboxStoreContract } from '@ddd-kit/repository/testing';
 import { observedPool } from './support/postgres.support.js';
 
 // One schema for the suite; every case on a table pair of its own.

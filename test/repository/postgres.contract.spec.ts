@@ -7,7 +7,7 @@ import {
   type CounterRepository,
   type CounterRepositoryClass,
   type RepositoryHarness,
-} from './support/repository-contract.js';
+} from '@ddd-kit/repository/testing';
 
 // Every suite in a schema of its own (dropped at the end), every repository on its own table,
 // created by the repository on first use.

@@ -22,9 +22,9 @@ export type {
   OutboxStatus,
   OutboxStore,
 } from './outbox/outbox.interfaces.js';
-export { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
-export { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
-export type { PostgresOutboxStoreOptions } from './outbox/postgres-outbox.store.js';
+export { InMemoryOutboxStore } from './backends/memory/in-memory-outbox.store.js';
+export { PostgresOutboxStore } from './backends/postgres/postgres-outbox.store.js';
+export type { PostgresOutboxStoreOptions } from './backends/postgres/postgres-outbox.store.js';
 export { OutboxRelay } from './outbox/outbox-relay.js';
 export type {
   OutboxDelivery,
@@ -47,8 +47,8 @@ export type { RetryOnConflictOptions } from './repository/retry-on-conflict.js';
 export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
 export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
-export { MongoOutboxStore } from './outbox/mongo-outbox.store.js';
-export type { MongoOutboxStoreOptions } from './outbox/mongo-outbox.store.js';
+export { MongoOutboxStore } from './backends/mongoose/mongo-outbox.store.js';
+export type { MongoOutboxStoreOptions } from './backends/mongoose/mongo-outbox.store.js';
 export { PostgresRepository } from './backends/postgres/postgres.repository.js';
 export type {
   PostgresColumns,

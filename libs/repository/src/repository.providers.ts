@@ -23,10 +23,10 @@ import {
 } from './repository.constants.js';
 import { quoteIdentifier, quoteTableName } from './backends/postgres/postgres-sql.utils.js';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
-import { InMemoryOutboxStore } from './outbox/in-memory-outbox.store.js';
-import { MongoOutboxStore } from './outbox/mongo-outbox.store.js';
+import { InMemoryOutboxStore } from './backends/memory/in-memory-outbox.store.js';
+import { MongoOutboxStore } from './backends/mongoose/mongo-outbox.store.js';
 import { OutboxRelay, validateRelaySettings } from './outbox/outbox-relay.js';
-import { PostgresOutboxStore } from './outbox/postgres-outbox.store.js';
+import { PostgresOutboxStore } from './backends/postgres/postgres-outbox.store.js';
 import { getRepositoryToken } from './repository.utils.js';
 
 export interface RepositoryConnectionHandle {

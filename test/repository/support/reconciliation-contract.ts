@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSyncEventBus, InMemoryReadReplica, ReadReplicaReconciler, type DataSyncEvent } from '@ddd-kit/repository';
 import { Counter, type CounterSnapshot } from './counter.aggregate.js';
-import type { RepositoryHarness } from './repository-contract.js';
+import type { RepositoryHarness } from '@ddd-kit/repository/testing';
 
 export function describeReconciliationContract(backend: string, setup: () => Promise<RepositoryHarness>): void {
   describe(`reconciliation: ${backend}`, () => {

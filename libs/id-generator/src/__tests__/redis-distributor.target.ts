@@ -6,7 +6,7 @@ import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../../../test/s
 import { redisClusterNodes, redisUrl } from '../../../../test/support/servers.js';
 import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
 import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, REVERT_SCRIPT } from '../machine/redis/machine-id.scripts.js';
-import type { DistributorContractTarget, FaultKind, Operation } from './machine-id-distributor.contract.js';
+import type { DistributorContractTarget, FaultKind, Operation } from '../testing/machine-id-distributor.contract.js';
 
 const SCRIPTS: Record<Operation, string> = {
   distribute: DISTRIBUTE_SCRIPT,

@@ -10,7 +10,7 @@ import {
   describeMachineIdDistributorContract,
   type FaultKind,
   type Operation,
-} from '../../__tests__/machine-id-distributor.contract.js';
+} from '../../testing/machine-id-distributor.contract.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
 import * as sql from './postgres-machine-id.sql.js';

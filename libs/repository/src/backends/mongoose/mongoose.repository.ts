@@ -7,7 +7,7 @@ import { RepositoryConfigurationError } from '../../errors/repository-configurat
 import { RepositoryError } from '../../errors/repository.error.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
-import { MongoOutboxStore } from '../../outbox/mongo-outbox.store.js';
+import { MongoOutboxStore } from './mongo-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import {
   DELETED,
@@ -23,7 +23,7 @@ import {
   withoutOutboxFields,
   type OutboxDocument,
   type OutboxEntry,
-} from '../../outbox/mongo-outbox.records.js';
+} from './mongo-outbox.records.js';
 
 export interface MongooseRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
   /** The connection whose database holds the collection. RepositoryModule passes its own. */

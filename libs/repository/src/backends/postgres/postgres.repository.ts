@@ -5,7 +5,7 @@ import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { RepositoryError } from '../../errors/repository.error.js';
-import { PostgresOutboxStore } from '../../outbox/postgres-outbox.store.js';
+import { PostgresOutboxStore } from './postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';

@@ -1,7 +1,7 @@
 import type { mongo } from 'mongoose';
-import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import { RepositoryError } from '../errors/repository.error.js';
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryError } from '../../errors/repository.error.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -11,7 +11,7 @@ import type {
   OutboxRecord,
   OutboxStatus,
   OutboxStore,
-} from './outbox.interfaces.js';
+} from '../../outbox/outbox.interfaces.js';
 import {
   checkEventIds,
   checkOwner,
@@ -19,7 +19,7 @@ import {
   checkText,
   checkTime,
   errorText,
-} from './outbox-arguments.js';
+} from '../../outbox/outbox-arguments.js';
 import {
   DELETED,
   entriesOf,

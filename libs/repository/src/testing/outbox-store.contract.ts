@@ -3,7 +3,9 @@
 // way they do in production, through a repository's writes; time is the caller's `now`, so
 // leases and retries are checked without waiting.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { OptimisticLockError, type IRepository, type OutboxClaim, type OutboxStore } from '@ddd-kit/repository';
+import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import type { OutboxClaim, OutboxStore } from '../outbox/outbox.interfaces.js';
+import type { IRepository } from '../repository/repository.interfaces.js';
 import { Counter } from './counter.aggregate.js';
 
 export interface OutboxStoreHarness {

@@ -1,10 +1,10 @@
 import { Logger } from '@nestjs/common';
 import type { Client, Pool, QueryResult } from 'pg';
-import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import { ambientClientFor } from '../backends/postgres/pg-ambient-transaction.js';
-import { quoteIdentifier, quoteTableName } from '../backends/postgres/postgres-sql.utils.js';
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { ambientClientFor } from './pg-ambient-transaction.js';
+import { quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 import {
   checkEventId,
   checkEventIds,
@@ -12,7 +12,7 @@ import {
   checkPositiveInteger,
   checkText,
   checkTime,
-} from './outbox-arguments.js';
+} from '../../outbox/outbox-arguments.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -22,7 +22,7 @@ import type {
   OutboxRecord,
   OutboxStatus,
   OutboxStore,
-} from './outbox.interfaces.js';
+} from '../../outbox/outbox.interfaces.js';
 
 export interface PostgresOutboxStoreOptions {
   /** The pool of the repositories whose writes store their events here (the same database). */

@@ -1,20 +1,17 @@
 // The cases every repository backend must pass, run by mongoose.contract.spec.ts,
 // postgres.contract.spec.ts and in-memory.contract.spec.ts against their own store.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import {
-  AggregateStateError,
-  DataSyncEventBus,
-  DuplicateAggregateError,
-  InvalidAggregateIdError,
-  MissingIdGeneratorError,
-  OptimisticLockError,
-  retryOnConflict,
-  type AggregateIdGeneratorSource,
-  DataSyncEvent,
-  type IRepository,
-  type MongooseRepositoryOptions,
-  type PostgresRepositoryOptions,
-} from '@ddd-kit/repository';
+import { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import { DataSyncEventBus } from '../data-sync/data-sync-event-bus.js';
+import { AggregateStateError } from '../errors/aggregate-state.error.js';
+import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
+import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
+import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js';
+import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import type { MongooseRepositoryOptions } from '../backends/mongoose/mongoose.repository.js';
+import type { PostgresRepositoryOptions } from '../backends/postgres/postgres.repository.js';
+import { retryOnConflict } from '../repository/retry-on-conflict.js';
+import type { AggregateIdGeneratorSource, IRepository } from '../repository/repository.interfaces.js';
 import { Counter } from './counter.aggregate.js';
 
 export interface CounterRepository extends IRepository<string, Counter> {
