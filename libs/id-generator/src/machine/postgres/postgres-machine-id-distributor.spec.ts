@@ -11,6 +11,7 @@ import {
   type FaultKind,
   type Operation,
 } from '../../testing/machine-id-distributor.contract.js';
+import { describeMachineIdProcesses, type ProcessesTarget } from '../../__tests__/machine-id-processes.case.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
 import * as sql from './postgres-machine-id.sql.js';
@@ -33,7 +34,7 @@ function statement(operation: Operation, kind: FaultKind): (request: { command: 
   return (request) => sql.test(request.command);
 }
 
-describeMachineIdDistributorContract('PostgreSQL', async () => {
+async function postgresTarget(): Promise<ProcessesTarget> {
   const schema = await postgresSchema('machine_ids');
   const pool = new pg.Pool({ connectionString: schema.url, max: 8 });
   const base = new PostgresMachineIdDistributor(pool, { schema: schema.schema });
@@ -109,7 +110,10 @@ describeMachineIdDistributorContract('PostgreSQL', async () => {
     },
     worker: { kind: 'postgres', url: schema.url, schema: schema.schema },
   };
-});
+}
+
+describeMachineIdDistributorContract('PostgreSQL', postgresTarget);
+describeMachineIdProcesses('PostgreSQL', postgresTarget);
 
 describe('PostgresMachineIdDistributor', () => {
   let schema: Awaited<ReturnType<typeof postgresSchema>>;
