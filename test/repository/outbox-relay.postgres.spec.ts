@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jes
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { AggregateRoot, PostgresOutboxStore, PostgresRepository, type StoredRow } from '@ddd-kit/repository';
+import { AggregateRoot, PostgresRepository, type StoredRow } from '@ddd-kit/repository';
+import { PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { assertBuilt } from '../support/built.js';
 import { postgresSchema } from '../support/servers.js';
 

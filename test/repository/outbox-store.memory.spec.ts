@@ -1,4 +1,4 @@
-import { InMemoryOutboxStore } from '@ddd-kit/repository';
+import { InMemoryOutboxStore } from '@ddd-kit/repository/outbox';
 import { Counter, CounterInMemoryRepository } from './support/counter.aggregate.js';
 import { outboxStoreContract } from '@ddd-kit/repository/testing';
 

@@ -3,7 +3,7 @@
 // unless MONGODB_URI names a MongoDB).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
-import { MongoOutboxStore } from '@ddd-kit/repository';
+import { MongoOutboxStore } from '@ddd-kit/repository/outbox';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
 import { outboxStoreContract } from '@ddd-kit/repository/testing';
@@ -183,7 +183,7 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     });
     await expect(sneaky.insert(new Counter('s', 'sneaky'))).rejects.toThrow(/must not set _outbox/);
     expect(await raw()).toEqual([]);
-    const { InMemoryOutboxStore } = await import('@ddd-kit/repository');
+    const { InMemoryOutboxStore } = await import('@ddd-kit/repository/outbox');
     expect(
       () =>
         new CounterMongooseRepository({

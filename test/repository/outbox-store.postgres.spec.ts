@@ -5,12 +5,11 @@ import { Test } from '@nestjs/testing';
 import {
   getRepositoryToken,
   OnDataSync,
-  OutboxRelay,
-  PostgresOutboxStore,
   RepositoryModule,
   type DataSyncEvent,
   type IRepository,
 } from '@ddd-kit/repository';
+import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';

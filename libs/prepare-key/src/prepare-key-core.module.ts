@@ -7,7 +7,12 @@ import type {
   PrepareKeyModuleOptions,
   PrepareKeyOptionsFactory,
 } from './interfaces/prepare-key-module-options.interface.js';
-import { PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_OWNED_BACKEND, PREPARE_KEY_SCAN } from './prepare-key.constants.js';
+import {
+  PREPARE_KEY_LOOKUP,
+  PREPARE_KEY_MODULE_OPTIONS,
+  PREPARE_KEY_OWNED_BACKEND,
+  PREPARE_KEY_SCAN,
+} from './prepare-key.constants.js';
 import { createClassProviders } from './prepare-key.providers.js';
 import { PrepareKeyRegistry } from './prepare-key.registry.js';
 import { scanPreparableKeys } from './prepare-key.scanner.js';
@@ -83,11 +88,13 @@ export class PrepareKeyCoreModule implements OnApplicationShutdown {
         { provide: PREPARE_KEY_SCAN, useValue: scan },
         ownedProvider,
         registryProvider,
+        { provide: PREPARE_KEY_LOOKUP, useExisting: PrepareKeyRegistry },
         ...keyProviders,
       ],
       exports: [
         PREPARE_KEY_MODULE_OPTIONS,
         PrepareKeyRegistry,
+        PREPARE_KEY_LOOKUP,
         ...keyProviders.map((p) => (p as { provide: unknown }).provide as string),
       ],
     };

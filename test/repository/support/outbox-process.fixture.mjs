@@ -16,13 +16,8 @@
 // version — two statements, not one transaction with the ack: a crash between them is what
 // makes deliveries repeat.
 import pg from 'pg';
-import {
-  AggregateRoot,
-  OptimisticLockError,
-  OutboxRelay,
-  PostgresOutboxStore,
-  PostgresRepository,
-} from '@ddd-kit/repository';
+import { AggregateRoot, OptimisticLockError, PostgresRepository } from '@ddd-kit/repository';
+import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 
 const env = process.env;
 const pool = new pg.Pool({ connectionString: env.FIXTURE_DATABASE_URL, max: 6 });

@@ -1,7 +1,8 @@
 // Reconciliation against a real write model: a replica fed by data-sync events, then damaged
 // the ways production damages it, then repaired by one reconciler run.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSyncEventBus, InMemoryReadReplica, ReadReplicaReconciler, type DataSyncEvent } from '@ddd-kit/repository';
+import { DataSyncEventBus, type DataSyncEvent } from '@ddd-kit/repository';
+import { InMemoryReadReplica, ReadReplicaReconciler } from '@ddd-kit/repository/reconciliation';
 import { Counter, type CounterSnapshot } from './counter.aggregate.js';
 import type { RepositoryHarness } from '@ddd-kit/repository/testing';
 

@@ -7,7 +7,8 @@
 //                  seam DDD_KIT_OUTBOX_TEST_PARK=after-claim: it claims, then parks before any handler.
 //   role 'relay':  runs a relay until told to stop (or killed).
 //   role 'load':   writes to random ids (a steady load: a few ms apart) and runs a relay, until killed.
-import { OutboxRelay, OptimisticLockError, retryOnConflict } from '@ddd-kit/repository';
+import { OptimisticLockError, retryOnConflict } from '@ddd-kit/repository';
+import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { Counter, openOutboxBackend } from './outbox-backend.mjs';
 
 const args = JSON.parse(process.argv[2]);

@@ -7,7 +7,8 @@ import { RepositoryConfigurationError } from '../../errors/repository-configurat
 import { RepositoryError } from '../../errors/repository.error.js';
 import { PostgresOutboxStore } from './postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
-import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
+import { AbstractRepository } from '../../repository/abstract-repository.js';
+import { declareFeatureOption } from '../../storages/feature-option.storage.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
 import {
   ambientClientFor,
@@ -107,9 +108,13 @@ export abstract class PostgresRepository<
   /** Every column of the row but id and version, with its SQL type: `{ label: 'text NOT NULL', tags: 'jsonb' }`. */
   protected abstract readonly columns: PostgresColumns<Row>;
 
-  // Set through CONFIGURE_REPOSITORY (from the constructor or RepositoryModule), so these
-  // fields have no initialisers: with useDefineForClassFields off an initialiser would run
-  // after the base constructor and wipe what it configured.
+  static {
+    declareFeatureOption(this, 'table');
+  }
+
+  // Set through `configure` (from the constructor or the backend), so these fields have no
+  // initialisers: with useDefineForClassFields off an initialiser would run after the base
+  // constructor and wipe what it configured.
   private pool?: Pool;
   private tableOverride?: string;
   private createTableOnFirstUse?: boolean;
@@ -122,8 +127,9 @@ export abstract class PostgresRepository<
     super(options);
   }
 
-  override [CONFIGURE_REPOSITORY](options: PostgresRepositoryOptions<T>): void {
-    super[CONFIGURE_REPOSITORY](options);
+  /** Also takes the `pool`, `table` and `createTable` (each set once: a later value is ignored). */
+  override configure(options: PostgresRepositoryOptions<T>): void {
+    super.configure(options);
     if (options.pool !== undefined && options.pool !== null && this.pool === undefined) {
       if (
         typeof (options.pool as Partial<Pool>).query !== 'function' ||
@@ -144,9 +150,20 @@ export abstract class PostgresRepository<
     }
   }
 
-  /** True once a pool is configured (RepositoryModule checks it at bootstrap). */
+  /** True once a pool is configured. */
   get hasPool(): boolean {
     return this.pool !== undefined;
+  }
+
+  /** A pool is configured, and the table and column declaration is valid (the DDL builds). */
+  override checkConfiguration(): void {
+    if (this.pool === undefined) {
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name} is a PostgresRepository but RepositoryModule has no PostgreSQL pool: pass { postgres: { url } } or ` +
+          '{ postgres: { pool } } to RepositoryModule.forRoot / forRootAsync.',
+      );
+    }
+    this.createTableStatement();
   }
 
   /** True when `pool` is the one this repository runs on. */
