@@ -216,7 +216,7 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
       FIXTURE_MODE: 'relay',
       FIXTURE_NAME: 'parked',
       FIXTURE_LEASE_MS: '1500',
-      DDD_KIT_OUTBOX_TEST_PARK: 'after-claim',
+      FIXTURE_PARK: 'after-claim',
     });
     await parked.waitFor((l) => l.startsWith('outbox-relay parked'));
     const { rows: leased } = await pool.query<{ owner: string | null }>('SELECT owner FROM outbox ORDER BY seq');

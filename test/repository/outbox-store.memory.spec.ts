@@ -1,8 +1,8 @@
 import { InMemoryOutboxStore } from '@ddd-kit/repository/outbox';
 import { Counter, CounterInMemoryRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from '@ddd-kit/repository/testing';
+import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
 
-outboxStoreContract('InMemoryOutboxStore', async () => {
+describeOutboxStoreContract('InMemoryOutboxStore', async () => {
   const store = new InMemoryOutboxStore();
   return {
     store,

@@ -6,7 +6,7 @@ import mongoose, { type Connection } from 'mongoose';
 import { MongoOutboxStore } from '@ddd-kit/repository/outbox';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from '@ddd-kit/repository/testing';
+import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
 
 let connection: Connection;
 let n = 0;
@@ -17,7 +17,7 @@ afterAll(async () => {
   await connection?.close();
 });
 
-outboxStoreContract(`MongoOutboxStore on ${mongoLabel()}`, async () => {
+describeOutboxStoreContract(`MongoOutboxStore on ${mongoLabel()}`, async () => {
   const collection = `counters_${++n}`;
   const store = new MongoOutboxStore({ collections: [connection.db!.collection(collection)] });
   await store.ensureIndexes();
