@@ -55,11 +55,11 @@ export class PrepareKeyCoreModule implements OnApplicationShutdown {
         owned: OwnedRedisBackend | null,
       ) => {
         try {
-          return new PrepareKeyRegistry(
-            owned ? { ...options, factory: owned.factory } : options,
-            scanned,
-            fromAsyncFactory,
-          );
+          const effective = owned ? { ...options, factory: owned.factory } : options;
+          const registry = new PrepareKeyRegistry(effective, scanned, fromAsyncFactory);
+          // Tables exist before the application takes a request (never created inside one).
+          if (effective?.enabled !== false) await effective?.factory?.ensureSchema?.();
+          return registry;
         } catch (error) {
           // A failed start runs no shutdown hook: the module's own client is closed here.
           await owned?.close();

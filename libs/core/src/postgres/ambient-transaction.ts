@@ -23,7 +23,10 @@ export interface AmbientPgTransaction {
   readonly active?: boolean;
 }
 
-export const ambientStorage = processWide('pg-ambient-transaction', () => new AsyncLocalStorage<AmbientPgTransaction>());
+export const ambientStorage = processWide(
+  'pg-ambient-transaction',
+  () => new AsyncLocalStorage<AmbientPgTransaction>(),
+);
 
 const ENDED: PgQueryable = { query: () => Promise.reject(new PgTransactionEndedError()) };
 

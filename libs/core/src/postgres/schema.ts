@@ -90,7 +90,8 @@ export class PgSchema {
       }
       const columns = new Set(found.rows.map((row: { attname: string }) => row.attname));
       const missing = (table.columns ?? []).filter((column) => !columns.has(column));
-      if (missing.length > 0) problems.push(`table ${table.name} has no column ${missing.map((c) => `"${c}"`).join(', ')}`);
+      if (missing.length > 0)
+        problems.push(`table ${table.name} has no column ${missing.map((c) => `"${c}"`).join(', ')}`);
     }
     if (problems.length === 0) return;
     const how = created
