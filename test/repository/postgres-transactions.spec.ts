@@ -35,8 +35,13 @@ function setup(on: pg.Pool = pool) {
   );
   const table = `tx_${++tables}`;
   const repository = new CounterPostgresRepository({ pool: on, table, aggregate: Counter, publisher: bus });
-  // Reads around the transaction: another pool never joins a transaction of `pool`.
-  const outside = new CounterPostgresRepository({ pool: otherPool, table, aggregate: Counter });
+  // Reads around the transaction: another pool never joins a transaction of `pool` (it says so).
+  const outside = new CounterPostgresRepository({
+    pool: otherPool,
+    table,
+    aggregate: Counter,
+    foreignTransaction: 'autocommit',
+  });
   return { repository, outside, published, table, bus };
 }
 
