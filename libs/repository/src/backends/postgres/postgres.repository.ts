@@ -17,7 +17,17 @@ import { PostgresOutboxStore } from '../../outbox/postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
-import { checkColumnType, isJsonType, quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
+import {
+  buildStatements,
+  pushRowValues,
+  type PostgresColumns,
+  type PostgresIdType,
+  type PostgresRepositoryStatements as Statements,
+  type PostgresStatement,
+  type PostgresWriteOperation,
+  type StoredRow,
+} from './postgres-repository.statements.js';
+import { quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 
 export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
   /** The pool whose database holds the table. RepositoryModule passes its own. */
@@ -38,37 +48,13 @@ export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> ex
   createTable?: boolean;
 }
 
-/** One SQL statement: text with `$n` placeholders, and the values bound to them. */
-export interface PostgresStatement {
-  readonly text: string;
-  readonly values?: readonly unknown[];
-}
-
-/** The write a statement belongs to. */
-export type PostgresWriteOperation = 'insert' | 'update' | 'remove';
-
-/** The subclass's columns (every key of its row) and their SQL types, as `CREATE TABLE` declares them. */
-export type PostgresColumns<Row> = { readonly [K in keyof Row]-?: string };
-
-/** A row as `toAggregate` receives it: the subclass's columns plus `id` and `version`. */
-export type StoredRow<ID extends AggregateId, Row> = Row & { id: ID; version: number };
-
-/** How ids are stored: `text` holds string ids, `bigint` holds safe-integer numeric ids. */
-export type PostgresIdType = 'text' | 'bigint';
-
-interface Statements {
-  table: string;
-  columns: string[];
-  jsonColumns: Set<string>;
-  createTable: string;
-  insert: string;
-  update: string;
-  remove: string;
-  find: string;
-  firstPage: string;
-  nextPage: string;
-  version: string;
-}
+export type {
+  PostgresColumns,
+  PostgresIdType,
+  PostgresStatement,
+  PostgresWriteOperation,
+  StoredRow,
+} from './postgres-repository.statements.js';
 
 const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
 const UNDEFINED_TABLE = '42P01';
@@ -451,94 +437,19 @@ export abstract class PostgresRepository<
 
   /** Builds and caches every statement from the declaration, checking each identifier. */
   private prepared(): Statements {
-    if (this.statements !== undefined) return this.statements;
-    const where = this.constructor.name;
-    const table = quoteTableName(this.tableOverride ?? this.table, `${where}: table`);
-    const id = quoteIdentifier(this.idColumn, `${where}: idColumn`);
-    const version = quoteIdentifier(this.versionColumn, `${where}: versionColumn`);
-    if (this.idColumn === this.versionColumn)
-      throw new RepositoryConfigurationError(`${where}: idColumn and versionColumn must differ`);
-    const idType = this.idType;
-    if (idType !== 'text' && idType !== 'bigint')
-      throw new RepositoryConfigurationError(
-        `${where}: idType must be 'text' or 'bigint', got ${JSON.stringify(idType)}`,
-      );
-
-    const declared = this.columns as Record<string, unknown> | undefined;
-    if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
-      throw new RepositoryConfigurationError(
-        `${where}: columns must be an object of column name → SQL type, such as { label: 'text NOT NULL' }`,
-      );
-    }
-    const columns = Object.keys(declared);
-    const jsonColumns = new Set<string>();
-    const definitions: string[] = [];
-    for (const column of columns) {
-      const quoted = quoteIdentifier(column, `${where}: column`);
-      if ([this.idColumn, this.versionColumn, 'id', 'version'].includes(column)) {
-        throw new RepositoryConfigurationError(
-          `${where}: column ${quoted} is reserved: the repository writes the id and version columns itself`,
-        );
-      }
-      const type = checkColumnType(declared[column], `${where}: the type of column ${quoted}`);
-      if (isJsonType(type)) jsonColumns.add(column);
-      definitions.push(`${quoted} ${type}`);
-    }
-
-    const all = [id, version, ...columns.map((c) => `"${c}"`)];
-    const assignments = columns.map((c, i) => `"${c}" = $${i + 3}`);
-    assignments.push(`${version} = $${columns.length + 3}`);
-    const selected = [`${id} AS "id"`, `${version} AS "version"`, ...columns.map((c) => `"${c}"`)];
-    this.statements = {
-      table,
-      columns,
-      jsonColumns,
-      createTable:
-        `CREATE TABLE IF NOT EXISTS ${table} (\n` +
-        [
-          `  ${id} ${idType} PRIMARY KEY`,
-          `  ${version} bigint NOT NULL CHECK (${version} >= 1)`,
-          ...definitions.map((d) => `  ${d}`),
-        ].join(',\n') +
-        '\n)',
-      insert: `INSERT INTO ${table} (${all.join(', ')}) VALUES (${all.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (${id}) DO NOTHING`,
-      update: `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${id} = $1 AND ${version} = $2`,
-      remove: `DELETE FROM ${table} WHERE ${id} = $1 AND ${version} = $2`,
-      find: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} = $1`,
-      firstPage: `SELECT ${selected.join(', ')} FROM ${table} ORDER BY ${id} LIMIT $1`,
-      nextPage: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} > $1 ORDER BY ${id} LIMIT $2`,
-      version: `SELECT ${version} AS "version" FROM ${table} WHERE ${id} = $1`,
-    };
-    return this.statements;
+    return (this.statements ??= buildStatements({
+      where: this.constructor.name,
+      table: this.tableOverride ?? this.table,
+      idColumn: this.idColumn,
+      versionColumn: this.versionColumn,
+      idType: this.idType,
+      columns: this.columns as Record<string, unknown> | undefined,
+    }));
   }
 
   /** Appends the row's values in column order; json/jsonb values are serialised here. */
   private pushColumnValues(values: unknown[], s: Statements, aggregate: T): void {
-    const row = this.toRow(aggregate) as Record<string, unknown>;
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
-      throw new RepositoryConfigurationError(
-        `${this.constructor.name}.toRow must return an object with one entry per declared column`,
-      );
-    }
-    let present = 0;
-    for (const column of s.columns) {
-      if (!(column in row)) this.rowMismatch(row, s);
-      const value = row[column];
-      values.push(s.jsonColumns.has(column) && value !== undefined && value !== null ? JSON.stringify(value) : value);
-      present++;
-    }
-    if (Object.keys(row).length !== present) this.rowMismatch(row, s);
-  }
-
-  private rowMismatch(row: Record<string, unknown>, s: Statements): never {
-    const keys = Object.keys(row);
-    const missing = s.columns.filter((c) => !keys.includes(c));
-    const extra = keys.filter((k) => !s.columns.includes(k));
-    throw new RepositoryConfigurationError(
-      `${this.constructor.name}.toRow must return exactly the declared columns (id and version are the repository's)` +
-        (missing.length ? `; missing: ${missing.join(', ')}` : '') +
-        (extra.length ? `; not declared in columns: ${extra.join(', ')}` : ''),
-    );
+    pushRowValues(values, s, this.toRow(aggregate) as Record<string, unknown>, this.constructor.name);
   }
 
   /** The id as it is bound: refused (nothing sent) when the id column cannot hold it as it is. */
