@@ -21,6 +21,12 @@ export interface AmbientPgTransaction {
   readonly afterCommit?: (callback: () => unknown) => void;
   /** False once ended or while suspended (absent: active). */
   readonly active?: boolean;
+  /**
+   * True for a transaction a part opened for its own statements (a repository's write with its
+   * reservations on the same pool): it is no use case, so a part on another pool called inside
+   * it (reservations kept in another database) is not "inside another pool's transaction".
+   */
+  readonly local?: boolean;
 }
 
 export const ambientStorage = processWide(
@@ -56,6 +62,7 @@ export class PgTransactionContext implements AmbientPgTransaction {
     readonly pool: PgPool,
     readonly connection: PgPoolClient,
     readonly outer: AmbientPgTransaction | undefined,
+    readonly local = false,
   ) {
     this.guarded = new Proxy(connection, {
       get: (target, property, receiver) => {
@@ -194,7 +201,7 @@ export function foreignTransaction(part: string, pool: object, other: object): P
 }
 
 function innermostActive(): AmbientPgTransaction | undefined {
-  for (let t = ambientStorage.getStore(); t !== undefined; t = t.outer) if (isActive(t)) return t;
+  for (let t = ambientStorage.getStore(); t !== undefined; t = t.outer) if (isActive(t) && !t.local) return t;
   return undefined;
 }
 

@@ -62,6 +62,8 @@ export function assertPool(pool: unknown, where: string): asserts pool is PgPool
 }
 
 export interface RunTransactionHooks {
+  /** A part's own transaction for its own statements, not a use case's (see AmbientPgTransaction.local). */
+  local?: boolean;
   /** Called between COMMIT and the after-commit callbacks (the nestjs-cls adapter clears `tx` there). */
   beforeAfterCommit?: () => void;
 }
@@ -107,7 +109,7 @@ export async function runTransaction<R>(
     throw error;
   }
 
-  const context = new PgTransactionContext(pool, client, ambientStorage.getStore());
+  const context = new PgTransactionContext(pool, client, ambientStorage.getStore(), hooks.local);
   let result: R;
   try {
     result = await ambientStorage.run(context, () => fn(context));

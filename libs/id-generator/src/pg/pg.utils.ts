@@ -51,7 +51,7 @@ export const DB_NOW_MS = 'floor(extract(epoch from clock_timestamp()) * 1000)::b
  * runTransaction for what a failure does to the connection).
  */
 export function inOwnTransaction<T>(pool: PgPool, work: (client: PgPoolClient) => Promise<T>): Promise<T> {
-  return outsideTransaction(() => runTransaction(pool, undefined, (context) => work(context.guarded)));
+  return outsideTransaction(() => runTransaction(pool, undefined, (context) => work(context.guarded), { local: true }));
 }
 
 /**

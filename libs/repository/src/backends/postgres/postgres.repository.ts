@@ -282,7 +282,7 @@ export abstract class PostgresRepository<
     const pool = this.requirePool();
     // Inside another pool's transaction this throws rather than commit on its own (SPEC §5).
     if (this.queryable() !== pool) return work();
-    return runTransaction(pool as PgPool, undefined, () => work());
+    return runTransaction(pool as PgPool, undefined, () => work(), { local: true });
   }
 
   protected override acceptsOutbox(outbox: OutboxStore): boolean {
@@ -381,7 +381,9 @@ export abstract class PostgresRepository<
       }
     }
 
-    return runTransaction(pool as PgPool, undefined, (context) => this.runWrite(context.guarded, write, alongside));
+    return runTransaction(pool as PgPool, undefined, (context) => this.runWrite(context.guarded, write, alongside), {
+      local: true,
+    });
   }
 
   // ---------------------------------------------------------------- internals
