@@ -7,6 +7,7 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
     '^@ddd-kit/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
+    '^@ddd-kit/core/([a-z-]+)$': '<rootDir>/libs/core/src/$1/index.ts',
     '^@ddd-kit/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing/index.ts',
     '^@ddd-kit/repository/nats$': '<rootDir>/libs/repository/src/outbox/nats/index.ts',
     '^@ddd-kit/([a-z-]+)/health$': '<rootDir>/libs/$1/src/health/index.ts',

@@ -1,5 +1,5 @@
 import { Inject, Module } from '@nestjs/common';
-import type { DynamicModule, OnApplicationShutdown, Provider } from '@nestjs/common';
+import type { DynamicModule, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
 import { openOwnedRedisBackend, type OwnedRedisBackend } from './backends/redis/redis-owned-factory.js';
 import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
 import type {
@@ -23,8 +23,16 @@ import type { PrepareKeyScan } from './prepare-key.scanner.js';
  * `onModuleDestroy` (a machine-ID release, a service's own clean-up) still has it.
  */
 @Module({})
-export class PrepareKeyCoreModule implements OnApplicationShutdown {
-  constructor(@Inject(PREPARE_KEY_OWNED_BACKEND) private readonly owned: OwnedRedisBackend | null) {}
+export class PrepareKeyCoreModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @Inject(PREPARE_KEY_OWNED_BACKEND) private readonly owned: OwnedRedisBackend | null,
+    private readonly registry: PrepareKeyRegistry,
+  ) {}
+
+  /** The backend's tables exist before the application takes a request (never created inside one). */
+  async onModuleInit(): Promise<void> {
+    await this.registry.ensureSchema();
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await this.owned?.close();

@@ -3,7 +3,7 @@ import type { Client, Pool, QueryResult } from 'pg';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import { ambientClientFor } from '../backends/postgres/pg-ambient-transaction.js';
+import { PgSchema, queryableFor, type PgPool } from '@ddd-kit/core/postgres';
 import { quoteIdentifier, quoteTableName } from '../backends/postgres/postgres-sql.utils.js';
 import {
   checkEventId,
@@ -60,8 +60,22 @@ interface Row {
   lease_until: string | null;
 }
 
-const CREATE_RACE = new Set(['23505', '42P07', '42710']);
 const logger = new Logger('PostgresOutboxStore');
+const COLUMNS = [
+  'seq',
+  'event_id',
+  'aggregate',
+  'aggregate_id',
+  'version',
+  'payload',
+  'stored_at',
+  'attempts',
+  'next_attempt_at',
+  'last_error',
+  'dead_at',
+  'owner',
+  'lease_until',
+];
 
 /**
  * The outbox of PostgresRepository: one row per data-sync event in a table of the repositories'
@@ -84,10 +98,8 @@ export class PostgresOutboxStore implements OutboxStore {
   private readonly table: string;
   private readonly tableName: string;
   private readonly indexPrefix: string;
-  private readonly createTableOnFirstUse: boolean;
+  private readonly schema: PgSchema;
   private readonly channel: string | undefined;
-  private tableReady?: Promise<void>;
-  private ready = false;
 
   constructor(options: PostgresOutboxStoreOptions) {
     const pool = options?.pool;
@@ -101,7 +113,11 @@ export class PostgresOutboxStore implements OutboxStore {
     this.indexPrefix = bare.slice(0, 40);
     if (options.createTable !== undefined && typeof options.createTable !== 'boolean')
       throw new RepositoryConfigurationError('PostgresOutboxStore: createTable must be a boolean');
-    this.createTableOnFirstUse = options.createTable ?? true;
+    this.schema = new PgSchema(pool as unknown as PgPool, {
+      owner: 'PostgresOutboxStore',
+      create: options.createTable ?? true,
+      tables: () => [{ name: this.table, ddl: [this.createTableStatement()], columns: COLUMNS }],
+    });
     const channel = options.notifyChannel ?? 'ddd_kit_outbox';
     if (channel !== false) quoteIdentifier(channel, 'PostgresOutboxStore: notifyChannel');
     this.channel = channel === false ? undefined : channel;
@@ -133,10 +149,14 @@ export class PostgresOutboxStore implements OutboxStore {
     );
   }
 
-  /** Creates the table when missing (what first use does); a no-op once done. */
+  /** Creates the table (or, with `createTable: false`, checks it exists) before the first statement; a no-op once done. */
   async ensureTable(): Promise<void> {
-    if (this.ready || !this.createTableOnFirstUse) return;
-    await (this.tableReady ??= this.makeTableReady());
+    if (!this.schema.ready) await this.schema.ensure();
+  }
+
+  /** Every statement creating the table and its indexes, in order (for a migration). */
+  schemaStatements(): string[] {
+    return this.schema.statements();
   }
 
   /**
@@ -366,7 +386,7 @@ export class PostgresOutboxStore implements OutboxStore {
   ): Promise<QueryResult<R>> {
     await this.ensureTable();
     // Operator calls inside a use case's transaction join it, like the repository's statements.
-    const queryable = ambientClientFor(this.pool) ?? this.pool;
+    const queryable = queryableFor(this.pool, 'PostgresOutboxStore');
     try {
       return (await queryable.query(text, values)) as QueryResult<R>;
     } catch (error) {
@@ -378,27 +398,6 @@ export class PostgresOutboxStore implements OutboxStore {
       }
       throw error;
     }
-  }
-
-  private async makeTableReady(): Promise<void> {
-    const attempt = (async () => {
-      const found: QueryResult<{ present: boolean }> = await this.pool.query(
-        'SELECT to_regclass($1) IS NOT NULL AS present',
-        [this.table],
-      );
-      if (!found.rows[0]?.present) {
-        try {
-          await this.pool.query(this.createTableStatement());
-        } catch (error) {
-          if (!CREATE_RACE.has((error as { code?: string }).code ?? '')) throw error;
-        }
-      }
-      this.ready = true;
-    })();
-    attempt.catch(() => {
-      if (this.tableReady === attempt) this.tableReady = undefined;
-    });
-    return attempt;
   }
 }
 
