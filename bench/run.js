@@ -3,9 +3,9 @@
 // exactly as in the tests (test/support/server-provider.js).
 //
 // A full run (no file filter) writes the table, with the machine, Node version, date, load and
-// servers, to bench/RESULTS.md, and rewrites every README block between
+// servers, to bench/RESULTS.md, and rewrites every block of docs/bench.md between
 // `<!-- bench:start [files=<part>] -->` and `<!-- bench:end -->` with the rows of the bench
-// files whose name contains <part> (all rows without it). No README number is typed by hand.
+// files whose name contains <part> (all rows without it). No number in the docs is typed by hand.
 // A bench that throws (a wrong answer, a missing tool) fails the run and writes nothing.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,8 +22,8 @@ const files = readdirSync(here)
   .filter((f) => f.endsWith('.bench.js'))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
-/** The READMEs whose bench blocks a full run rewrites. */
-const READMES = ['README.md', 'libs/prepare-key/README.md', 'libs/id-generator/README.md', 'libs/repository/README.md'];
+/** The Markdown pages whose bench blocks a full run rewrites. */
+const PAGES = ['docs/bench.md'];
 
 const startedAt = new Date();
 const servers = await provideServers();
@@ -142,10 +142,10 @@ if (failures.length > 0) {
 }
 if (only.length === 0) {
   writeFileSync(join(here, 'RESULTS.md'), md);
-  for (const readme of READMES) rewriteBlocks(join(root, readme));
+  for (const page of PAGES) rewriteBlocks(join(root, page));
 }
 
-/** Replaces each `<!-- bench:start [files=<part>] -->` … `<!-- bench:end -->` block of a README. */
+/** Replaces each `<!-- bench:start [files=<part>] -->` … `<!-- bench:end -->` block of a page. */
 function rewriteBlocks(path) {
   let text;
   try {

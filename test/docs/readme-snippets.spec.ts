@@ -1,11 +1,12 @@
-// Every TypeScript block of every README compiles. Each ```ts block of README.md, libs/*/README.md
-// and apps/*/README.md is written as a module of its own to a scratch directory, where
-// `@ddd-kit/*` resolves to the workspace sources (tsconfig paths) and every other package to the
-// workspace's node_modules, and `tsc --noEmit` checks them all at once under the settings a Nest
-// user compiles with (strict, nodenext, decorators).
+// Every TypeScript block of the docs compiles. Each ```ts block of README.md, libs/*/README.md,
+// apps/*/README.md and every Markdown file under docs/ and libs/*/docs/ is written as a module
+// of its own to a scratch directory, where `@ddd-kit/*` resolves to the workspace sources
+// (tsconfig paths) and every other package to the workspace's node_modules, and `tsc --noEmit`
+// checks them all at once under the settings a Nest user compiles with (strict, nodenext,
+// decorators).
 //
-// A block may name its file (```ts file=registration.ts); later blocks of the same README then
-// import from it ('./registration.js') as a reader's own files would. A block that is
+// A block may name its file (```ts file=registration.ts); later blocks of the same Markdown file
+// then import from it ('./registration.js') as a reader's own files would. A block that is
 // deliberately not a whole module is written ```ts fragment, with the reason in an HTML comment
 // on the line above it: <!-- fragment: why it cannot compile on its own -->.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -14,15 +15,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { markdownFiles, root } from './markdown-files.js';
 
 export interface Snippet {
-  readme: string; // relative to the repository root
-  index: number; // 1-based, among the README's TypeScript blocks
-  line: number; // the README line of the opening fence
+  readme: string; // the Markdown file, relative to the repository root
+  index: number; // 1-based, among the file's TypeScript blocks
+  line: number; // the line of the opening fence
   code: string;
   file?: string; // from file=<name>.ts in the info string
   fragment: boolean;
@@ -68,17 +67,6 @@ export function extractSnippets(readme: string, text: string): Snippet[] {
   return snippets;
 }
 
-function readmes(): string[] {
-  const found = ['README.md'];
-  for (const group of ['libs', 'apps']) {
-    for (const entry of readdirSync(join(root, group), { withFileTypes: true })) {
-      if (entry.isDirectory() && existsSync(join(root, group, entry.name, 'README.md')))
-        found.push(`${group}/${entry.name}/README.md`);
-    }
-  }
-  return found;
-}
-
 /** `@ddd-kit/<lib>` and its other entry points (package.json "exports") mapped to the library's sources. */
 function workspacePaths(): Record<string, string[]> {
   const paths: Record<string, string[]> = {};
@@ -120,12 +108,14 @@ function parseDiagnostics(output: string): Diagnostic[] {
   return diagnostics;
 }
 
-/** Each README's blocks live in a directory of their own, so that file names only need to be unique within one README. */
+/** Each Markdown file's blocks live in a directory of their own, so that file names only need to be unique within one file. */
 const fileOf = (s: Snippet) =>
   `${s.readme.replace(/[^A-Za-z0-9]+/g, '_')}/${s.file ?? `block${String(s.index).padStart(2, '0')}.ts`}`;
 
-describe('README TypeScript blocks', () => {
-  const snippets = readmes().flatMap((readme) => extractSnippets(readme, readFileSync(join(root, readme), 'utf8')));
+describe('TypeScript blocks of the docs', () => {
+  const snippets = markdownFiles().flatMap((readme) =>
+    extractSnippets(readme, readFileSync(join(root, readme), 'utf8')),
+  );
   let scratch: string;
   let diagnostics: Diagnostic[] = [];
 
@@ -219,6 +209,12 @@ describe('README TypeScript blocks', () => {
     expect(snippets.filter((s) => s.readme === 'README.md').length).toBeGreaterThan(0);
   });
 
+  it('reads the docs folders too: docs/ and libs/*/docs/', () => {
+    const files = markdownFiles();
+    expect(files.filter((f) => f.startsWith('docs/')).length).toBeGreaterThan(0);
+    expect(files.filter((f) => /^libs\/[^/]+\/docs\//.test(f)).length).toBeGreaterThan(0);
+  });
+
   it('skips a block only when it is marked as a fragment with a reason', () => {
     const unexplained = snippets
       .filter((s) => s.fragment && !s.reason)
@@ -235,9 +231,10 @@ describe('README TypeScript blocks', () => {
       const snippet = byFile.get(relative(scratch, join(scratch, d.file)));
       if (!snippet) return `${d.file ? `${d.file}(${d.line},${d.column}): ` : ''}${d.message}`;
       const source = snippet.code.split('\n')[d.line - 1] ?? '';
-      return `${snippet.readme} block ${snippet.index} (the \`\`\`ts at line ${snippet.line}), README line ${snippet.line + d.line}:${d.column}: ${d.message}\n    ${source.trim()}`;
+      return `${snippet.readme} block ${snippet.index} (the \`\`\`ts at line ${snippet.line}), line ${snippet.line + d.line}:${d.column}: ${d.message}\n    ${source.trim()}`;
     });
-    if (problems.length > 0) throw new Error(`README TypeScript that does not compile:\n\n${problems.join('\n\n')}`);
+    if (problems.length > 0)
+      throw new Error(`TypeScript in the docs that does not compile:\n\n${problems.join('\n\n')}`);
     expect(problems).toEqual([]);
   });
 });

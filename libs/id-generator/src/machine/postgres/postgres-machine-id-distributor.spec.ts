@@ -271,9 +271,12 @@ describe('PostgresMachineIdDistributor', () => {
     );
   });
 
-  it('the DDL in the README is the DDL the distributor and the segment source run', () => {
-    const readme = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'README.md'), 'utf8');
-    const block = /<!-- ddl:machine-ids -->\n```sql\n([\s\S]*?)```/.exec(readme)?.[1];
+  it('the DDL in docs/postgresql-schema.md is the DDL the distributor and the segment source run', () => {
+    const page = readFileSync(
+      join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'postgresql-schema.md'),
+      'utf8',
+    );
+    const block = /<!-- ddl:machine-ids -->\n```sql\n([\s\S]*?)```/.exec(page)?.[1];
     const ddl = [...new PostgresMachineIdDistributor(pool).ddl(), ...new PostgresSegmentSource(pool).ddl()];
     expect(block?.trim()).toBe(`${ddl.join(';\n\n')};`);
   });
