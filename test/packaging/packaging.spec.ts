@@ -47,6 +47,8 @@ const libraries: Library[] = readdirSync(join(root, 'libs'), { withFileTypes: tr
   .filter((entry) => entry.isDirectory() && existsSync(join(root, 'libs', entry.name, 'package.json')))
   .map((entry) => ({ dir: entry.name, pkg: readJson<PackageJson>(join(root, 'libs', entry.name, 'package.json')) }));
 const ownNames = new Set(libraries.map((lib) => lib.pkg.name));
+const CORE = '@ddd-kit/core';
+const corePkg = readJson<PackageJson>(join(root, 'libs', 'core', 'package.json'));
 
 const optionalPeers = (pkg: PackageJson): string[] =>
   Object.keys(pkg.peerDependencies ?? {}).filter((name) => pkg.peerDependenciesMeta?.[name]?.optional === true);
@@ -139,6 +141,8 @@ async function createProject(base: string, flavour: Flavour): Promise<Project> {
   );
   // One install per project. Peer conflicts fail it (npm's default), as they would for a user.
   await sh('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+  // A second installed copy of @ddd-kit/core, as a user gets when two versions meet (core.memory.ts).
+  await cp(join(dir, 'node_modules', '@ddd-kit', 'core'), join(dir, 'core-copy'), { recursive: true });
   const typeErrors = await sh(
     process.execPath,
     [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
@@ -264,7 +268,11 @@ describe('packed libraries installed outside the workspace', () => {
         }
       }
       for (const own of ownNames) {
-        if (lib.pkg.dependencies?.[own])
+        // @ddd-kit/core is a plain dependency (npm brings it, as pg brings pg-pool): its
+        // process-wide state lives on globalThis, so two installed copies still agree (core.memory.ts).
+        if (own === CORE && lib.pkg.name !== CORE && lib.pkg.dependencies?.[own] !== corePkg.version)
+          problems.push(`${lib.pkg.name}: '${own}' must be a dependency at ${corePkg.version}`);
+        if (own !== CORE && lib.pkg.dependencies?.[own])
           problems.push(
             `${lib.pkg.name}: '${own}' must be a peer (one copy shares its DI tokens and decorator metadata)`,
           );

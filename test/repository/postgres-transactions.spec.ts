@@ -35,8 +35,13 @@ function setup(on: pg.Pool = pool) {
   );
   const table = `tx_${++tables}`;
   const repository = new CounterPostgresRepository({ pool: on, table, aggregate: Counter, publisher: bus });
-  // Reads around the transaction: another pool never joins a transaction of `pool`.
-  const outside = new CounterPostgresRepository({ pool: otherPool, table, aggregate: Counter });
+  // Reads around the transaction: another pool never joins a transaction of `pool` (it says so).
+  const outside = new CounterPostgresRepository({
+    pool: otherPool,
+    table,
+    aggregate: Counter,
+    foreignTransaction: 'autocommit',
+  });
   return { repository, outside, published, table, bus };
 }
 
@@ -270,5 +275,36 @@ describe('PostgresRepository with @Transactional (Nest application, module-owned
     const received = await app.call<string[]>('received');
     expect(received).toHaveLength(80);
     expect(new Set(received).size).toBe(80);
+  });
+});
+
+describe('the adapter on another pool than the repository (SPEC §5)', () => {
+  const FIXTURE = new URL('./support/transactional-repository.fixture.mjs', import.meta.url);
+  const TABLE = 'other_pool_counters';
+  let app: ChildApp;
+  let outside: CounterPostgresRepository;
+
+  beforeAll(async () => {
+    app = await ChildApp.start(
+      FIXTURE,
+      { FIXTURE_DATABASE_URL: schema.url, FIXTURE_TABLE: TABLE, FIXTURE_MODE: 'other-pool' },
+      ['libs/transactional-adapter-pg', 'libs/repository'],
+    );
+    outside = new CounterPostgresRepository({ pool: otherPool, table: TABLE, aggregate: Counter });
+  });
+  afterAll(async () => {
+    if (app) expect(await app.stop()).toBe(0);
+  });
+
+  it('a @Transactional use case fails naming both pools, and nothing commits on its own', async () => {
+    // Before: the insert autocommitted on the repository's pool, and the use case's rollback left it there.
+    const error = await app.call('create', 'o1', true).catch((e: Error & { code?: string }) => e);
+    expect(error).toMatchObject({ code: 'PG_FOREIGN_TRANSACTION' });
+    expect((error as Error).message).toMatch(
+      /CounterRepository runs on pg\.Pool #\d+ .*transaction started from pg\.Pool #\d+/,
+    );
+    expect(await outside.currentVersion('o1')).toBe(-1);
+    await expect(app.call('create', 'o2', false)).rejects.toMatchObject({ code: 'PG_FOREIGN_TRANSACTION' });
+    expect(await outside.currentVersion('o2')).toBe(-1);
   });
 });

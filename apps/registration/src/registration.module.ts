@@ -1,80 +1,59 @@
 import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
-import { IdGeneratorModule, PostgresMachineIdDistributor, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
-import {
-  MemoryPrepareKeyFactory,
-  MongoPrepareKeyFactory,
-  PostgresPrepareKeyFactory,
-  PrepareKeyModule,
-  RedisPrepareKeyFactory,
-} from '@ddd-kit/prepare-key';
-import { RepositoryModule } from '@ddd-kit/repository';
-import type { Redis } from 'ioredis';
-import type { Connection } from 'mongoose';
-import type { Pool } from 'pg';
+import type { Backend, UsersBackend } from './backends/backend.js';
+import { ConnectionsModule } from './backends/connections.module.js';
+import { fixedMachineId, memoryReservations, memoryUsers } from './backends/memory.js';
+import { mongoReservations, mongoUsers } from './backends/mongo.js';
+import { postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
+import { redisMachineId, redisReservations } from './backends/redis.js';
 import { HttpErrorFilter } from './common/http-exception.filter.js';
-import type { AppConfig } from './config/app-config.js';
+import type { AppConfig, PrepareBackend, RepositoryBackend } from './config/app-config.js';
 import { HealthModule } from './health/health.module.js';
-import { MONGO_CONNECTION, POSTGRES_POOL, REDIS_CLIENT } from './infrastructure/infrastructure.constants.js';
-import { InfrastructureModule } from './infrastructure/infrastructure.module.js';
-import { outboxOptions } from './outbox/outbox-options.js';
 import { UsersModule } from './users/users.module.js';
 
-/** Reservations of this app in a Redis it may share with others. */
-export const DEFAULT_PREPARE_KEY_PREFIX = 'registration:prepare';
+/** Where the username reservations live: PREPARE_BACKEND. */
+const reservationsOn: Record<PrepareBackend, (config: AppConfig) => Backend> = {
+  memory: memoryReservations,
+  redis: redisReservations,
+  mongo: mongoReservations,
+  postgres: postgresReservations,
+};
+
+/** Where the users and their read model live: REPOSITORY_BACKEND. */
+const usersOn: Record<RepositoryBackend, (config: AppConfig) => UsersBackend> = {
+  memory: memoryUsers,
+  mongo: mongoUsers,
+  postgres: postgresUsers,
+};
+
+/** Where a leased machine ID comes from: MACHINE_ID=redis or postgres (a number is fixed). */
+const machineIdsFrom: Record<'redis' | 'postgres', () => Backend> = {
+  redis: redisMachineId,
+  postgres: postgresMachineId,
+};
 
 /**
- * The registration service: the three ddd-kit modules wired onto the backends `config` names,
- * the users API, and the HTTP rules every request goes through (validation that refuses
- * unknown fields, bad input mapped to 400) — as providers, so they hold however the
- * application is created.
+ * The registration service: the three ddd-kit modules on the backends `config` names (one
+ * file per store in backends/), the users API, and the HTTP rules every request goes through
+ * (validation that refuses unknown fields, bad input mapped to 400) — as providers, so they
+ * hold however the application is created.
  */
 @Module({})
 export class RegistrationModule {
   static forRoot(config: AppConfig): DynamicModule {
+    const reservations = reservationsOn[config.prepareBackend](config);
+    const users = usersOn[config.repositoryBackend](config);
+    const machineIds =
+      typeof config.machineId === 'number' ? fixedMachineId(config.machineId) : machineIdsFrom[config.machineId]();
+    const backends = [reservations, users, machineIds];
     return {
       module: RegistrationModule,
       imports: [
-        InfrastructureModule.forRoot(config),
-        PrepareKeyModule.forRootAsync({
-          inject: [REDIS_CLIENT, MONGO_CONNECTION, POSTGRES_POOL],
-          useFactory: (redis: Redis | null, mongo: Connection | null, postgres: Pool | null) => ({
-            factory:
-              config.prepareBackend === 'redis'
-                ? new RedisPrepareKeyFactory(redis!, {
-                    keyPrefix: `${config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX}:`,
-                  })
-                : config.prepareBackend === 'mongo'
-                  ? new MongoPrepareKeyFactory(mongo!)
-                  : config.prepareBackend === 'postgres'
-                    ? // The pool the users live on too: reservations and users commit in one transaction.
-                      new PostgresPrepareKeyFactory(postgres!, { table: 'username_reservations' })
-                    : new MemoryPrepareKeyFactory(),
-          }),
-        }),
-        IdGeneratorModule.forRootAsync({
-          inject: [REDIS_CLIENT, POSTGRES_POOL],
-          useFactory: (redis: Redis | null, postgres: Pool | null) => ({
-            namespace: 'registration',
-            machine:
-              config.machineId === 'redis'
-                ? new RedisMachineIdDistributor(redis!)
-                : config.machineId === 'postgres'
-                  ? new PostgresMachineIdDistributor(postgres!)
-                  : config.machineId,
-          }),
-        }),
-        RepositoryModule.forRootAsync({
-          inject: [MONGO_CONNECTION, POSTGRES_POOL],
-          useFactory: (mongo: Connection | null, postgres: Pool | null) => ({
-            ...(mongo ? { connection: mongo } : {}),
-            ...(postgres ? { postgres: { pool: postgres } } : {}),
-            // The outbox of a shared repository (PostgreSQL or MongoDB); none in memory.
-            outbox: outboxOptions(config) ?? false,
-          }),
-        }),
-        UsersModule.forRoot(config),
-        HealthModule,
+        // First, so that the connections close after every module using them.
+        ConnectionsModule.forRoot(config, backends),
+        ...backends.map((backend) => backend.module),
+        UsersModule.forRoot(config, users),
+        HealthModule.forRoot({ pingRedis: config.machineId === 'redis' && config.prepareBackend !== 'redis' }),
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

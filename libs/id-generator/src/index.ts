@@ -68,7 +68,7 @@ export type {
   MachineIdStoreOptions,
   RedisMachineIdStoreOptions,
 } from './module/id-generator-options.interface.js';
-export type { RedisConnectionOptions } from './machine/redis/redis-connection.js';
+export type { RedisConnectionOptions } from '@ddd-kit/core/redis';
 export { getIdGeneratorContextToken, getIdGeneratorToken } from './module/id-generator.utils.js';
 export { InjectIdGenerator, InjectIdGeneratorContext } from './module/inject-id-generator.decorator.js';
 
@@ -82,14 +82,18 @@ export {
 } from './global/id-generator.registry.js';
 
 // Aggregate IDs
+// The aggregate declaration is shared with @ddd-kit/repository through @ddd-kit/core.
 export {
   Aggregate,
+  AggregateDeclarationError,
+  DEFAULT_CONTEXT_NAME,
   getAggregateMetadata,
-  getNamedAggregate,
+  isNamedAggregate,
   type AggregateMetadata,
   type AggregateOptions,
-} from './aggregate/aggregate.decorator.js';
-export { DEFAULT_CONTEXT_NAME, isNamedAggregate, type NamedAggregate } from './aggregate/named-aggregate.js';
+  type NamedAggregate,
+} from '@ddd-kit/core';
+export { getNamedAggregate } from './aggregate/named-aggregate.utils.js';
 export { AggregateIdGeneratorFactory } from './aggregate/aggregate-id-generator-factory.js';
 export { AggregateIdGeneratorRegistrar } from './aggregate/aggregate-id-generator-registrar.js';
 export { CosIdAggregateIdGeneratorFactory } from './aggregate/cosid-aggregate-id-generator-factory.js';

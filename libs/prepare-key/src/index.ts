@@ -31,12 +31,12 @@ export { PrepareKeyConnectionError } from './errors/prepare-key-connection.error
 export { PrepareKeyNameConflictError } from './errors/prepare-key-name-conflict.error.js';
 export { RedisPrepareKeyFactory } from './backends/redis/redis-prepare-key.factory.js';
 export type { RedisPrepareKeyFactoryOptions } from './backends/redis/redis-prepare-key.interfaces.js';
-export type { RedisConnectionOptions } from './backends/redis/redis-connection.js';
+export type { RedisConnectionOptions } from '@ddd-kit/core/redis';
 export { MongoPrepareKeyFactory } from './backends/mongo/mongo-prepare-key.factory.js';
 export type { MongoPrepareKeyFactoryOptions } from './backends/mongo/mongo-prepare-key.interfaces.js';
 export { PostgresPrepareKeyFactory } from './backends/postgres/postgres-prepare-key.factory.js';
 export type { PostgresPrepareKeyFactoryOptions } from './backends/postgres/postgres-prepare-key.interfaces.js';
-export type { PgQueryable } from './backends/postgres/pg-ambient-transaction.js';
+export type { PgQueryable } from '@ddd-kit/core/postgres';
 export { reconcileReservations } from './reconciliation/reconcile-reservations.js';
 export type {
   ReconcileReservationsOptions,

@@ -1,5 +1,6 @@
 import { Inject, Module } from '@nestjs/common';
-import type { DynamicModule, OnApplicationShutdown, Provider } from '@nestjs/common';
+import type { DynamicModule, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
+import { PREPARE_KEY_LOOKUP } from '@ddd-kit/core';
 import { openOwnedRedisBackend, type OwnedRedisBackend } from './backends/redis/redis-owned-factory.js';
 import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
 import type {
@@ -7,12 +8,7 @@ import type {
   PrepareKeyModuleOptions,
   PrepareKeyOptionsFactory,
 } from './interfaces/prepare-key-module-options.interface.js';
-import {
-  PREPARE_KEY_LOOKUP,
-  PREPARE_KEY_MODULE_OPTIONS,
-  PREPARE_KEY_OWNED_BACKEND,
-  PREPARE_KEY_SCAN,
-} from './prepare-key.constants.js';
+import { PREPARE_KEY_MODULE_OPTIONS, PREPARE_KEY_OWNED_BACKEND, PREPARE_KEY_SCAN } from './prepare-key.constants.js';
 import { createClassProviders } from './prepare-key.providers.js';
 import { PrepareKeyRegistry } from './prepare-key.registry.js';
 import { scanPreparableKeys } from './prepare-key.scanner.js';
@@ -28,8 +24,16 @@ import type { PrepareKeyScan } from './prepare-key.scanner.js';
  * `onModuleDestroy` (a machine-ID release, a service's own clean-up) still has it.
  */
 @Module({})
-export class PrepareKeyCoreModule implements OnApplicationShutdown {
-  constructor(@Inject(PREPARE_KEY_OWNED_BACKEND) private readonly owned: OwnedRedisBackend | null) {}
+export class PrepareKeyCoreModule implements OnModuleInit, OnApplicationShutdown {
+  constructor(
+    @Inject(PREPARE_KEY_OWNED_BACKEND) private readonly owned: OwnedRedisBackend | null,
+    private readonly registry: PrepareKeyRegistry,
+  ) {}
+
+  /** The backend's tables exist before the application takes a request (never created inside one). */
+  async onModuleInit(): Promise<void> {
+    await this.registry.ensureSchema();
+  }
 
   async onApplicationShutdown(): Promise<void> {
     await this.owned?.close();
@@ -88,6 +92,7 @@ export class PrepareKeyCoreModule implements OnApplicationShutdown {
         { provide: PREPARE_KEY_SCAN, useValue: scan },
         ownedProvider,
         registryProvider,
+        // The registry as @ddd-kit/repository's @UniqueKey repositories inject it (waiting for the backend).
         { provide: PREPARE_KEY_LOOKUP, useExisting: PrepareKeyRegistry },
         ...keyProviders,
       ],

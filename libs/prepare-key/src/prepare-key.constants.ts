@@ -7,11 +7,5 @@ export const PREPARE_KEY_MODULE_OPTIONS = Symbol('@ddd-kit/prepare-key:module-op
 export const PREPARE_KEY_OWNED_BACKEND = Symbol('@ddd-kit/prepare-key:owned-backend');
 /** Which decorated classes forRoot took, fixed when the module was built. */
 export const PREPARE_KEY_SCAN = Symbol('@ddd-kit/prepare-key:scan');
-/**
- * The registry as a lookup of PrepareKeys by name, for @ddd-kit/repository's `@UniqueKey`s: a
- * token both libraries know (process-wide, so two installed copies agree). Injecting it waits
- * for the registry, hence for the backend's client.
- */
-export const PREPARE_KEY_LOOKUP = Symbol.for('@ddd-kit/prepare-key:lookup');
 /** Prefix of the token of a key name: `getPrepareKeyToken('username')` is 'PrepareKey:username'. */
 export const PREPARE_KEY_TOKEN_PREFIX = 'PrepareKey:';

@@ -16,6 +16,12 @@ export abstract class PrepareKeyFactory {
   async ping(): Promise<void> {
     await this.create(PING_NAME).get(PING_KEY);
   }
+
+  /**
+   * Creates (or checks) what the backend stores records in, before the first request:
+   * PrepareKeyModule calls it at bootstrap. Nothing to do for most backends.
+   */
+  async ensureSchema(): Promise<void> {}
 }
 
 /** The name and key the default `ping()` reads: reserved for it, never written. */

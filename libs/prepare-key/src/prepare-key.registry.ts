@@ -35,6 +35,11 @@ export class PrepareKeyRegistry {
     for (const declaration of scan.declarations) this.claim(declaration);
   }
 
+  /** Creates (or checks) the backend's tables before the first request; PrepareKeyCoreModule runs it at init. */
+  async ensureSchema(): Promise<void> {
+    if (this.enabled) await this.options.factory?.ensureSchema?.();
+  }
+
   /** The injected object of a key class (decorated, or undecorated with its simple name). */
   forClass<T extends PrepareKey<any>>(target: PrepareKeyClass<T>): T {
     let proxy = this.proxies.get(target);

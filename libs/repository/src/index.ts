@@ -29,14 +29,14 @@ export { InMemoryRepository } from './backends/memory/in-memory.repository.js';
 export { MongooseRepository } from './backends/mongoose/mongoose.repository.js';
 export type { MongooseRepositoryOptions, StoredDocument } from './backends/mongoose/mongoose.repository.js';
 export { PostgresRepository } from './backends/postgres/postgres.repository.js';
+export type { PostgresRepositoryOptions } from './backends/postgres/postgres-repository.options.js';
 export type {
   PostgresColumns,
   PostgresIdType,
-  PostgresRepositoryOptions,
   PostgresStatement,
   PostgresWriteOperation,
   StoredRow,
-} from './backends/postgres/postgres.repository.js';
+} from './backends/postgres/postgres-repository.statements.js';
 
 // Backends (plug-ins of RepositoryModule)
 export type {

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core';
 import { AggregateIdGeneratorRegistrar } from '@ddd-kit/id-generator';
 import type { AggregateClass } from './aggregate/aggregate-root.js';
 import type { AnyRepository, RepositoryBackend } from './backends/repository-backend.interface.js';
@@ -10,8 +11,7 @@ import type { OutboxStore } from './outbox/outbox.interfaces.js';
 import { AbstractRepository } from './repository/abstract-repository.js';
 import { REPOSITORY_BACKENDS, REPOSITORY_OUTBOX_STORES } from './repository.constants.js';
 import { getUniqueKeys } from './unique-keys/unique-key.decorator.js';
-import type { UniqueKeyResolver } from './unique-keys/unique-key.interfaces.js';
-import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from './unique-keys/prepare-key-lookup.js';
+import type { UniqueKeyReservations, UniqueKeyResolver } from './unique-keys/unique-key.interfaces.js';
 
 /**
  * Gives each registered repository what it needs before anyone can use it — what every
@@ -41,7 +41,7 @@ export class RepositoryBinder {
   provide(
     feature: RepositoryFeature,
     create: (() => Promise<AnyRepository> | AnyRepository) | undefined,
-    reservations?: PrepareKeyLookup,
+    reservations?: PrepareKeyLookup<UniqueKeyReservations>,
   ): Promise<AnyRepository> {
     const readyMade = create === undefined ? this.readyMadeBackend(feature) : undefined;
     const source = feature.repository?.name ?? `the ready-made repository of the ${readyMade?.name} backend`;
@@ -78,7 +78,10 @@ export class RepositoryBinder {
    * bare name), which forFeature injected — so the repository waits for them, however long the
    * PrepareKey backend takes to connect.
    */
-  private uniqueKeysFor(feature: RepositoryFeature, injected?: PrepareKeyLookup): UniqueKeyResolver | undefined {
+  private uniqueKeysFor(
+    feature: RepositoryFeature,
+    injected?: PrepareKeyLookup<UniqueKeyReservations>,
+  ): UniqueKeyResolver | undefined {
     const definitions = getUniqueKeys(feature.aggregate);
     if (definitions.length === 0) return undefined;
     // A PrepareKeyModule that is not global is not visible to forFeature; once resolved, it can be found.
@@ -94,9 +97,9 @@ export class RepositoryBinder {
     return (name) => reservations.forName(name) as ReturnType<UniqueKeyResolver>;
   }
 
-  private findReservations(): PrepareKeyLookup | undefined {
+  private findReservations(): PrepareKeyLookup<UniqueKeyReservations> | undefined {
     try {
-      const found = this.moduleRef.get<PrepareKeyLookup>(PREPARE_KEY_LOOKUP, { strict: false });
+      const found = this.moduleRef.get<PrepareKeyLookup<UniqueKeyReservations>>(PREPARE_KEY_LOOKUP, { strict: false });
       return typeof found?.forName === 'function' ? found : undefined;
     } catch {
       return undefined; // no PrepareKeyModule

@@ -1,5 +1,6 @@
 import type { FactoryProvider, InjectionToken, OptionalFactoryDependency, Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
+import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core';
 import { AggregateRoot } from './aggregate/aggregate-root.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
 import type { RepositoryFeature } from './interfaces/repository-feature.interface.js';
@@ -8,7 +9,7 @@ import { RepositoryBinder } from './repository.binder.js';
 import { getRepositoryToken } from './repository.utils.js';
 import { classesTaking, takesFeatureOption } from './storages/feature-option.storage.js';
 import { getUniqueKeys } from './unique-keys/unique-key.decorator.js';
-import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from './unique-keys/prepare-key-lookup.js';
+import type { UniqueKeyReservations } from './unique-keys/unique-key.interfaces.js';
 
 /** The keys of a forFeature entry every repository takes; the others belong to a backend's repository class. */
 const COMMON_KEYS = new Set(['aggregate', 'repository']);
@@ -69,7 +70,7 @@ export function createRepositoryProviders(feature: RepositoryFeature): Provider[
       {
         provide: token,
         inject,
-        useFactory: (binder?: RepositoryBinder, reservations?: PrepareKeyLookup) =>
+        useFactory: (binder?: RepositoryBinder, reservations?: PrepareKeyLookup<UniqueKeyReservations>) =>
           binderOrFail(binder, feature).provide(feature, undefined, reservations),
       } satisfies FactoryProvider,
     ];
@@ -85,7 +86,7 @@ export function createRepositoryProviders(feature: RepositoryFeature): Provider[
         return binderOrFail(binder, feature).provide(
           feature,
           () => moduleRef.create(repositoryClass),
-          rest[0] as PrepareKeyLookup | undefined,
+          rest[0] as PrepareKeyLookup<UniqueKeyReservations> | undefined,
         );
       },
     } satisfies FactoryProvider,

@@ -2,5 +2,4 @@ export { TransactionalAdapterPg } from './transactional-adapter-pg.js';
 export type { PgTransactionClient, TransactionalAdapterPgOptions } from './transactional-adapter-pg.js';
 export { runInTransaction } from './run-in-transaction.js';
 export type { RunInTransactionOptions } from './run-in-transaction.js';
-export type { PgIsolationLevel, PgTransactionOptions } from './pg-transaction.js';
-export type { AmbientPgTransaction } from './pg-ambient-transaction.js';
+export type { AmbientPgTransaction, PgIsolationLevel, PgTransactionOptions } from '@ddd-kit/core/postgres';

@@ -1,6 +1,12 @@
 import type { Pool, PoolClient } from 'pg';
-import { activeTransactionFor } from './pg-ambient-transaction.js';
-import { assertPool, beginStatement, runTransaction, type PgTransactionOptions } from './pg-transaction.js';
+import {
+  activeTransactionFor,
+  assertPool,
+  beginStatement,
+  PgTransactionContext,
+  runTransaction,
+  type PgTransactionOptions,
+} from '@ddd-kit/core/postgres';
 
 export interface RunInTransactionOptions extends PgTransactionOptions {
   /**
@@ -36,7 +42,8 @@ export async function runInTransaction<R>(
   beginStatement(transactionOptions); // options are checked even when the transaction is joined
   if (propagation === 'required') {
     const running = activeTransactionFor(pool);
-    if (running !== undefined) return fn(running.connection);
+    if (running !== undefined)
+      return fn((running instanceof PgTransactionContext ? running.guarded : running.client) as PoolClient);
   }
-  return runTransaction(pool, transactionOptions, (context) => fn(context.connection));
+  return runTransaction(pool, transactionOptions, (context) => fn(context.guarded as PoolClient));
 }

@@ -83,6 +83,13 @@ describe('TransactionalAdapterPg with @nestjs-cls/transactional', () => {
     expect(await app.call('stored')).toEqual(['p-autocommit']);
   });
 
+  it("a child call the method did not await is refused after the commit, never run in the next request's transaction (one-connection pool)", async () => {
+    // Before: the late INSERT ran on the pooled connection, inside the next transaction, and committed with it.
+    expect(await app.call('lateChild')).toEqual({ child: 'PG_TRANSACTION_ENDED', sameTransaction: true });
+    expect(await app.call('stored')).toEqual(['next', 'parent']);
+    expect(await app.call('idle')).toBe(true);
+  });
+
   it('two concurrent transactions are isolated from each other and both commit', async () => {
     expect(await app.call('concurrent')).toEqual([['p-a'], ['p-b']]);
     expect(await app.call('stored')).toEqual(['p-a', 'p-b']);

@@ -3,8 +3,15 @@ import type { InjectionToken } from '@nestjs/common';
 import type { TransactionalAdapter, TransactionalAdapterOptions } from '@nestjs-cls/transactional';
 import type { ClsService, ClsServiceManager } from 'nestjs-cls';
 import type { Pool, PoolClient } from 'pg';
-import { ambientStorage, PgTransactionContext, type AmbientPgTransaction } from './pg-ambient-transaction.js';
-import { assertPool, beginStatement, runTransaction, type PgTransactionOptions } from './pg-transaction.js';
+import {
+  ambientStorage,
+  assertPool,
+  beginStatement,
+  PgTransactionContext,
+  runTransaction,
+  type AmbientPgTransaction,
+  type PgTransactionOptions,
+} from '@ddd-kit/core/postgres';
 
 /** What `TransactionHost#tx` is: the transaction's client inside one, the pool outside. */
 export type PgTransactionClient = PoolClient | Pool;
@@ -65,8 +72,10 @@ export class TransactionalAdapterPg implements TransactionalAdapter<Pool, PgTran
           pool,
           options,
           (context) => {
-            setTx(context.connection);
-            context.suspended = suspendedWhenClsDropsIt(context.connection);
+            // `tx` is the guarded connection: a call left running after the method returned is
+            // refused instead of reaching a connection the pool has handed to someone else.
+            setTx(context.guarded as PoolClient);
+            context.suspended = suspendedWhenClsDropsIt(context.guarded as PoolClient);
             return fn();
           },
           // Whatever runs after the commit sees no transaction, through txHost.tx as through the protocol.
@@ -75,7 +84,7 @@ export class TransactionalAdapterPg implements TransactionalAdapter<Pool, PgTran
       wrapWithNestedTransaction: (_options, fn, setTx, tx) => {
         const context = contextOf(pool, tx);
         if (context === undefined) return this.optionsFactory(pool).wrapWithTransaction(_options, fn, setTx);
-        setTx(context.connection);
+        setTx(context.guarded as PoolClient);
         return context.withSavepoint(fn);
       },
       getFallbackInstance: () => pool,
@@ -83,10 +92,10 @@ export class TransactionalAdapterPg implements TransactionalAdapter<Pool, PgTran
   };
 }
 
-/** The published transaction whose connection is `tx`. */
+/** The published transaction whose (guarded) connection is `tx`. */
 function contextOf(pool: Pool, tx: unknown): PgTransactionContext | undefined {
   for (let t: AmbientPgTransaction | undefined = ambientStorage.getStore(); t !== undefined; t = t.outer) {
-    if (t instanceof PgTransactionContext && t.pool === pool && t.connection === tx) return t;
+    if (t instanceof PgTransactionContext && t.pool === pool && t.guarded === tx) return t;
   }
   return undefined;
 }

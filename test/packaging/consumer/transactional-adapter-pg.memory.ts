@@ -22,10 +22,11 @@ const pool = { connect: async () => client, query: client.query } as unknown as 
 class Work {
   constructor(readonly txHost: TransactionHost<TransactionalAdapterPg>) {}
 
+  /** Returns its transaction's client, which a caller must not use once the method returned. */
   @Transactional()
-  async succeed(): Promise<boolean> {
+  async succeed(): Promise<Pick<Pool, 'query'>> {
     await this.txHost.tx.query('SELECT 1');
-    return (this.txHost.tx as unknown) === client;
+    return this.txHost.tx;
   }
 
   @Transactional<TransactionalAdapterPg>({ isolationLevel: 'SERIALIZABLE' })
@@ -50,8 +51,11 @@ export async function run(): Promise<void> {
   try {
     const work = app.get(Work);
     assert.equal(work.txHost.tx, pool);
-    assert.equal(await work.succeed(), true);
+    const kept = await work.succeed();
     assert.deepEqual(sent.splice(0), ['BEGIN', 'SELECT 1', 'COMMIT', 'release']);
+    // Kept beyond its transaction, the client refuses instead of reaching a pooled connection.
+    await assert.rejects(kept.query('SELECT 2'), { code: 'PG_TRANSACTION_ENDED' });
+    assert.deepEqual(sent, []);
     await assert.rejects(work.fail(), /fails/);
     assert.deepEqual(sent.splice(0), ['BEGIN ISOLATION LEVEL SERIALIZABLE', 'ROLLBACK', 'release']);
   } finally {

@@ -3,6 +3,7 @@
 // (getRepositoryPoolToken()), use cases are @Transactional, a read model is kept by
 // @OnDataSync. Driven by postgres-transactions.spec.ts through child-app.ts (see there why a
 // child process). FIXTURE_DATABASE_URL names the database, FIXTURE_TABLE the counters' table.
+// FIXTURE_MODE=other-pool gives the adapter a pool of its own instead (a newcomer's mistake).
 import 'reflect-metadata';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -19,6 +20,7 @@ import {
   retryOnConflict,
 } from '@ddd-kit/repository';
 import { TransactionalAdapterPg } from '@ddd-kit/transactional-adapter-pg';
+import pg from 'pg';
 import { decorateMethod, serve } from '../../../libs/transactional-adapter-pg/src/__tests__/serve.mjs';
 
 class Counter extends AggregateRoot {
@@ -129,6 +131,11 @@ decorateMethod(Counters, 'createWithoutTransaction', Transactional(Propagation.N
 decorateMethod(Counters, 'failAfterNotSupported', Transactional());
 decorateMethod(Counters, 'peek', Transactional());
 
+const otherPool =
+  process.env.FIXTURE_MODE === 'other-pool'
+    ? new pg.Pool({ connectionString: process.env.FIXTURE_DATABASE_URL })
+    : null;
+
 class AppModule {}
 Module({
   imports: [
@@ -137,7 +144,12 @@ Module({
     ClsModule.forRoot({
       global: true,
       plugins: [
-        new ClsPluginTransactional({ adapter: new TransactionalAdapterPg({ poolToken: getRepositoryPoolToken() }) }),
+        new ClsPluginTransactional({
+          adapter:
+            process.env.FIXTURE_MODE === 'other-pool'
+              ? new TransactionalAdapterPg({ pool: otherPool })
+              : new TransactionalAdapterPg({ poolToken: getRepositoryPoolToken() }),
+        }),
       ],
     }),
   ],
@@ -148,6 +160,11 @@ let app;
 await serve(
   async () => {
     app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
+    const close = app.close.bind(app);
+    app.close = async () => {
+      await close();
+      await otherPool?.end();
+    };
     return app;
   },
   {

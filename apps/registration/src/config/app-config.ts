@@ -106,32 +106,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   // A lone in-memory process.
   else machineId = 0;
 
-  if (prepareBackend === 'redis' && !redisUrl) {
-    throw new InvalidConfigError('REDIS_URL', 'is required when PREPARE_BACKEND=redis (e.g. redis://127.0.0.1:6379)');
-  }
-  if (machineId === 'redis' && !redisUrl) {
-    throw new InvalidConfigError('REDIS_URL', 'is required when MACHINE_ID=redis (e.g. redis://127.0.0.1:6379)');
-  }
-  const needsPostgres =
-    prepareBackend === 'postgres'
-      ? 'PREPARE_BACKEND=postgres'
-      : repositoryBackend === 'postgres'
-        ? 'REPOSITORY_BACKEND=postgres'
-        : machineId === 'postgres'
-          ? 'MACHINE_ID=postgres'
-          : undefined;
-  if (needsPostgres && !databaseUrl) {
-    throw new InvalidConfigError(
-      'DATABASE_URL',
-      `is required when ${needsPostgres} (e.g. postgres://user@127.0.0.1:5432/registration)`,
-    );
-  }
-  if ((prepareBackend === 'mongo' || repositoryBackend === 'mongo') && !mongodbUri) {
-    const variable = prepareBackend === 'mongo' ? 'PREPARE_BACKEND' : 'REPOSITORY_BACKEND';
-    throw new InvalidConfigError(
-      'MONGODB_URI',
-      `is required when ${variable}=mongo (e.g. mongodb://127.0.0.1:27017/registration)`,
-    );
+  // Each backend chosen needs the URL of its store.
+  const stores: Record<string, { variable: string; url?: string; example: string } | undefined> = {
+    redis: { variable: 'REDIS_URL', url: redisUrl, example: 'redis://127.0.0.1:6379' },
+    mongo: { variable: 'MONGODB_URI', url: mongodbUri, example: 'mongodb://127.0.0.1:27017/registration' },
+    postgres: { variable: 'DATABASE_URL', url: databaseUrl, example: 'postgres://user@127.0.0.1:5432/registration' },
+  };
+  const chosen = { PREPARE_BACKEND: prepareBackend, REPOSITORY_BACKEND: repositoryBackend, MACHINE_ID: machineId };
+  for (const [variable, backend] of Object.entries(chosen)) {
+    const store = stores[String(backend)];
+    if (store && !store.url) {
+      throw new InvalidConfigError(store.variable, `is required when ${variable}=${backend} (e.g. ${store.example})`);
+    }
   }
   const reconcileGraceMs = integer(env, 'RECONCILE_GRACE_MS', 0, 7 * 24 * 3600_000);
   const prepareKeyPrefix = env.PREPARE_KEY_PREFIX?.trim() || undefined;

@@ -12,9 +12,10 @@ import { PrepareKeyHealthIndicator } from '@ddd-kit/prepare-key/health';
 import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { OutboxHealthIndicator, RepositoryHealthIndicator } from '@ddd-kit/repository/health';
 import type { Redis } from 'ioredis';
-import type { AppConfig } from '../config/app-config.js';
-import { APP_CONFIG, REDIS_CLIENT } from '../infrastructure/infrastructure.constants.js';
 import { healthCheckSchema } from './health.openapi.js';
+
+/** The Redis the machine IDs are leased from, when readiness pings it itself (see HealthModule); else null. */
+export const MACHINE_ID_REDIS = Symbol('MACHINE_ID_REDIS');
 
 /** How long one store may take to answer a readiness probe. */
 const STORE_TIMEOUT_MS = 1_000;
@@ -43,8 +44,7 @@ export class HealthController {
     @Inject(OutboxHealthIndicator) private readonly outbox: OutboxHealthIndicator,
     // RepositoryModule's relay on a shared repository; null in memory (no outbox).
     @Inject(OutboxRelay) private readonly relay: OutboxRelay | null,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(REDIS_CLIENT) private readonly redis: Redis | null,
+    @Inject(MACHINE_ID_REDIS) private readonly redis: Redis | null,
   ) {}
 
   @Get()
@@ -93,7 +93,7 @@ export class HealthController {
     const relay = this.relay;
     if (relay !== null) checks.push(() => this.outbox.isHealthy('outbox', { relay, timeoutMs: STORE_TIMEOUT_MS }));
     const redis = this.redis;
-    if (redis !== null && this.config.prepareBackend !== 'redis') {
+    if (redis !== null) {
       checks.push(() =>
         this.indicators
           .check('redis')

@@ -10,15 +10,16 @@ import type { AppConfig } from '../config/app-config.js';
  * is nothing durable to gain: events are delivered in process, before the request answers.
  *
  * The lease: a claim of an instance killed mid-delivery is taken over after it (the projector
- * is one statement, far shorter). PostgreSQL wakes the relay on commit (LISTEN/NOTIFY);
- * MongoDB gives no such signal, so the relay polls more often.
+ * is one statement, far shorter). How often the relay polls is the store's: see backends/.
  */
-export function outboxOptions(config: AppConfig): RepositoryOutboxOptions | undefined {
-  if (config.repositoryBackend === 'memory') return undefined;
+export function outboxOptions(
+  config: AppConfig,
+  { pollIntervalMs }: { pollIntervalMs: number },
+): RepositoryOutboxOptions {
   return {
     relay: config.outboxRelay ?? true,
     leaseMs: 10_000,
-    pollIntervalMs: config.repositoryBackend === 'mongo' ? 200 : 1_000,
+    pollIntervalMs,
     ...(config.outboxParkAfterClaim === true ? { onClaimed: parkForever } : {}),
   };
 }

@@ -35,7 +35,7 @@ export class MongoUserReadModel extends UserReadModel {
     ) as unknown as mongo.Collection<UserViewDocument>;
   }
 
-  /** Created once, at start-up (UsersModule calls it). */
+  /** Created once, at start-up (backends/ calls it before the app serves). */
   ensureIndexes(): Promise<unknown> {
     this.indexes ??= this.collection.createIndex({ username: 1 });
     return this.indexes;

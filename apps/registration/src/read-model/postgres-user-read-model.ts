@@ -26,7 +26,7 @@ export class PostgresUserReadModel extends UserReadModel {
       throw new TypeError(`read-model table must be a plain lower-case identifier, got ${JSON.stringify(table)}`);
   }
 
-  /** Created once, at start-up (UsersModule calls it). */
+  /** Created once, at start-up (backends/ calls it before the app serves). */
   ensureTable(): Promise<unknown> {
     this.ready ??= (async () => {
       await this.pool.query(

@@ -1,9 +1,9 @@
 import { IdGeneratorError } from '../errors/id-generator.error.js';
 import { toAsyncIdGenerator } from '../generators/async-id-generator.js';
 import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
-import { getNamedAggregate } from './aggregate.decorator.js';
+import { getNamedAggregate } from './named-aggregate.utils.js';
 import type { AggregateIdGeneratorFactory } from './aggregate-id-generator-factory.js';
-import { formatNamedAggregate, namedAggregateKey, type NamedAggregate } from './named-aggregate.js';
+import { formatNamedAggregate, namedAggregateKey, type NamedAggregate } from '@ddd-kit/core';
 import { getOrder } from './order.decorator.js';
 
 /**

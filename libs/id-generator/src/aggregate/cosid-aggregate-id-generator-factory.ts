@@ -1,8 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { IdGenerator } from '../id-generator.interfaces.js';
-import { getAggregateMetadataByName } from './aggregate.decorator.js';
 import { AggregateIdGeneratorFactory } from './aggregate-id-generator-factory.js';
-import { formatNamedAggregate, type NamedAggregate } from './named-aggregate.js';
+import { formatNamedAggregate, getAggregateMetadataByName, type NamedAggregate } from '@ddd-kit/core';
 
 /**
  * The last link of the chain. The aggregate's `idGenerator` name, else its aggregate name, is

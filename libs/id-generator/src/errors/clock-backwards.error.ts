@@ -2,6 +2,8 @@ import { IdGeneratorError } from './id-generator.error.js';
 
 /** The clock reads earlier than the millisecond of an ID already issued. */
 export class ClockBackwardsError extends IdGeneratorError {
+  override readonly code = 'CLOCK_BACKWARDS';
+
   /** How far behind the clock is, in milliseconds. */
   readonly backwardsMs: number;
 

@@ -6,6 +6,8 @@ import { IdGeneratorError } from './id-generator.error.js';
  * still would otherwise block the event loop for ever.
  */
 export class ClockStalledError extends IdGeneratorError {
+  override readonly code = 'CLOCK_STALLED';
+
   constructor(
     readonly timestamp: number,
     spinLimitMs: number,

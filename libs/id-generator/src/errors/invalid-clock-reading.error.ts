@@ -6,6 +6,8 @@ import { IdGeneratorError } from './id-generator.error.js';
  * reading is never encoded into an ID: round it in the clock (`() => Math.floor(...)`).
  */
 export class InvalidClockReadingError extends IdGeneratorError {
+  override readonly code = 'INVALID_CLOCK_READING';
+
   constructor(readonly reading: unknown) {
     super(
       `The clock returned ${typeof reading === 'number' ? String(reading) : `a ${typeof reading}`}, not integer epoch milliseconds ` +

@@ -2,6 +2,8 @@ import { IdGeneratorError } from './id-generator.error.js';
 
 /** `parse` was given something this generator cannot have produced. */
 export class InvalidIdError extends IdGeneratorError {
+  override readonly code = 'INVALID_ID';
+
   constructor(
     readonly id: unknown,
     reason: string,

@@ -6,6 +6,8 @@ import { IdGeneratorError } from './id-generator.error.js';
  * issued until a heartbeat succeeds (or, if the ID was taken meanwhile, a new one is acquired).
  */
 export class MachineIdLeaseExpiredError extends IdGeneratorError {
+  override readonly code = 'MACHINE_ID_LEASE_EXPIRED';
+
   constructor(
     readonly machineId: number,
     silentForMs: number,

@@ -7,6 +7,8 @@ import { IdGeneratorError } from './id-generator.error.js';
  * machine ID and the module's generators switch to it.
  */
 export class MachineIdLostError extends IdGeneratorError {
+  override readonly code = 'MACHINE_ID_LOST';
+
   constructor(
     readonly namespace: string,
     readonly machineId: number,

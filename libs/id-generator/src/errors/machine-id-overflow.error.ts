@@ -2,6 +2,8 @@ import { IdGeneratorError } from './id-generator.error.js';
 
 /** Every machine ID the bits allow is held by a live instance (or the fixed one does not fit). */
 export class MachineIdOverflowError extends IdGeneratorError {
+  override readonly code = 'MACHINE_ID_OVERFLOW';
+
   constructor(
     readonly namespace: string,
     readonly machineBits: number,

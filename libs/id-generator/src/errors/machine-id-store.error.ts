@@ -5,4 +5,6 @@ import { IdGeneratorError } from './id-generator.error.js';
  * connect, or the distributor failed while acquiring the ID. The message names the step and what
  * to check; `cause` is the driver's error.
  */
-export class MachineIdStoreError extends IdGeneratorError {}
+export class MachineIdStoreError extends IdGeneratorError {
+  override readonly code = 'MACHINE_ID_STORE';
+}

@@ -5,6 +5,8 @@ import { IdGeneratorError } from './id-generator.error.js';
  * not arrived from Redis yet. `generateAsync()` waits for it instead.
  */
 export class SegmentExhaustedError extends IdGeneratorError {
+  override readonly code = 'SEGMENT_EXHAUSTED';
+
   constructor(key: string, cause?: unknown) {
     super(
       `No prefetched segment left for "${key}"${cause ? ' (the last fetch failed)' : ''}: await generateAsync() or ready(), ` +

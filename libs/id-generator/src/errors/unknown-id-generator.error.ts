@@ -2,6 +2,8 @@ import { IdGeneratorError } from './id-generator.error.js';
 
 /** A generator was asked for by a name that `generators` does not hold. */
 export class UnknownIdGeneratorError extends IdGeneratorError {
+  override readonly code = 'UNKNOWN_ID_GENERATOR';
+
   constructor(
     readonly generatorName: string,
     known: string[],

@@ -4,7 +4,7 @@ import type { ClockSyncOptions } from '../clock/clock-sync.js';
 import type { ClockLike, IdGenerator } from '../id-generator.interfaces.js';
 import type { MachineIdDistributor } from '../machine/machine-id-distributor.js';
 import type { MachineIdLease } from '../machine/machine-id-lease.js';
-import type { RedisConnectionOptions } from '../machine/redis/redis-connection.js';
+import type { RedisConnectionOptions } from '@ddd-kit/core/redis';
 import type { RedisMachineIdDistributorOptions } from '../machine/redis/redis-machine-id-distributor.js';
 
 /** Where the module connects for a leased machine ID, with the distributor's settings. */

@@ -2,7 +2,7 @@ import { isMachineIdDistributor, type MachineIdDistributor } from '../machine/ma
 import { ManualMachineIdDistributor } from '../machine/manual-machine-id-distributor.js';
 import { nextDefaultInstanceId } from '../machine/instance-id.utils.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { connectionProblem } from '../machine/redis/redis-connection.js';
+import { connectionProblem } from '@ddd-kit/core/redis';
 import { DEFAULT_MACHINE_BITS, DEFAULT_NAMESPACE } from './id-generator.constants.js';
 import type {
   IdGeneratorDefinition,

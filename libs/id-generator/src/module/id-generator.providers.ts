@@ -13,7 +13,7 @@ import { GlobalIdGenerator } from '../global/global-id-generator.js';
 import type { IdGenerator } from '../id-generator.interfaces.js';
 import type { MachineIdDistributor } from '../machine/machine-id-distributor.js';
 import { MachineIdHolder, type HeldMachineId } from '../machine/machine-id-holder.js';
-import { closeRedis, describeRedis, openRedis } from '../machine/redis/redis-connection.js';
+import { closeRedis, describeRedis, openRedis } from '@ddd-kit/core/redis';
 import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
 import { followHolder, HeldClockSync, isOnMachineId } from './held-generators.js';
 import {

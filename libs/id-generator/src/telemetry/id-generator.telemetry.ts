@@ -1,5 +1,5 @@
 import type { Counter, Histogram, ObservableCounter } from '@opentelemetry/api';
-import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from './telemetry.js';
+import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from '@ddd-kit/core/telemetry';
 
 /**
  * What `@ddd-kit/id-generator` reports through `@opentelemetry/api` (listed in the README).

@@ -1,9 +1,11 @@
+import { DddKitError } from '@ddd-kit/core';
+
 /**
  * Raised by every operation of a key while PrepareKeyModule runs with `enabled: false`:
  * the key is injectable (so the application still boots) but no backend serves it.
  */
-export class PrepareKeyDisabledError extends Error {
-  override readonly name = 'PrepareKeyDisabledError';
+export class PrepareKeyDisabledError extends DddKitError {
+  override readonly code = 'PREPARE_KEY_DISABLED';
 
   constructor(readonly keyName: string) {
     super(

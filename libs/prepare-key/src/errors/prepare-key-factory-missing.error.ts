@@ -1,6 +1,8 @@
+import { DddKitError } from '@ddd-kit/core';
+
 /** Declared keys with no backend to serve them. Raised at bootstrap; the message says how to configure one. */
-export class PrepareKeyFactoryMissingError extends Error {
-  override readonly name = 'PrepareKeyFactoryMissingError';
+export class PrepareKeyFactoryMissingError extends DddKitError {
+  override readonly code = 'PREPARE_KEY_FACTORY_MISSING';
 
   constructor(
     /** The declared key names (with their class, when there is one) left without a backend. */

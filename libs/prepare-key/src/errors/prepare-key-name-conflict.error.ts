@@ -1,6 +1,8 @@
+import { DddKitError } from '@ddd-kit/core';
+
 /** Two classes that would be registered under one key name (or one class simple name). Raised at bootstrap. */
-export class PrepareKeyNameConflictError extends Error {
-  override readonly name = 'PrepareKeyNameConflictError';
+export class PrepareKeyNameConflictError extends DddKitError {
+  override readonly code = 'PREPARE_KEY_NAME_CONFLICT';
 
   constructor(
     readonly keyName: string,

@@ -1,3 +1,5 @@
+import { DddKitError } from '@ddd-kit/core';
+
 /**
  * A key change found the old key no longer held by the old value (it was rolled back,
  * re-prepared by another owner, or never held). `newKeyReleased` says what became of the new
@@ -5,8 +7,8 @@
  * is free, so that the caller's reservation is not lost altogether (release it yourself, with
  * `rollback(newKey, newValue)`, if the change is abandoned).
  */
-export class PrepareKeyStateError extends Error {
-  override readonly name = 'PrepareKeyStateError';
+export class PrepareKeyStateError extends DddKitError {
+  override readonly code = 'PREPARE_KEY_STATE';
 
   constructor(
     readonly prepareKeyName: string,

@@ -1,5 +1,5 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency, Type } from '@nestjs/common';
-import type { RedisConnectionOptions } from '../backends/redis/redis-connection.js';
+import type { RedisConnectionOptions } from '@ddd-kit/core/redis';
 import type { RedisPrepareKeyFactoryOptions } from '../backends/redis/redis-prepare-key.interfaces.js';
 import type { PrepareKeyFactory } from '../prepare-key.factory.js';
 import type { PrepareKeyClass, PreparableKeyDeclaration } from './preparable-key-declaration.interface.js';

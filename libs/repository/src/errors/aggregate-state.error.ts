@@ -5,6 +5,8 @@ import { RepositoryError } from './repository.error.js';
  * was never stored, `insert` of one that was, any write but `remove` of a deleted one.
  */
 export class AggregateStateError extends RepositoryError {
+  override readonly code = 'AGGREGATE_STATE';
+
   constructor(
     readonly aggregate: string,
     readonly id: unknown,

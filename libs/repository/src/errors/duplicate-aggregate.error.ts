@@ -2,6 +2,8 @@ import { RepositoryError } from './repository.error.js';
 
 /** `insert` of an ID that is already stored. Nothing was written and nothing was published. */
 export class DuplicateAggregateError extends RepositoryError {
+  override readonly code = 'DUPLICATE_AGGREGATE';
+
   constructor(
     readonly aggregate: string,
     readonly id: unknown,

@@ -2,6 +2,8 @@ import { RepositoryError } from './repository.error.js';
 
 /** An ID that is not a non-empty string or a finite number. Nothing was read or written. */
 export class InvalidAggregateIdError extends RepositoryError {
+  override readonly code = 'INVALID_AGGREGATE_ID';
+
   constructor(
     readonly aggregate: string,
     readonly id: unknown,

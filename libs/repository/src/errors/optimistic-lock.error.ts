@@ -6,6 +6,8 @@ import { RepositoryError } from './repository.error.js';
  * Reload it and replay the command (`retryOnConflict` does exactly that), or report a conflict.
  */
 export class OptimisticLockError extends RepositoryError {
+  override readonly code = 'OPTIMISTIC_LOCK';
+
   constructor(
     /** The aggregate's name (its `@Aggregate` name, else its class name). */
     readonly aggregate: string,

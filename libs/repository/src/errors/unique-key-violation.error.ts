@@ -6,6 +6,8 @@ import { RepositoryError } from './repository.error.js';
  * `name` is the unique key's name (not the class's): tell the error apart with `instanceof`.
  */
 export class UniqueKeyViolationError extends RepositoryError {
+  override readonly code = 'UNIQUE_KEY_VIOLATION';
+
   constructor(
     /** The unique key's name (the PrepareKey name), e.g. 'username'. */
     override readonly name: string,

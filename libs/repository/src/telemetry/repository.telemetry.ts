@@ -2,7 +2,7 @@ import type { Counter, Histogram } from '@opentelemetry/api';
 import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
 import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
 import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
-import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from './telemetry.js';
+import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from '@ddd-kit/core/telemetry';
 
 /**
  * What `@ddd-kit/repository` reports through `@opentelemetry/api` (listed in the README).

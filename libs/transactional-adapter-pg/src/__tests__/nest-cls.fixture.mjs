@@ -28,11 +28,28 @@ function queryableFor(pool) {
 
 const PG_POOL = 'PG_POOL';
 const pool = new pg.Pool({ connectionString: process.env.FIXTURE_DATABASE_URL, max: 6 });
+// One connection: whatever a request leaves running after its commit meets the next request's transaction.
+const single = new pg.Pool({ connectionString: process.env.FIXTURE_DATABASE_URL, max: 1 });
 
 class Notes {
-  constructor(txHost, serializableHost) {
+  constructor(txHost, serializableHost, singleHost) {
     this.txHost = txHost;
     this.serializableHost = serializableHost;
+    this.singleHost = singleHost;
+  }
+
+  /**
+   * A child use case the parent does not await (upstream's "nested non-awaited transaction"): it
+   * joins the parent's transaction (REQUIRED), then writes through txHost.tx once `gate` opens.
+   */
+  startLateChild(gate) {
+    const late = this.singleHost.withTransaction(async () => {
+      await this.singleHost.tx.query('SELECT 1');
+      await gate;
+      await this.singleHost.tx.query('INSERT INTO notes VALUES ($1, $2)', ['late', 'child']);
+    });
+    late.catch(() => undefined); // observed by the caller
+    return late;
   }
 
   /** What a ddd-kit part does: finds the transaction through the protocol alone. */
@@ -71,6 +88,7 @@ class Notes {
 Injectable()(Notes);
 Inject(TransactionHost)(Notes, undefined, 0);
 Inject(getTransactionHostToken('serializable'))(Notes, undefined, 1);
+Inject(getTransactionHostToken('single'))(Notes, undefined, 2);
 decorateMethod(Notes, 'create', Transactional());
 decorateMethod(Notes, 'createIndependently', Transactional(Propagation.RequiresNew));
 decorateMethod(Notes, 'createNested', Transactional(Propagation.Nested));
@@ -101,6 +119,10 @@ Module({
           }),
         }),
         new ClsPluginTransactional({
+          connectionName: 'single',
+          adapter: new TransactionalAdapterPg({ pool: single }),
+        }),
+        new ClsPluginTransactional({
           connectionName: 'serializable',
           adapter: new TransactionalAdapterPg({ pool, defaultTxOptions: { isolationLevel: 'SERIALIZABLE' } }),
         }),
@@ -122,7 +144,7 @@ await serve(
     const close = app.close.bind(app);
     app.close = async () => {
       await close();
-      await pool.end();
+      await Promise.all([pool.end(), single.end()]);
     };
     return app;
   },
@@ -186,6 +208,28 @@ await serve(
           if (error.message !== 'outer failed') throw error;
         });
       return txInside;
+    },
+    lateChild: async () => {
+      let open;
+      const gate = new Promise((resolve) => (open = resolve));
+      let late;
+      await notes.singleHost.withTransaction(async () => {
+        await notes.singleHost.tx.query('INSERT INTO notes VALUES ($1, $2)', ['parent', 'x']);
+        late = notes.startLateChild(gate);
+      });
+      // The parent committed; its only connection went back to the pool and now serves the
+      // next request's transaction, while the child the parent left running wakes up.
+      return notes.singleHost.withTransaction(async () => {
+        const txid = async () => (await notes.singleHost.tx.query('SELECT txid_current() AS t')).rows[0].t;
+        const next = await txid();
+        open();
+        const child = await late.then(
+          () => 'ran',
+          (error) => error.code ?? error.name,
+        );
+        await notes.singleHost.tx.query('INSERT INTO notes VALUES ($1, $2)', ['next', 'x']);
+        return { child, sameTransaction: (await txid()) === next };
+      });
     },
     concurrent: async () => {
       // Both write, then both read (each before either commits), then both commit.

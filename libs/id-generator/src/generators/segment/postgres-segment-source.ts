@@ -1,5 +1,5 @@
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
-import { assertPool, onceCreated, tableName, type PgPool } from '../../pg/pg.utils.js';
+import { assertPool, idSourceSchema, tableName, type PgPool } from '../../pg/pg.utils.js';
 import type { SegmentSource } from './segment-source.js';
 
 export interface PostgresSegmentSourceOptions {
@@ -31,8 +31,9 @@ export class PostgresSegmentSource implements SegmentSource {
     const createTable = options.createTable ?? true;
     if (typeof createTable !== 'boolean')
       throw new IdGeneratorOptionsError('PostgresSegmentSource: createTable must be a boolean');
-    const create = onceCreated(this.pool, this.ddl());
-    this.ensureTable = createTable ? create : () => Promise.resolve();
+    this.ensureTable = idSourceSchema(this.pool, 'PostgresSegmentSource', createTable, () => [
+      { name: this.table, ddl: this.ddl(), columns: ['name', 'max'] },
+    ]);
     this.statement = `INSERT INTO ${this.table} AS s (name, max) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET max = s.max + EXCLUDED.max RETURNING max`;
   }
 

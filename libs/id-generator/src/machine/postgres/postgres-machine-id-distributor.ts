@@ -3,8 +3,9 @@ import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error
 import { IdGeneratorError } from '../../errors/id-generator.error.js';
 import {
   assertPool,
+  idSourceSchema,
+  indexName,
   inOwnTransaction,
-  onceCreated,
   tableName,
   type PgPool,
   type PgPoolClient,
@@ -64,12 +65,21 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
       namespaces: tableName(options.schema, prefix, 'machine_id_namespaces', where),
       ids: tableName(options.schema, prefix, 'machine_ids', where),
     });
-    this.index = `"${prefix}machine_ids_instance"`;
+    this.index = indexName(prefix, 'machine_ids_instance', where);
     const createTables = options.createTables ?? true;
     if (typeof createTables !== 'boolean')
       throw new IdGeneratorOptionsError(`${where}: createTables must be a boolean`);
-    const create = onceCreated(this.pool, sql.machineIdDdl(this.tables, this.index));
-    this.ensureTables = createTables ? create : () => Promise.resolve();
+    this.ensureTables = idSourceSchema(this.pool, where, createTables, () => {
+      const [namespaces, ids, instanceIndex] = this.ddl();
+      return [
+        { name: this.tables.namespaces, ddl: [namespaces], columns: ['namespace', 'machine_bits', 'next_machine_id'] },
+        {
+          name: this.tables.ids,
+          ddl: [ids, instanceIndex],
+          columns: ['namespace', 'machine_id', 'instance_id', 'deadline_ms', 'bound_ms', 'last_timestamp', 'op'],
+        },
+      ];
+    });
     this.statements = {
       lockNamespace: sql.lockNamespace(this.tables),
       candidate: sql.candidate(this.tables),

@@ -1,21 +1,19 @@
+import { outsideTransaction, PgSchema, qualifiedName, type PgPool, type PgQueryable } from '@ddd-kit/core/postgres';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PrepareKeyFactory } from '../../prepare-key.factory.js';
 import { assertName } from '../../prepare-key.validation.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { ServerClock } from '../../server-clock.js';
-import type { PgQueryable } from './pg-ambient-transaction.js';
 import type { PostgresPrepareKeyFactoryOptions } from './postgres-prepare-key.interfaces.js';
 import { PostgresPrepareKey, type PostgresPrepareKeyContext } from './postgres-prepare-key.js';
 import { ddl, statements } from './postgres-prepare-key.sql.js';
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 const DEFAULT_TABLE = 'ddd_kit_prepare_keys';
 const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_SWEEP_INTERVAL_MS = 60_000;
 const SWEEP_BATCH = 1_000;
-/** Duplicate table/type/index: another instance created it at the same moment. */
-const CREATED_CONCURRENTLY = new Set(['42P07', '23505', '42710']);
+const COLUMNS = ['name', 'key', 'value', 'ttl_at', 'op', 'drop_at'];
 
 /**
  * PrepareKeys on PostgreSQL through a node-postgres `Pool`, shared by every instance of an
@@ -32,10 +30,9 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
   /** The quoted, schema-qualified table. */
   readonly table: string;
   private readonly context: PostgresPrepareKeyContext;
-  private readonly createTable: boolean;
+  private readonly schema: PgSchema;
   private readonly indexName: string;
   private readonly sweepIntervalMs: number;
-  private creation: Promise<void> | undefined;
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -55,16 +52,6 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
       retentionMs = DEFAULT_RETENTION_MS,
       sweepIntervalMs = DEFAULT_SWEEP_INTERVAL_MS,
     } = options;
-    for (const [what, identifier] of [
-      ['schema', schema],
-      ['table', table],
-    ] as const) {
-      if (identifier !== undefined && (typeof identifier !== 'string' || !IDENTIFIER.test(identifier))) {
-        throw new PrepareKeyArgumentError(
-          `PostgresPrepareKeyFactory: ${what} must be an identifier of letters, digits and '_' (at most 63, not starting with a digit), got ${JSON.stringify(identifier)}`,
-        );
-      }
-    }
     if (retentionMs !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(retentionMs) && retentionMs >= 0)) {
       throw new PrepareKeyArgumentError(
         `PostgresPrepareKeyFactory: retentionMs must be a non-negative integer number of milliseconds (or Infinity), got ${String(retentionMs)}`,
@@ -75,10 +62,17 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
         `PostgresPrepareKeyFactory: sweepIntervalMs must be a non-negative integer, got ${String(sweepIntervalMs)}`,
       );
     }
-    this.table = schema === undefined ? `"${table}"` : `"${schema}"."${table}"`;
+    if (typeof createTable !== 'boolean') {
+      throw new PrepareKeyArgumentError('PostgresPrepareKeyFactory: createTable must be a boolean');
+    }
+    this.table = qualifiedName(schema, table, 'PostgresPrepareKeyFactory', (m) => new PrepareKeyArgumentError(m));
     this.indexName = `"${table.slice(0, 55)}_drop_at"`;
-    this.createTable = createTable;
     this.sweepIntervalMs = sweepIntervalMs;
+    this.schema = new PgSchema(pool as PgPool, {
+      owner: 'PostgresPrepareKeyFactory',
+      create: createTable,
+      tables: () => [{ name: this.table, ddl: this.ddl, columns: COLUMNS }],
+    });
     this.context = {
       pool,
       statements: statements(this.table),
@@ -94,6 +88,19 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
   /** The statements that create the table and its index, for teams that migrate by hand. */
   get ddl(): string[] {
     return ddl(this.table, this.indexName);
+  }
+
+  /** Every statement creating what this factory needs, in order (for a migration). */
+  schemaStatements(): string[] {
+    return this.schema.statements();
+  }
+
+  /**
+   * Creates the table (or, with `createTable: false`, checks it exists) now, on a connection of
+   * its own; PrepareKeyModule calls it at bootstrap. Keys of a factory built by hand do it on first use.
+   */
+  override async ensureSchema(): Promise<void> {
+    await this.ready();
   }
 
   create<V = unknown>(name: string): PrepareKey<V> {
@@ -124,33 +131,19 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
     this.sweeper = undefined;
   }
 
-  /** Creates the table once (unless told not to) and starts the sweep; a failed attempt is retried by the next call. */
-  private ready(): Promise<void> {
-    this.creation ??= this.prepareTable().then(
-      () => this.startSweeping(),
-      (error: unknown) => {
-        this.creation = undefined;
-        throw error;
-      },
-    );
-    return this.creation;
-  }
-
-  private async prepareTable(): Promise<void> {
-    if (!this.createTable) return;
-    for (const statement of this.ddl) {
-      try {
-        // On the pool, not in an ambient transaction: the table must outlive a rollback.
-        await this.pool.query(statement);
-      } catch (error) {
-        if (!CREATED_CONCURRENTLY.has((error as { code?: string }).code ?? '')) throw error;
-      }
-    }
+  /** Resolves once the table exists; starts the sweep then. */
+  private async ready(): Promise<void> {
+    if (this.schema.ready) return;
+    await this.schema.ensure();
+    this.startSweeping();
   }
 
   private startSweeping(): void {
     if (this.sweepIntervalMs === 0 || this.sweeper !== undefined) return;
-    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), this.sweepIntervalMs);
+    // Started outside the caller's context: the timer must not carry a use case's transaction along.
+    this.sweeper = outsideTransaction(() =>
+      setInterval(() => void this.sweep().catch(() => undefined), this.sweepIntervalMs),
+    );
     this.sweeper.unref();
   }
 }

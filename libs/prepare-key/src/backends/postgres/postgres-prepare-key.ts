@@ -1,7 +1,7 @@
 import { PrepareKey } from '../../prepare-key.js';
 import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import type { ServerClock } from '../../server-clock.js';
-import { queryableFor, type PgQueryable } from './pg-ambient-transaction.js';
+import { queryableFor, type PgQueryable } from '@ddd-kit/core/postgres';
 import type { PrepareKeyStatements } from './postgres-prepare-key.sql.js';
 
 /** What every key of one PostgresPrepareKeyFactory shares. */
@@ -48,10 +48,7 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
     await this.context.ready();
-    const { rows } = await queryableFor(this.context.pool).query(this.context.statements.read, [
-      this.storedName,
-      textKey(key),
-    ]);
+    const { rows } = await this.queryable().query(this.context.statements.read, [this.storedName, textKey(key)]);
     const row = rows[0] as { now: string; value: string | null; ttl_at: string | null };
     this.context.clock.observe(Number(row.now));
     return row.value === null ? undefined : { value: row.value, ttlAt: Number(row.ttl_at) };
@@ -80,7 +77,7 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
 
   protected async doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
     await this.context.ready();
-    const { rows } = await queryableFor(this.context.pool).query(this.context.statements.page, [
+    const { rows } = await this.queryable().query(this.context.statements.page, [
       this.storedName,
       cursor ?? null,
       pageSize,
@@ -91,10 +88,15 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
     return { records, next: page.length === pageSize ? page[page.length - 1].key : undefined };
   }
 
+  /** The ambient transaction's client on this pool, else the pool (see @ddd-kit/core/postgres). */
+  private queryable(): PgQueryable {
+    return queryableFor(this.context.pool, `PostgresPrepareKey '${this.name}'`);
+  }
+
   /** Runs a statement that returns a row when it changed one. */
   private async changed(sql: string, values: unknown[]): Promise<boolean> {
     await this.context.ready();
-    const { rowCount } = await queryableFor(this.context.pool).query(sql, values);
+    const { rowCount } = await this.queryable().query(sql, values);
     return rowCount === 1;
   }
 }

@@ -6,7 +6,7 @@ import type {
   PrepareKeyModuleOptions,
   PrepareKeyRedisOptions,
 } from '../../interfaces/prepare-key-module-options.interface.js';
-import { closeRedis, connectionProblem, describeRedis, openRedis } from './redis-connection.js';
+import { closeRedis, connectionProblem, describeRedis, openRedis } from '@ddd-kit/core/redis';
 import { checkRedisPrepareKeyFactoryOptions, RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
 
 const logger = new Logger('PrepareKeyModule');

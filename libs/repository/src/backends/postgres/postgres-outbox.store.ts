@@ -1,9 +1,9 @@
-import { Logger } from '@nestjs/common';
-import type { Client, Pool, QueryResult } from 'pg';
-import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { Pool, QueryResult } from 'pg';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { ambientClientFor } from './pg-ambient-transaction.js';
+import { PgSchema, queryableFor, type PgPool } from '@ddd-kit/core/postgres';
+import { listenOnChannel } from './postgres-outbox.listener.js';
+import { toRecord, type Row } from './postgres-outbox.rows.js';
 import { quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 import {
   checkEventId,
@@ -44,24 +44,21 @@ interface Statement {
   values?: readonly unknown[];
 }
 
-interface Row {
-  seq: string;
-  event_id: string;
-  aggregate: string;
-  aggregate_id: string;
-  version: string;
-  payload: DataSyncEvent;
-  stored_at: string;
-  attempts: number;
-  next_attempt_at: string;
-  last_error: string | null;
-  dead_at: string | null;
-  owner: string | null;
-  lease_until: string | null;
-}
-
-const CREATE_RACE = new Set(['23505', '42P07', '42710']);
-const logger = new Logger('PostgresOutboxStore');
+const COLUMNS = [
+  'seq',
+  'event_id',
+  'aggregate',
+  'aggregate_id',
+  'version',
+  'payload',
+  'stored_at',
+  'attempts',
+  'next_attempt_at',
+  'last_error',
+  'dead_at',
+  'owner',
+  'lease_until',
+];
 
 /**
  * The outbox of PostgresRepository: one row per data-sync event in a table of the repositories'
@@ -84,10 +81,8 @@ export class PostgresOutboxStore implements OutboxStore {
   private readonly table: string;
   private readonly tableName: string;
   private readonly indexPrefix: string;
-  private readonly createTableOnFirstUse: boolean;
+  private readonly schema: PgSchema;
   private readonly channel: string | undefined;
-  private tableReady?: Promise<void>;
-  private ready = false;
 
   constructor(options: PostgresOutboxStoreOptions) {
     const pool = options?.pool;
@@ -101,7 +96,11 @@ export class PostgresOutboxStore implements OutboxStore {
     this.indexPrefix = bare.slice(0, 40);
     if (options.createTable !== undefined && typeof options.createTable !== 'boolean')
       throw new RepositoryConfigurationError('PostgresOutboxStore: createTable must be a boolean');
-    this.createTableOnFirstUse = options.createTable ?? true;
+    this.schema = new PgSchema(pool as unknown as PgPool, {
+      owner: 'PostgresOutboxStore',
+      create: options.createTable ?? true,
+      tables: () => [{ name: this.table, ddl: [this.createTableStatement()], columns: COLUMNS }],
+    });
     const channel = options.notifyChannel ?? 'ddd_kit_outbox';
     if (channel !== false) quoteIdentifier(channel, 'PostgresOutboxStore: notifyChannel');
     this.channel = channel === false ? undefined : channel;
@@ -133,10 +132,34 @@ export class PostgresOutboxStore implements OutboxStore {
     );
   }
 
-  /** Creates the table when missing (what first use does); a no-op once done. */
+  /** Creates the table (or, with `createTable: false`, checks it exists) before the first statement; a no-op once done. */
   async ensureTable(): Promise<void> {
-    if (this.ready || !this.createTableOnFirstUse) return;
-    await (this.tableReady ??= this.makeTableReady());
+    if (!this.schema.ready) await this.schema.ensure();
+  }
+
+  /** Every statement creating the table and its indexes, in order (for a migration). */
+  schemaStatements(): string[] {
+    return this.schema.statements();
+  }
+
+  /**
+   * A PostgresRepository's write on `pool` with its events (see `withEvents`), once the table
+   * exists; the store must be on the repository's own pool, so that events commit with the row.
+   */
+  async joinWrite(
+    pool: Pool,
+    repository: string,
+    write: Statement,
+    events: readonly DataSyncEvent[],
+  ): Promise<Statement> {
+    if (events.length === 0) return write;
+    if (this.pool !== pool) {
+      throw new RepositoryConfigurationError(
+        `${repository}: its outbox (PostgresOutboxStore) must use the repository's own pool, so that events commit in the same transaction as the row`,
+      );
+    }
+    await this.ensureTable();
+    return this.withEvents(write, events);
   }
 
   /**
@@ -322,42 +345,7 @@ export class PostgresOutboxStore implements OutboxStore {
    */
   async watch(listener: () => void): Promise<() => Promise<void>> {
     if (this.channel === undefined) return async () => undefined;
-    const channel = this.channel;
-    const { default: pg } = await import('pg');
-    let client: Client | undefined;
-    let stopped = false;
-    let retry: NodeJS.Timeout | undefined;
-    const connect = async (): Promise<void> => {
-      const next = new pg.Client((this.pool as unknown as { options: object }).options);
-      next.on('notification', (message) => message.channel === channel && listener());
-      const onLost = (error?: Error) => {
-        if (stopped || client !== next) return;
-        client = undefined;
-        if (error) logger.warn(`LISTEN ${channel} connection lost (${error.message}); reconnecting, polling meanwhile`);
-        next.end().catch(() => undefined);
-        retry = setTimeout(() => void connect().catch(() => undefined), 1000);
-        retry.unref();
-      };
-      next.on('error', onLost);
-      next.on('end', () => onLost());
-      client = next;
-      try {
-        await next.connect();
-        await next.query(`LISTEN ${quoteIdentifier(channel, 'notifyChannel')}`);
-        listener(); // events may have arrived while not listening
-      } catch (error) {
-        onLost(error as Error);
-        throw error;
-      }
-    };
-    await connect();
-    return async () => {
-      stopped = true;
-      if (retry !== undefined) clearTimeout(retry);
-      const current = client;
-      client = undefined;
-      await current?.end().catch(() => undefined);
-    };
+    return listenOnChannel(this.pool, this.channel, listener);
   }
 
   private async run<R extends Record<string, any> = Record<string, unknown>>(
@@ -366,7 +354,7 @@ export class PostgresOutboxStore implements OutboxStore {
   ): Promise<QueryResult<R>> {
     await this.ensureTable();
     // Operator calls inside a use case's transaction join it, like the repository's statements.
-    const queryable = ambientClientFor(this.pool) ?? this.pool;
+    const queryable = queryableFor(this.pool, 'PostgresOutboxStore');
     try {
       return (await queryable.query(text, values)) as QueryResult<R>;
     } catch (error) {
@@ -379,41 +367,4 @@ export class PostgresOutboxStore implements OutboxStore {
       throw error;
     }
   }
-
-  private async makeTableReady(): Promise<void> {
-    const attempt = (async () => {
-      const found: QueryResult<{ present: boolean }> = await this.pool.query(
-        'SELECT to_regclass($1) IS NOT NULL AS present',
-        [this.table],
-      );
-      if (!found.rows[0]?.present) {
-        try {
-          await this.pool.query(this.createTableStatement());
-        } catch (error) {
-          if (!CREATE_RACE.has((error as { code?: string }).code ?? '')) throw error;
-        }
-      }
-      this.ready = true;
-    })();
-    attempt.catch(() => {
-      if (this.tableReady === attempt) this.tableReady = undefined;
-    });
-    return attempt;
-  }
-}
-
-function toRecord(row: Row): OutboxRecord {
-  const event = Object.freeze(row.payload);
-  return {
-    eventId: row.event_id,
-    aggregate: row.aggregate,
-    aggregateId: event.id as AggregateId,
-    version: Number(row.version),
-    event,
-    storedAt: Number(row.stored_at),
-    attempts: row.attempts,
-    nextAttemptAt: Number(row.next_attempt_at),
-    lastError: row.last_error,
-    deadAt: row.dead_at === null ? null : Number(row.dead_at),
-  };
 }

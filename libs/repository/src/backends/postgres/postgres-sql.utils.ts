@@ -1,29 +1,19 @@
+import {
+  quoteIdentifier as quoteCheckedIdentifier,
+  quoteTableName as quoteCheckedTableName,
+} from '@ddd-kit/core/postgres';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 
-// Unquoted-identifier shape, at most 63 bytes (NAMEDATALEN - 1): PostgreSQL would silently
-// truncate a longer name, and two long names could then name one table.
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const configurationError = (message: string): Error => new RepositoryConfigurationError(message);
 
-/**
- * `name` double-quoted, after checking it is a plain identifier. Only names that pass reach
- * SQL text, so no configuration value can inject SQL; quoting keeps reserved words (a column
- * named `order`) working and keeps the case as written.
- */
+/** `name` checked (see @ddd-kit/core/postgres) and double-quoted; a bad one is a RepositoryConfigurationError. */
 export function quoteIdentifier(name: unknown, what: string): string {
-  if (typeof name !== 'string' || !IDENTIFIER.test(name)) {
-    throw new RepositoryConfigurationError(
-      `${what} must be an identifier of letters, digits and underscores, not starting with a digit, at most 63 characters; got ${JSON.stringify(name)}`,
-    );
-  }
-  return `"${name}"`;
+  return quoteCheckedIdentifier(name, what, configurationError);
 }
 
 /** `table` or `schema.table`, each part checked and quoted. */
 export function quoteTableName(name: unknown, what: string): string {
-  if (typeof name !== 'string') return quoteIdentifier(name, what);
-  const parts = name.split('.');
-  if (parts.length > 2) quoteIdentifier(name, what);
-  return parts.map((part) => quoteIdentifier(part, what)).join('.');
+  return quoteCheckedTableName(name, what, configurationError);
 }
 
 /**

@@ -1,74 +1,36 @@
-import type { Pool, PoolClient, QueryResult } from 'pg';
+import {
+  activeTransactionFor,
+  PgSchema,
+  queryableFor,
+  runTransaction,
+  type PgPool,
+  type PgQueryable,
+} from '@ddd-kit/core/postgres';
+import type { Pool, QueryResult } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { RepositoryError } from '../../errors/repository.error.js';
 import { PostgresOutboxStore } from './postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository } from '../../repository/abstract-repository.js';
 import { declareFeatureOption } from '../../storages/feature-option.storage.js';
-import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
+import type { AggregatePage, LoadedAggregate } from '../../repository/repository.interfaces.js';
 import {
-  ambientClientFor,
-  ambientTransactionFor,
-  runInAmbientTransaction,
-  type PgQueryable,
-} from './pg-ambient-transaction.js';
-import { checkColumnType, isJsonType, quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
+  buildStatements,
+  pushRowValues,
+  type PostgresColumns,
+  type PostgresIdType,
+  type PostgresRepositoryStatements as Statements,
+  type PostgresStatement,
+  type PostgresWriteOperation,
+  type StoredRow,
+} from './postgres-repository.statements.js';
+import { checkPostgresRepositoryOptions, type PostgresRepositoryOptions } from './postgres-repository.options.js';
+import { executeWriteOn, NO_STATEMENTS, runStatement } from './postgres-repository.execution.js';
+import { checkBoundId, explainMissingTable, storedVersion } from './postgres-repository.rows.js';
 
-export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
-  /** The pool whose database holds the table. RepositoryModule passes its own. */
-  pool?: Pool;
-  /** The table (`name` or `schema.name`), instead of the subclass's `table`. */
-  table?: string;
-  /**
-   * Create the table on first use when it is missing (`CREATE TABLE IF NOT EXISTS`, on a
-   * connection of its own, outside any transaction). Default true; false for teams that
-   * migrate by hand (`createTableStatement()` prints the DDL).
-   */
-  createTable?: boolean;
-}
-
-/** One SQL statement: text with `$n` placeholders, and the values bound to them. */
-export interface PostgresStatement {
-  readonly text: string;
-  readonly values?: readonly unknown[];
-}
-
-/** The write a statement belongs to. */
-export type PostgresWriteOperation = 'insert' | 'update' | 'remove';
-
-/** The subclass's columns (every key of its row) and their SQL types, as `CREATE TABLE` declares them. */
-export type PostgresColumns<Row> = { readonly [K in keyof Row]-?: string };
-
-/** A row as `toAggregate` receives it: the subclass's columns plus `id` and `version`. */
-export type StoredRow<ID extends AggregateId, Row> = Row & { id: ID; version: number };
-
-/** How ids are stored: `text` holds string ids, `bigint` holds safe-integer numeric ids. */
-export type PostgresIdType = 'text' | 'bigint';
-
-interface Statements {
-  table: string;
-  columns: string[];
-  jsonColumns: Set<string>;
-  createTable: string;
-  insert: string;
-  update: string;
-  remove: string;
-  find: string;
-  firstPage: string;
-  nextPage: string;
-  version: string;
-}
-
-const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
-const UNDEFINED_TABLE = '42P01';
-// CREATE TABLE IF NOT EXISTS racing another session's: both pass the check, the loser then
-// trips over the winner's catalog rows (23505), table (42P07) or row type (42710, "type …
-// already exists"). Either way the table exists.
-const CREATE_RACE = new Set(['23505', '42P07', '42710']);
+export type { PostgresRepositoryOptions } from './postgres-repository.options.js';
 
 /**
  * Aggregates as rows `(id, version, ...columns)` of one PostgreSQL table, through node-postgres.
@@ -118,8 +80,9 @@ export abstract class PostgresRepository<
   private pool?: Pool;
   private tableOverride?: string;
   private createTableOnFirstUse?: boolean;
+  private foreignTransaction?: 'refuse' | 'autocommit';
   private statements?: Statements;
-  private tableReady?: Promise<void>;
+  private schema?: PgSchema;
   /** The statements, once the table is known to exist (or is not this repository's to create): the hot path reads only this. */
   private readyStatements?: Statements;
 
@@ -130,24 +93,11 @@ export abstract class PostgresRepository<
   /** Also takes the `pool`, `table` and `createTable` (each set once: a later value is ignored). */
   override configure(options: PostgresRepositoryOptions<T>): void {
     super.configure(options);
-    if (options.pool !== undefined && options.pool !== null && this.pool === undefined) {
-      if (
-        typeof (options.pool as Partial<Pool>).query !== 'function' ||
-        typeof (options.pool as Partial<Pool>).connect !== 'function'
-      ) {
-        throw new RepositoryConfigurationError(`${this.constructor.name}: pool must be a pg.Pool`);
-      }
-      this.pool = options.pool;
-    }
-    if (options.table !== undefined && this.tableOverride === undefined) {
-      quoteTableName(options.table, `${this.constructor.name}: table`);
-      this.tableOverride = options.table;
-    }
-    if (options.createTable !== undefined && this.createTableOnFirstUse === undefined) {
-      if (typeof options.createTable !== 'boolean')
-        throw new RepositoryConfigurationError(`${this.constructor.name}: createTable must be a boolean`);
-      this.createTableOnFirstUse = options.createTable;
-    }
+    checkPostgresRepositoryOptions(this.constructor.name, options);
+    if (options.pool !== undefined && options.pool !== null) this.pool ??= options.pool;
+    if (options.table !== undefined) this.tableOverride ??= options.table;
+    if (options.foreignTransaction !== undefined) this.foreignTransaction ??= options.foreignTransaction;
+    if (options.createTable !== undefined) this.createTableOnFirstUse ??= options.createTable;
   }
 
   /** True once a pool is configured. */
@@ -213,47 +163,51 @@ export abstract class PostgresRepository<
     return this.prepared().createTable;
   }
 
-  /** Creates the table now when it is missing (what first use does); a no-op once done. */
+  /** Creates the table now when it is missing, whatever `createTable` says; a no-op once done. */
   async ensureTable(): Promise<void> {
-    await (this.tableReady ?? this.makeTableReady());
+    await this.tableSchema().create();
+  }
+
+  /**
+   * What the module runs at bootstrap: creates the table when missing, or — with
+   * `createTable: false` — checks that it and every declared column exist, failing with what to run.
+   */
+  async ensureSchema(): Promise<void> {
+    await this.ready();
+  }
+
+  /** Every statement creating what this repository needs, in order (for a migration). */
+  schemaStatements(): string[] {
+    return this.tableSchema().statements();
   }
 
   // ---------------------------------------------------------------- AbstractRepository steps
 
   protected async doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    const id = this.checkedId(aggregate.id);
-    const s = this.readyStatements ?? (await this.ready());
-    const values: unknown[] = [id, aggregate.newVersion];
-    this.pushColumnValues(values, s, aggregate);
-    const inserted = await this.executeWrite(
-      await this.withOutbox({ text: s.insert, values }, events),
-      this.statementsToCommitWith(aggregate, 'insert', events),
-    );
-    if (!inserted) throw this.duplicate(aggregate);
+    if (!(await this.writeRow('insert', aggregate, events))) throw this.duplicate(aggregate);
   }
 
   protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    const id = this.checkedId(aggregate.id);
-    const s = this.readyStatements ?? (await this.ready());
-    const values: unknown[] = [id, aggregate.oldVersion];
-    this.pushColumnValues(values, s, aggregate);
-    values.push(aggregate.newVersion);
-    const updated = await this.executeWrite(
-      await this.withOutbox({ text: s.update, values }, events),
-      this.statementsToCommitWith(aggregate, 'update', events),
-    );
-    if (!updated) throw this.conflict(aggregate);
+    if (!(await this.writeRow('update', aggregate, events))) throw this.conflict(aggregate);
   }
 
   protected async doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    if (!(await this.writeRow('remove', aggregate, events))) throw this.conflict(aggregate);
+  }
+
+  /** The operation's conditional statement, with its events (the outbox) and what commits with it; true when it matched. */
+  private async writeRow(operation: PostgresWriteOperation, aggregate: T, events: readonly DataSyncEvent[]) {
     const id = this.checkedId(aggregate.id);
     const s = this.readyStatements ?? (await this.ready());
-    const values = [id, aggregate.oldVersion];
-    const deleted = await this.executeWrite(
-      await this.withOutbox({ text: s.remove, values }, events),
-      this.statementsToCommitWith(aggregate, 'remove', events),
+    const values: unknown[] = [id, operation === 'insert' ? aggregate.newVersion : aggregate.oldVersion];
+    if (operation !== 'remove') this.pushColumnValues(values, s, aggregate);
+    if (operation === 'update') values.push(aggregate.newVersion);
+    const outbox = this.outbox as PostgresOutboxStore | undefined;
+    const write = { text: s[operation], values };
+    return this.executeWrite(
+      outbox === undefined ? write : await outbox.joinWrite(this.requirePool(), this.constructor.name, write, events),
+      this.statementsToCommitWith(aggregate, operation, events),
     );
-    if (!deleted) throw this.conflict(aggregate);
   }
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
@@ -285,33 +239,13 @@ export abstract class PostgresRepository<
    */
   protected override async inUnitOfWork<R>(work: () => Promise<R>): Promise<R> {
     const pool = this.requirePool();
-    if (ambientTransactionFor(pool) !== undefined) return work();
-    const committed: Array<() => unknown> = [];
-    const result = await this.inOwnTransaction(pool, (client) =>
-      runInAmbientTransaction({ pool, client, afterCommit: (callback) => void committed.push(callback) }, work),
-    );
-    for (const callback of committed) await callback();
-    return result;
+    // Inside another pool's transaction this throws rather than commit on its own (SPEC §5).
+    if (this.queryable() !== pool) return work();
+    return runTransaction(pool as PgPool, undefined, () => work(), { local: true });
   }
 
   protected override acceptsOutbox(outbox: OutboxStore): boolean {
     return outbox instanceof PostgresOutboxStore;
-  }
-
-  /**
-   * The write extended to insert its events into the outbox in the same statement (so in the
-   * same transaction, and with no extra round trip), when the outbox is on.
-   */
-  private async withOutbox(write: PostgresStatement, events: readonly DataSyncEvent[]): Promise<PostgresStatement> {
-    const outbox = this.outbox as PostgresOutboxStore | undefined;
-    if (outbox === undefined || events.length === 0) return write;
-    if (outbox.pool !== this.pool) {
-      throw new RepositoryConfigurationError(
-        `${this.constructor.name}: its outbox (PostgresOutboxStore) must use the repository's own pool, so that events commit in the same transaction as the row`,
-      );
-    }
-    await outbox.ensureTable();
-    return outbox.withEvents({ text: write.text, values: write.values ?? [] }, events);
   }
 
   /** Reservations on this pool (PostgresPrepareKeyFactory given the same pool) commit with the write. */
@@ -339,8 +273,8 @@ export abstract class PostgresRepository<
    * @ddd-kit/transactional-adapter-pg's do.
    */
   protected override whenWriteCommits(publish: () => Promise<void>): Promise<void> {
-    const transaction = this.pool === undefined ? undefined : ambientTransactionFor(this.pool);
-    if (transaction?.afterCommit === undefined || transaction.client === this.pool) return publish();
+    const transaction = this.pool === undefined ? undefined : activeTransactionFor(this.pool);
+    if (transaction?.afterCommit === undefined) return publish();
     transaction.afterCommit(publish);
     return Promise.resolve();
   }
@@ -379,234 +313,66 @@ export abstract class PostgresRepository<
     write: PostgresStatement,
     alongside: readonly PostgresStatement[] = NO_STATEMENTS,
   ): Promise<boolean> {
-    const pool = this.requirePool();
-    const ambient = ambientClientFor(pool);
-    if (ambient !== undefined) return this.runWrite(ambient, write, alongside);
-    if (alongside.length === 0) {
-      try {
-        return (await pool.query(write.text, write.values as unknown[] | undefined)).rowCount !== 0;
-      } catch (error) {
-        throw this.explain(error);
-      }
-    }
-
-    return this.inOwnTransaction(
-      pool,
-      (client) => this.runWrite(client, write, alongside),
-      (matched) => matched,
-    );
+    return executeWriteOn(this.requirePool(), this.queryable(), write, alongside, (error) => this.explain(error));
   }
 
   // ---------------------------------------------------------------- internals
 
-  /**
-   * BEGIN on a client of the pool, `body`, then COMMIT when `commit(result)` says so, else
-   * ROLLBACK (and ROLLBACK when anything throws). A failed ROLLBACK leaves the connection in an
-   * unknown state: it is destroyed, not reused.
-   */
-  private async inOwnTransaction<R>(
-    pool: Pool,
-    body: (client: PoolClient) => Promise<R>,
-    commit: (result: R) => boolean = () => true,
-  ): Promise<R> {
-    const client: PoolClient = await pool.connect();
-    // A checked-out client that loses its connection emits 'error'; unheard, that would end the
-    // process. The failure reaches the statement in flight (or the next one) anyway.
-    const onError = (): void => undefined;
-    client.on('error', onError);
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await body(client);
-      await client.query(commit(result) ? 'COMMIT' : 'ROLLBACK');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => void (broken = rollbackError));
-      throw error;
-    } finally {
-      client.removeListener('error', onError);
-      client.release(broken);
-    }
-  }
-
-  private async runWrite(
-    queryable: PgQueryable,
-    write: PostgresStatement,
-    alongside: readonly PostgresStatement[],
-  ): Promise<boolean> {
-    const result = await this.run(queryable, write);
-    if (result.rowCount === 0) return false;
-    for (const statement of alongside) await queryable.query(statement.text, statement.values as unknown[] | undefined);
-    return true;
-  }
-
   /** One of this repository's own statements (a missing table is explained, see `explain`). */
-  private async run<R extends Record<string, any>>(
-    queryable: PgQueryable,
-    statement: PostgresStatement,
-  ): Promise<QueryResult<R>> {
-    try {
-      return (await queryable.query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
-    } catch (error) {
-      throw this.explain(error);
-    }
+  private run<R extends Record<string, any>>(queryable: PgQueryable, statement: PostgresStatement) {
+    return runStatement<R>(queryable, statement, (error) => this.explain(error));
   }
 
-  /** Where statements run now: the ambient transaction's client, else the pool. */
+  /** Where statements run now: the ambient transaction's client, else the pool (see @ddd-kit/core/postgres). */
   private queryable(): PgQueryable {
-    const pool = this.requirePool();
-    return ambientClientFor(pool) ?? pool;
+    return queryableFor(this.requirePool(), this.constructor.name, { foreignTransaction: this.foreignTransaction });
   }
 
-  /** The statements, after the table exists (created on first use unless told not to). */
+  /** The statements, after the table exists (created, or checked, once before the first statement). */
   private async ready(): Promise<Statements> {
     const s = this.prepared();
-    if (this.createTableOnFirstUse !== false) await (this.tableReady ?? this.makeTableReady());
+    const schema = this.tableSchema();
+    if (!schema.ready) await schema.ensure();
     this.readyStatements = s;
     return s;
   }
 
-  private makeTableReady(): Promise<void> {
-    const pool = this.requirePool();
-    const s = this.prepared();
-    const ready = (async () => {
-      // Looked up where the statements will run (an ambient transaction included), so an
-      // existing table costs no second connection; a missing one is created on a connection of
-      // its own, outside any transaction: a rollback must not take the table away.
-      const queryable = ambientClientFor(pool) ?? pool;
-      const found: QueryResult<{ present: boolean }> = await queryable.query(
-        'SELECT to_regclass($1) IS NOT NULL AS present',
-        [s.table],
-      );
-      if (!found.rows[0]?.present) {
-        try {
-          await pool.query(s.createTable);
-        } catch (error) {
-          if (!CREATE_RACE.has((error as { code?: string }).code ?? '')) throw error;
-        }
-      }
-    })();
-    this.tableReady = ready;
-    // A failed attempt (server down) is retried by the next call rather than remembered.
-    ready.catch(() => {
-      if (this.tableReady === ready) this.tableReady = undefined;
-    });
-    return ready;
+  private tableSchema(): PgSchema {
+    return (this.schema ??= new PgSchema(this.requirePool() as PgPool, {
+      owner: this.constructor.name,
+      create: this.createTableOnFirstUse !== false,
+      fail: (message) => new RepositoryConfigurationError(message),
+      tables: () => {
+        const s = this.prepared();
+        return [{ name: s.table, ddl: [s.createTable], columns: [this.idColumn, this.versionColumn, ...s.columns] }];
+      },
+    }));
   }
 
   /** Builds and caches every statement from the declaration, checking each identifier. */
   private prepared(): Statements {
-    if (this.statements !== undefined) return this.statements;
-    const where = this.constructor.name;
-    const table = quoteTableName(this.tableOverride ?? this.table, `${where}: table`);
-    const id = quoteIdentifier(this.idColumn, `${where}: idColumn`);
-    const version = quoteIdentifier(this.versionColumn, `${where}: versionColumn`);
-    if (this.idColumn === this.versionColumn)
-      throw new RepositoryConfigurationError(`${where}: idColumn and versionColumn must differ`);
-    const idType = this.idType;
-    if (idType !== 'text' && idType !== 'bigint')
-      throw new RepositoryConfigurationError(
-        `${where}: idType must be 'text' or 'bigint', got ${JSON.stringify(idType)}`,
-      );
-
-    const declared = this.columns as Record<string, unknown> | undefined;
-    if (declared === null || typeof declared !== 'object' || Array.isArray(declared)) {
-      throw new RepositoryConfigurationError(
-        `${where}: columns must be an object of column name → SQL type, such as { label: 'text NOT NULL' }`,
-      );
-    }
-    const columns = Object.keys(declared);
-    const jsonColumns = new Set<string>();
-    const definitions: string[] = [];
-    for (const column of columns) {
-      const quoted = quoteIdentifier(column, `${where}: column`);
-      if ([this.idColumn, this.versionColumn, 'id', 'version'].includes(column)) {
-        throw new RepositoryConfigurationError(
-          `${where}: column ${quoted} is reserved: the repository writes the id and version columns itself`,
-        );
-      }
-      const type = checkColumnType(declared[column], `${where}: the type of column ${quoted}`);
-      if (isJsonType(type)) jsonColumns.add(column);
-      definitions.push(`${quoted} ${type}`);
-    }
-
-    const all = [id, version, ...columns.map((c) => `"${c}"`)];
-    const assignments = columns.map((c, i) => `"${c}" = $${i + 3}`);
-    assignments.push(`${version} = $${columns.length + 3}`);
-    const selected = [`${id} AS "id"`, `${version} AS "version"`, ...columns.map((c) => `"${c}"`)];
-    this.statements = {
-      table,
-      columns,
-      jsonColumns,
-      createTable:
-        `CREATE TABLE IF NOT EXISTS ${table} (\n` +
-        [
-          `  ${id} ${idType} PRIMARY KEY`,
-          `  ${version} bigint NOT NULL CHECK (${version} >= 1)`,
-          ...definitions.map((d) => `  ${d}`),
-        ].join(',\n') +
-        '\n)',
-      insert: `INSERT INTO ${table} (${all.join(', ')}) VALUES (${all.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (${id}) DO NOTHING`,
-      update: `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${id} = $1 AND ${version} = $2`,
-      remove: `DELETE FROM ${table} WHERE ${id} = $1 AND ${version} = $2`,
-      find: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} = $1`,
-      firstPage: `SELECT ${selected.join(', ')} FROM ${table} ORDER BY ${id} LIMIT $1`,
-      nextPage: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} > $1 ORDER BY ${id} LIMIT $2`,
-      version: `SELECT ${version} AS "version" FROM ${table} WHERE ${id} = $1`,
-    };
-    return this.statements;
+    return (this.statements ??= buildStatements({
+      where: this.constructor.name,
+      table: this.tableOverride ?? this.table,
+      idColumn: this.idColumn,
+      versionColumn: this.versionColumn,
+      idType: this.idType,
+      columns: this.columns as Record<string, unknown> | undefined,
+    }));
   }
 
   /** Appends the row's values in column order; json/jsonb values are serialised here. */
   private pushColumnValues(values: unknown[], s: Statements, aggregate: T): void {
-    const row = this.toRow(aggregate) as Record<string, unknown>;
-    if (row === null || typeof row !== 'object' || Array.isArray(row)) {
-      throw new RepositoryConfigurationError(
-        `${this.constructor.name}.toRow must return an object with one entry per declared column`,
-      );
-    }
-    let present = 0;
-    for (const column of s.columns) {
-      if (!(column in row)) this.rowMismatch(row, s);
-      const value = row[column];
-      values.push(s.jsonColumns.has(column) && value !== undefined && value !== null ? JSON.stringify(value) : value);
-      present++;
-    }
-    if (Object.keys(row).length !== present) this.rowMismatch(row, s);
-  }
-
-  private rowMismatch(row: Record<string, unknown>, s: Statements): never {
-    const keys = Object.keys(row);
-    const missing = s.columns.filter((c) => !keys.includes(c));
-    const extra = keys.filter((k) => !s.columns.includes(k));
-    throw new RepositoryConfigurationError(
-      `${this.constructor.name}.toRow must return exactly the declared columns (id and version are the repository's)` +
-        (missing.length ? `; missing: ${missing.join(', ')}` : '') +
-        (extra.length ? `; not declared in columns: ${extra.join(', ')}` : ''),
-    );
+    pushRowValues(values, s, this.toRow(aggregate) as Record<string, unknown>, this.constructor.name);
   }
 
   /** The id as it is bound: refused (nothing sent) when the id column cannot hold it as it is. */
   private checkedId(id: ID): ID {
-    if (this.idType === 'bigint' ? Number.isSafeInteger(id) : typeof id === 'string') return id;
-    throw new InvalidAggregateIdError(
-      this.aggregateName(),
-      id,
-      this.idType === 'bigint'
-        ? 'this repository stores bigint ids: an id must be a safe integer'
-        : "this repository stores text ids: an id must be a string (a number would come back as a string; use idType 'bigint' for numeric ids)",
-    );
+    return checkBoundId(this.idType, this.aggregateName(), id);
   }
 
   private versionOf(value: unknown, id: ID): number {
-    const version = typeof value === 'string' || typeof value === 'bigint' ? Number(value) : value;
-    if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
-      throw new RepositoryError(
-        `${this.aggregateName()} ${JSON.stringify(id)}: the stored row has no valid ${quoteIdentifier(this.versionColumn, 'versionColumn')} ` +
-          '(a positive integer); it was not written by this repository.',
-      );
-    }
-    return version;
+    return storedVersion(value, this.versionColumn, this.aggregateName(), id);
   }
 
   private requirePool(): Pool {
@@ -619,14 +385,12 @@ export abstract class PostgresRepository<
     return this.pool;
   }
 
-  /** A missing table is a setup mistake: say what to do. Everything else passes through as the driver raised it. */
+  /** A missing table is a setup mistake: say what to do (see explainMissingTable). */
   private explain(error: unknown): unknown {
-    if ((error as { code?: string } | null)?.code !== UNDEFINED_TABLE) return error;
-    const table = this.statements?.table ?? String(this.tableOverride ?? this.table);
-    return new RepositoryConfigurationError(
-      `${this.constructor.name}: table ${table} does not exist. Create it (createTableStatement() gives the DDL) ` +
-        'or let the repository create it on first use (createTable: true, the default).',
-      { cause: error },
+    return explainMissingTable(
+      error,
+      this.constructor.name,
+      this.statements?.table ?? String(this.tableOverride ?? this.table),
     );
   }
 }

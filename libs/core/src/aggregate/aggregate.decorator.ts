@@ -1,6 +1,6 @@
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
-import { DEFAULT_CONTEXT_NAME, isNamedAggregate, namedAggregateKey, type NamedAggregate } from './named-aggregate.js';
+import { DddKitError } from '../errors/ddd-kit.error.js';
+import { processWide } from '../process-wide.js';
+import { DEFAULT_CONTEXT_NAME, namedAggregateKey, type NamedAggregate } from './named-aggregate.js';
 
 export interface AggregateOptions {
   /** The aggregate's name, e.g. 'user'. */
@@ -17,13 +17,22 @@ export interface AggregateMetadata extends NamedAggregate {
   readonly target: Function;
 }
 
-const BY_CLASS = new WeakMap<Function, AggregateMetadata>();
-const BY_NAME = new Map<string, AggregateMetadata>();
+/** `@Aggregate` given options it cannot take. */
+export class AggregateDeclarationError extends DddKitError {
+  override readonly code = 'AGGREGATE_DECLARATION';
+}
+
+// One store per process: the id-generator and the repository (and two installed copies of
+// either) read the same declarations.
+const declarations = processWide('aggregate-declarations', () => ({
+  byClass: new WeakMap<Function, AggregateMetadata>(),
+  byName: new Map<string, AggregateMetadata>(),
+}));
 
 function assertName(what: string, value: unknown, optional: boolean): void {
   if (optional && value === undefined) return;
   if (typeof value !== 'string' || value.trim().length === 0 || value.length > 256) {
-    throw new IdGeneratorOptionsError(
+    throw new AggregateDeclarationError(
       `@Aggregate ${what} must be a non-empty string of at most 256 characters, got ${JSON.stringify(value)}`,
     );
   }
@@ -36,7 +45,7 @@ function assertName(what: string, value: unknown, optional: boolean): void {
  */
 export function Aggregate(options: AggregateOptions): ClassDecorator {
   if (!options || typeof options !== 'object')
-    throw new IdGeneratorOptionsError('@Aggregate takes { name, context?, idGenerator? }');
+    throw new AggregateDeclarationError('@Aggregate takes { name, context?, idGenerator? }');
   assertName('name', options.name, false);
   assertName('context', options.context, true);
   assertName('idGenerator', options.idGenerator, true);
@@ -48,7 +57,7 @@ export function Aggregate(options: AggregateOptions): ClassDecorator {
       target,
     });
     const key = namedAggregateKey(metadata);
-    const existing = BY_NAME.get(key);
+    const existing = declarations.byName.get(key);
     // The same class name again is the same source evaluated twice (a reset module registry).
     if (
       existing &&
@@ -56,13 +65,13 @@ export function Aggregate(options: AggregateOptions): ClassDecorator {
       existing.target.name !== target.name &&
       existing.idGenerator !== metadata.idGenerator
     ) {
-      throw new IdGeneratorOptionsError(
+      throw new AggregateDeclarationError(
         `@Aggregate ${metadata.contextName}.${metadata.aggregateName} is declared by ${existing.target.name} with idGenerator ` +
           `${JSON.stringify(existing.idGenerator)} and by ${target.name} with ${JSON.stringify(metadata.idGenerator)}; declare one generator per aggregate`,
       );
     }
-    BY_CLASS.set(target, metadata);
-    BY_NAME.set(key, metadata);
+    declarations.byClass.set(target, metadata);
+    declarations.byName.set(key, metadata);
   };
 }
 
@@ -70,7 +79,7 @@ export function Aggregate(options: AggregateOptions): ClassDecorator {
 export function getAggregateMetadata(target: Function | object): AggregateMetadata | undefined {
   let type: unknown = typeof target === 'function' ? target : (target as object)?.constructor;
   while (typeof type === 'function') {
-    const metadata = BY_CLASS.get(type);
+    const metadata = declarations.byClass.get(type);
     if (metadata) return metadata;
     type = Object.getPrototypeOf(type);
   }
@@ -79,23 +88,27 @@ export function getAggregateMetadata(target: Function | object): AggregateMetada
 
 /** The declaration recorded for a named aggregate, if any class declared it. */
 export function getAggregateMetadataByName(named: NamedAggregate): AggregateMetadata | undefined {
-  return BY_NAME.get(namedAggregateKey(named));
+  return declarations.byName.get(namedAggregateKey(named));
 }
 
 /**
- * `{ contextName, aggregateName }` of an `@Aggregate` class, an instance of one, or a
- * NamedAggregate itself. Throws AggregateNotDecoratedError otherwise.
+ * The name events and errors use for an aggregate class: its `@Aggregate({ name })` (inherited
+ * by subclasses), else the class's own name.
  */
-export function getNamedAggregate(aggregate: Function | object): NamedAggregate {
-  const metadata = getAggregateMetadata(aggregate);
-  if (metadata) return { contextName: metadata.contextName, aggregateName: metadata.aggregateName };
-  if (isNamedAggregate(aggregate))
-    return { contextName: aggregate.contextName, aggregateName: aggregate.aggregateName };
-  throw new AggregateNotDecoratedError(describe(aggregate));
+export function getAggregateName(aggregate: Function | object): string {
+  const type = typeof aggregate === 'function' ? aggregate : aggregate.constructor;
+  return getAggregateMetadata(type)?.aggregateName ?? type.name;
 }
 
-function describe(value: unknown): string {
-  if (typeof value === 'function') return `class ${value.name || '(anonymous)'}`;
-  if (value && typeof value === 'object') return `an instance of ${value.constructor?.name ?? 'Object'}`;
-  return String(value);
+/**
+ * The name that keys an aggregate's repository: `context.name` for an `@Aggregate` outside the
+ * default context (two contexts may each have a 'user'), else the aggregate name.
+ */
+export function getQualifiedAggregateName(aggregate: Function | object): string {
+  const type = typeof aggregate === 'function' ? aggregate : aggregate.constructor;
+  const metadata = getAggregateMetadata(type);
+  if (metadata === undefined) return type.name;
+  return metadata.contextName === DEFAULT_CONTEXT_NAME
+    ? metadata.aggregateName
+    : `${metadata.contextName}.${metadata.aggregateName}`;
 }

@@ -1,4 +1,3 @@
-// The same file sits in the ddd-kit libraries that open a Redis client of their own (each library stands alone).
 import type { Logger } from '@nestjs/common';
 import type { Redis, RedisOptions } from 'ioredis';
 

@@ -1,4 +1,3 @@
-// The same file sits in every ddd-kit library that reports telemetry (each library stands alone).
 import { createRequire } from 'node:module';
 import type * as OtelApi from '@opentelemetry/api';
 import type {

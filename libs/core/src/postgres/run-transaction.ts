@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
-import type { Pool, PoolClient } from 'pg';
-import { ambientStorage, PgTransactionContext } from './pg-ambient-transaction.js';
+import { ambientStorage, PgTransactionContext } from './ambient-transaction.js';
+import type { PgPool, PgPoolClient } from './pg.interfaces.js';
+import { PgArgumentError } from './postgres.errors.js';
 
 export type PgIsolationLevel = 'READ UNCOMMITTED' | 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 
@@ -25,12 +26,13 @@ const logger = new Logger('PgTransaction');
  */
 export function beginStatement(options: PgTransactionOptions | undefined): string {
   if (options === undefined || options === null) return 'BEGIN';
-  if (typeof options !== 'object') throw new TypeError(`transaction options must be an object, got ${String(options)}`);
+  if (typeof options !== 'object')
+    throw new PgArgumentError(`transaction options must be an object, got ${String(options)}`);
   const { isolationLevel, readOnly } = options;
   let sql = 'BEGIN';
   if (isolationLevel !== undefined) {
     if (typeof isolationLevel !== 'string' || !ISOLATION_LEVELS.has(isolationLevel)) {
-      throw new TypeError(
+      throw new PgArgumentError(
         `isolationLevel must be one of ${[...ISOLATION_LEVELS].join(', ')}; got ${JSON.stringify(isolationLevel)}`,
       );
     }
@@ -38,51 +40,65 @@ export function beginStatement(options: PgTransactionOptions | undefined): strin
   }
   if (readOnly !== undefined) {
     if (typeof readOnly !== 'boolean')
-      throw new TypeError(`readOnly must be a boolean, got ${JSON.stringify(readOnly)}`);
+      throw new PgArgumentError(`readOnly must be a boolean, got ${JSON.stringify(readOnly)}`);
     sql += readOnly ? ' READ ONLY' : ' READ WRITE';
   }
   return sql;
 }
 
-export function assertPool(pool: unknown, where: string): asserts pool is Pool {
-  const candidate = pool as Partial<Pool> | null | undefined;
+/** Refuses what is not a pg.Pool before anything is sent. */
+export function assertPool(pool: unknown, where: string): asserts pool is PgPool {
+  const candidate = pool as Partial<PgPool> | null | undefined;
   if (
     candidate === null ||
     typeof candidate !== 'object' ||
     typeof candidate.connect !== 'function' ||
     typeof candidate.query !== 'function'
   ) {
-    throw new TypeError(
+    throw new PgArgumentError(
       `${where} needs a pg.Pool (new Pool({ connectionString })), got ${candidate === null ? 'null' : typeof candidate}`,
     );
   }
 }
 
+export interface RunTransactionHooks {
+  /** A part's own transaction for its own statements, not a use case's (see AmbientPgTransaction.local). */
+  local?: boolean;
+  /** Called between COMMIT and the after-commit callbacks (the nestjs-cls adapter clears `tx` there). */
+  beforeAfterCommit?: () => void;
+}
+
 /**
- * One transaction on a connection of its own: BEGIN, `fn` with the transaction published as
- * the ambient one, then COMMIT — or ROLLBACK when `fn` throws. After a commit, what waited for
- * it runs (outside the transaction). The connection goes back to the pool when all is settled,
- * or is destroyed when it failed (a lost connection, a failed COMMIT or ROLLBACK) so nothing
- * half-finished is ever reused.
+ * The one way ddd-kit runs a transaction on a connection of its own: BEGIN, `fn` with the
+ * transaction published as the ambient one, then COMMIT — or ROLLBACK when `fn` throws. After
+ * a commit, what waited for it runs (outside the transaction).
+ *
+ * The connection goes back to the pool only when the server answered everything on it: a
+ * failed BEGIN, COMMIT or ROLLBACK, or a statement that failed without an answer (a lost
+ * connection, a timeout: the server may still be running it), destroys the connection instead,
+ * and the server rolls back what it held. Nothing half-finished is ever handed to the pool's next
+ * user, and no ROLLBACK waits on a server that stopped answering.
  *
  * Outcome under faults: an error from `fn` or BEGIN means nothing committed. An error from
  * COMMIT itself (the connection lost while it was in flight) leaves the outcome unknown: the
  * server may have committed. Nothing here retries.
  */
 export async function runTransaction<R>(
-  pool: Pool,
+  pool: PgPool,
   options: PgTransactionOptions | undefined,
   fn: (context: PgTransactionContext) => Promise<R>,
-  hooks: { beforeAfterCommit?: () => void } = {},
+  hooks: RunTransactionHooks = {},
 ): Promise<R> {
   const begin = beginStatement(options);
-  const client: PoolClient = await pool.connect();
+  const client: PgPoolClient = await pool.connect();
+  let lost = false;
   // A checked-out client that loses its connection emits 'error'; unheard, it would end the
   // process. The failure reaches the statement in flight (or the next one) anyway.
-  const onError = (): void => undefined;
+  const onError = (): void => void (lost = true);
   client.on('error', onError);
   const release = (broken?: unknown): void => {
-    client.removeListener('error', onError);
+    // A destroyed connection keeps the listener, for an 'error' the closing socket may still emit.
+    if (broken === undefined) client.removeListener('error', onError);
     client.release(broken === undefined ? undefined : broken instanceof Error ? broken : new Error(String(broken)));
   };
 
@@ -93,12 +109,16 @@ export async function runTransaction<R>(
     throw error;
   }
 
-  const context = new PgTransactionContext(pool, client, ambientStorage.getStore());
+  const context = new PgTransactionContext(pool, client, ambientStorage.getStore(), hooks.local);
   let result: R;
   try {
     result = await ambientStorage.run(context, () => fn(context));
   } catch (error) {
     context.end();
+    if (lost || context.broken) {
+      release(error);
+      throw error;
+    }
     let broken: unknown;
     await client.query('ROLLBACK').catch((rollbackError: unknown) => void (broken = rollbackError));
     release(broken);
@@ -114,7 +134,7 @@ export async function runTransaction<R>(
     release(error);
     throw error;
   }
-  release();
+  release(lost ? new Error('the connection reported an error during the transaction') : undefined);
   hooks.beforeAfterCommit?.();
   const errors = await context.runAfterCommit();
   for (const error of errors) {

@@ -1,0 +1,39 @@
+import type { DynamicModule, Provider } from '@nestjs/common';
+import type { RepositoryFeature } from '@ddd-kit/repository';
+import { InvalidConfigError, type AppConfig } from '../config/app-config.js';
+import type { User } from '../users/user.aggregate.js';
+
+/** How the app reaches one store: the token its client is provided under, how to open and close it. */
+export interface StoreConnection<C = unknown> {
+  token: symbol;
+  open(config: AppConfig): Promise<C>;
+  close(connection: C): Promise<unknown>;
+}
+
+/** One backend choice: the store it runs on (none in memory) and the ddd-kit module configured on it. */
+export interface Backend {
+  connection?: StoreConnection;
+  module: DynamicModule;
+}
+
+/**
+ * The users on one store: `module` is RepositoryModule on it, and UsersModule adds the rest.
+ * RepositoryModule's options inject UsernamePrepareKey so that they wait for the reservations:
+ * the User repository looks up the PrepareKey of its `@UniqueKey` as it is built (Nest builds
+ * modules concurrently), and would find none while a store connection still held them up.
+ */
+export interface UsersBackend extends Backend {
+  /** User's entry in RepositoryModule.forFeature: the store's repository class (User alone in memory). */
+  repository: RepositoryFeature<User> | typeof User;
+  /** The UserReadModel on the same store, and the RequestTransaction a request's writes run in. */
+  providers: Provider[];
+}
+
+/** The namespace of the user IDs' machine IDs, wherever they come from. */
+export const MACHINE_ID_NAMESPACE = 'registration';
+
+/** A store's URL: loadConfig asks for it already; this covers a config built in code. */
+export function required(url: string | undefined, variable: string): string {
+  if (url === undefined) throw new InvalidConfigError(variable, 'is required by the backends chosen');
+  return url;
+}

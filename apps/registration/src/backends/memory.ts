@@ -1,0 +1,30 @@
+import { IdGeneratorModule } from '@ddd-kit/id-generator';
+import { MemoryPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key';
+import { RepositoryModule } from '@ddd-kit/repository';
+import { InMemoryUserReadModel } from '../read-model/in-memory-user-read-model.js';
+import { UserReadModel } from '../read-model/user-read-model.js';
+import { RequestTransaction } from '../users/request-transaction.js';
+import { User } from '../users/user.aggregate.js';
+import { UsernamePrepareKey } from '../users/username.prepare-key.js';
+import { MACHINE_ID_NAMESPACE, type Backend, type UsersBackend } from './backend.js';
+
+// In this process: what `npm start` runs with nothing configured. Nothing is shared with another instance.
+
+export const memoryReservations = (): Backend => ({
+  // Built at bootstrap, not when the module is declared.
+  module: PrepareKeyModule.forRootAsync({ useFactory: () => ({ factory: new MemoryPrepareKeyFactory() }) }),
+});
+
+export const memoryUsers = (): UsersBackend => ({
+  // No outbox: there is nothing durable to gain, events are delivered in process before the request answers.
+  // UsernamePrepareKey: built after the reservations (see UsersBackend).
+  module: RepositoryModule.forRootAsync({ inject: [UsernamePrepareKey], useFactory: () => ({}) }),
+  repository: User,
+  // Each write stands alone; the repository keeps the safe order.
+  providers: [{ provide: UserReadModel, useClass: InMemoryUserReadModel }, RequestTransaction],
+});
+
+/** MACHINE_ID=<number>: fixed, so distinct for every instance that shares a repository. */
+export const fixedMachineId = (machineId: number): Backend => ({
+  module: IdGeneratorModule.forRoot({ namespace: MACHINE_ID_NAMESPACE, machine: machineId }),
+});

@@ -1,0 +1,39 @@
+// `@ddd-kit/core/postgres`: the one PostgreSQL transaction path every ddd-kit part joins, the
+// identifier checks and the table creation they share. Types are structural: nothing here
+// requires `pg`'s own types.
+export type { PgPool, PgPoolClient, PgQueryable, PgResult } from './pg.interfaces.js';
+export {
+  activeTransactionFor,
+  ambientStorage,
+  foreignTransaction,
+  outsideTransaction,
+  PgTransactionContext,
+  queryableFor,
+  type AmbientPgTransaction,
+  type QueryableOptions,
+} from './ambient-transaction.js';
+export {
+  assertPool,
+  beginStatement,
+  runTransaction,
+  type PgIsolationLevel,
+  type PgTransactionOptions,
+  type RunTransactionHooks,
+} from './run-transaction.js';
+export {
+  bareTableName,
+  isIdentifier,
+  qualifiedName,
+  quoteIdentifier,
+  quoteTableName,
+  type IdentifierFailure,
+} from './identifiers.js';
+export { PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
+export { describePool } from './describe-pool.js';
+export {
+  PgArgumentError,
+  PgConfigurationError,
+  PgForeignTransactionError,
+  PgSchemaMissingError,
+  PgTransactionEndedError,
+} from './postgres.errors.js';

@@ -1,0 +1,9 @@
+// `@ddd-kit/core/redis`: the Redis client a ddd-kit module opens and closes for its users
+// (`redis: { url }`); ioredis is loaded only when one is opened.
+export {
+  closeRedis,
+  connectionProblem,
+  describeRedis,
+  openRedis,
+  type RedisConnectionOptions,
+} from './redis-connection.js';

@@ -1,0 +1,191 @@
+import { describe, expect, it } from '@jest/globals';
+import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
+import { EXPIRY_MARGIN_MS, SHORT_TTL_MS, sleep, type ContractContext } from './contract-context.js';
+
+/** Cases of describePrepareKeyContract (see prepare-key.contract.ts). */
+export function describeReservationCases(context: ContractContext): void {
+  const { fresh, prepareExpired } = context;
+  describe('prepare', () => {
+    it('reserves an absent key forever and get returns the value', async () => {
+      const pk = fresh();
+      expect(await pk.prepare('alice', { owner: 'u1' })).toBe(true);
+      expect(await pk.get('alice')).toEqual({ owner: 'u1' });
+      const prepared = await pk.getValue('alice');
+      expect(prepared).toBeInstanceOf(PreparedValue);
+      expect(prepared?.value).toEqual({ owner: 'u1' });
+      expect(prepared?.ttlAt).toBe(TTL_FOREVER);
+      expect(prepared?.isForever).toBe(true);
+      expect(prepared?.isExpired()).toBe(false);
+    });
+
+    it('stores the ttlAt of a PreparedValue', async () => {
+      const pk = fresh();
+      const ttlAt = Date.now() + 60_000;
+      expect(await pk.prepare('alice', toTtlAt({ owner: 'u1' }, ttlAt))).toBe(true);
+      const prepared = await pk.getValue('alice');
+      expect(prepared?.ttlAt).toBe(ttlAt);
+      expect(prepared?.isForever).toBe(false);
+      expect(await pk.get('alice')).toEqual({ owner: 'u1' });
+    });
+
+    it('returns false while an unexpired record holds the key, whatever the value, and keeps it', async () => {
+      const pk = fresh();
+      expect(await pk.prepare('alice', { owner: 'u1' })).toBe(true);
+      expect(await pk.prepare('alice', { owner: 'u2' })).toBe(false);
+      expect(await pk.prepare('alice', { owner: 'u1' })).toBe(false); // the same value too
+      expect(await pk.prepare('alice', toTtlAt({ owner: 'u1' }, Date.now() + 60_000))).toBe(false);
+      expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u1' }, TTL_FOREVER));
+    });
+
+    it('also refuses an equal value written with its object keys in another order', async () => {
+      const pk = fresh<{ a: number; b: number }>();
+      expect(await pk.prepare('k', { a: 1, b: 2 })).toBe(true);
+      expect(await pk.prepare('k', { b: 2, a: 1 })).toBe(false);
+    });
+
+    it('reserves keys independently of each other', async () => {
+      const pk = fresh();
+      expect(await pk.prepare('alice', { owner: 'u1' })).toBe(true);
+      expect(await pk.prepare('bob', { owner: 'u2' })).toBe(true);
+      expect(await pk.get('alice')).toEqual({ owner: 'u1' });
+      expect(await pk.get('bob')).toEqual({ owner: 'u2' });
+    });
+  });
+
+  describe('get and getValue', () => {
+    it('resolve undefined for an absent key', async () => {
+      const pk = fresh();
+      expect(await pk.get('nobody')).toBeUndefined();
+      expect(await pk.getValue('nobody')).toBeUndefined();
+    });
+
+    it('return copies: mutating a value given or returned does not change the record', async () => {
+      const pk = fresh<{ tags: string[] }>();
+      const value = { tags: ['a'] };
+      await pk.prepare('k', value);
+      value.tags.push('mutated-after-prepare');
+      const read = await pk.get('k');
+      expect(read).toEqual({ tags: ['a'] });
+      read!.tags.push('mutated-after-get');
+      expect(await pk.get('k')).toEqual({ tags: ['a'] });
+      expect((await pk.getValue('k'))?.value).toEqual({ tags: ['a'] });
+    });
+  });
+
+  describe('expiry (short real TTLs)', () => {
+    it('a TTL record holds the key until ttlAt, then get hides it and getValue still shows it', async () => {
+      const pk = fresh();
+      const ttlAt = Date.now() + SHORT_TTL_MS;
+      expect(await pk.prepare('alice', toTtlAt({ owner: 'u1' }, ttlAt))).toBe(true);
+      expect(await pk.get('alice')).toEqual({ owner: 'u1' });
+      expect(await pk.prepare('alice', { owner: 'u2' })).toBe(false);
+
+      await sleep(ttlAt - Date.now() + EXPIRY_MARGIN_MS);
+      expect(await pk.get('alice')).toBeUndefined();
+      const expired = await pk.getValue('alice');
+      expect(expired?.value).toEqual({ owner: 'u1' });
+      expect(expired?.ttlAt).toBe(ttlAt);
+      expect(expired?.isExpired()).toBe(true);
+    });
+
+    it('an expired key can be prepared again, by another value or the same one', async () => {
+      const pk = fresh();
+      await prepareExpired(pk, [
+        ['alice', { owner: 'u1' }],
+        ['bob', { owner: 'u3' }],
+      ]);
+      expect(await pk.prepare('alice', { owner: 'u2' })).toBe(true);
+      expect(await pk.get('alice')).toEqual({ owner: 'u2' });
+      expect((await pk.getValue('alice'))?.ttlAt).toBe(TTL_FOREVER);
+      expect(await pk.prepare('alice', { owner: 'u1' })).toBe(false);
+
+      expect(await pk.prepare('bob', { owner: 'u3' })).toBe(true);
+      expect(await pk.getValue('bob')).toEqual(new PreparedValue({ owner: 'u3' }, TTL_FOREVER));
+    });
+
+    it('a re-prepared TTL record expires again at its new ttlAt', async () => {
+      const pk = fresh();
+      await prepareExpired(pk, [['alice', { owner: 'u1' }]]);
+      const second = await prepareExpired(pk, [['alice', { owner: 'u2' }]]);
+      expect(await pk.get('alice')).toBeUndefined();
+      expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u2' }, second));
+      expect(await pk.prepare('alice', { owner: 'u3' })).toBe(true);
+    });
+
+    it('reprepare(key, value) extends a reservation before it expires', async () => {
+      const pk = fresh();
+      const ttlAt = Date.now() + SHORT_TTL_MS;
+      expect(await pk.prepare('alice', toTtlAt({ owner: 'u1' }, ttlAt))).toBe(true);
+      const later = Date.now() + 60_000;
+      expect(await pk.reprepare('alice', toTtlAt({ owner: 'u1' }, later))).toBe(true);
+      await sleep(ttlAt - Date.now() + EXPIRY_MARGIN_MS);
+      expect(await pk.get('alice')).toEqual({ owner: 'u1' });
+      expect((await pk.getValue('alice'))?.ttlAt).toBe(later);
+      expect(await pk.prepare('alice', { owner: 'u2' })).toBe(false);
+    });
+  });
+
+  describe('rollback(key)', () => {
+    it('deletes the record whatever its value and resolves true, then false', async () => {
+      const pk = fresh();
+      await pk.prepare('alice', { owner: 'u1' });
+      expect(await pk.rollback('alice')).toBe(true);
+      expect(await pk.getValue('alice')).toBeUndefined();
+      expect(await pk.rollback('alice')).toBe(false);
+      expect(await pk.prepare('alice', { owner: 'u2' })).toBe(true);
+    });
+
+    it('resolves false for an absent key', async () => {
+      expect(await fresh().rollback('nobody')).toBe(false);
+    });
+
+    it('deletes an expired record too', async () => {
+      const pk = fresh();
+      await prepareExpired(pk, [['alice', { owner: 'u1' }]]);
+      expect(await pk.rollback('alice')).toBe(true);
+      expect(await pk.getValue('alice')).toBeUndefined();
+    });
+
+    it('touches only its own key', async () => {
+      const pk = fresh();
+      await pk.prepare('alice', { owner: 'u1' });
+      await pk.prepare('bob', { owner: 'u2' });
+      expect(await pk.rollback('alice')).toBe(true);
+      expect(await pk.get('bob')).toEqual({ owner: 'u2' });
+    });
+  });
+
+  describe('rollback(key, value)', () => {
+    it('deletes the record whose value equals value', async () => {
+      const pk = fresh();
+      await pk.prepare('alice', { owner: 'u1' });
+      expect(await pk.rollback('alice', { owner: 'u1' })).toBe(true);
+      expect(await pk.getValue('alice')).toBeUndefined();
+    });
+
+    it('resolves false for another value and leaves the record intact', async () => {
+      const pk = fresh();
+      const ttlAt = Date.now() + 60_000;
+      await pk.prepare('alice', toTtlAt({ owner: 'u1' }, ttlAt));
+      expect(await pk.rollback('alice', { owner: 'u2' })).toBe(false);
+      expect(await pk.rollback('alice', { owner: 'u1', n: 1 })).toBe(false);
+      expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u1' }, ttlAt));
+    });
+
+    it('resolves false for an absent key', async () => {
+      expect(await fresh().rollback('nobody', { owner: 'u1' })).toBe(false);
+    });
+
+    it('deletes an expired record whose value matches', async () => {
+      const pk = fresh();
+      await prepareExpired(pk, [
+        ['alice', { owner: 'u1' }],
+        ['bob', { owner: 'u2' }],
+      ]);
+      expect(await pk.rollback('alice', { owner: 'u1' })).toBe(true);
+      expect(await pk.getValue('alice')).toBeUndefined();
+      expect(await pk.rollback('bob', { owner: 'other' })).toBe(false);
+      expect((await pk.getValue('bob'))?.value).toEqual({ owner: 'u2' });
+    });
+  });
+}
