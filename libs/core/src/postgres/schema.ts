@@ -1,6 +1,7 @@
 import { activeTransactionFor, outsideTransaction } from './ambient-transaction.js';
 import { runTransaction } from './run-transaction.js';
 import type { PgPool, PgQueryable } from './pg.interfaces.js';
+import { isServerError, unreachable } from './pool.js';
 import { PgSchemaMissingError } from './postgres.errors.js';
 
 /** One table a part needs. */
@@ -121,6 +122,7 @@ export class PgSchema {
   private async attempt(create: boolean): Promise<void> {
     const ambient = activeTransactionFor(this.pool);
     if (ambient !== undefined && (await this.problems(ambient.client)).length === 0) return;
+    let reported: Error | undefined;
     for (let attempt = 1; ; attempt++) {
       try {
         return await outsideTransaction(() =>
@@ -130,11 +132,14 @@ export class PgSchema {
               for (const statement of this.statements()) await client.query(statement);
             }
             const problems = await this.problems(client);
-            if (problems.length > 0) throw this.missing(problems, create);
+            if (problems.length > 0) throw (reported = this.missing(problems, create));
           }),
         );
       } catch (error) {
-        if (attempt >= ATTEMPTS || !CREATE_RACE.has((error as { code?: string }).code ?? '')) throw error;
+        if (attempt < ATTEMPTS && CREATE_RACE.has((error as { code?: string }).code ?? '')) continue;
+        // What is missing, or the server's own refusal, as it is; a server that did not answer, named.
+        if (error === reported || isServerError(error)) throw error;
+        throw unreachable(this.options.owner, this.pool, error, 'to create or check its tables');
       }
     }
   }
