@@ -122,6 +122,11 @@ export class MachineIdHolder {
   }
 
   /** True while a lost machine ID is being replaced. */
+  /** How often the lease is renewed (undefined: a machine ID that needs no heartbeat). */
+  get heartbeatIntervalMs(): number | undefined {
+    return this.options.distributor.guardIntervalMs;
+  }
+
   get replacing(): boolean {
     return this.reacquiring !== undefined;
   }
