@@ -30,7 +30,7 @@ export {
 } from './identifiers.js';
 export { PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
 export { describePool } from './describe-pool.js';
-export { checkPool, isServerError, openPool, unreachable, type OpenPoolOptions } from './pool.js';
+export { checkPool, companionPool, isServerError, openPool, unreachable, type OpenPoolOptions } from './pool.js';
 export {
   PgArgumentError,
   PgConfigurationError,

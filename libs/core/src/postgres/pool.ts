@@ -54,3 +54,21 @@ export async function openPool(options: OpenPoolOptions, owner: string): Promise
   }
   return pool as unknown as PgPool;
 }
+
+/**
+ * A small pool of its own made from `pool`'s settings (pg.Pool keeps them, and its class), for
+ * work that must never wait behind requests holding every pooled connection: a lease heartbeat.
+ * Its idle connections let the process exit. Anything but a pg.Pool is returned as it is.
+ */
+export function companionPool(pool: PgPool, overrides: { max: number }): PgPool & { end?(): Promise<void> } {
+  const Pool = (pool as unknown as { constructor?: new (options: object) => PgPool }).constructor;
+  const options = (pool as { options?: object }).options;
+  if (typeof Pool !== 'function' || options === undefined || typeof (pool as { end?: unknown }).end !== 'function')
+    return pool;
+  const companion = new Pool({ ...options, ...overrides, allowExitOnIdle: true }) as PgPool & {
+    on(event: 'error', listener: () => void): unknown;
+  };
+  // An idle connection the server drops; the next statement reports a lasting outage.
+  companion.on('error', () => undefined);
+  return companion;
+}
