@@ -30,7 +30,7 @@ export interface PostgresOutboxStoreOptions {
   /** The outbox table, `name` or `schema.name` (default `ddd_kit_outbox`). */
   table?: string;
   /** Create the table and its indexes on first use when missing (default true); `createTableStatement()` prints the DDL. */
-  createTable?: boolean;
+  createTables?: boolean;
   /**
    * The LISTEN/NOTIFY channel a write notifies on commit and `watch` listens to (default
    * `ddd_kit_outbox`); `false`: no NOTIFY (relays then find new events by polling alone).
@@ -94,11 +94,11 @@ export class PostgresOutboxStore implements OutboxStore {
     this.table = quoteTableName(this.tableName, 'PostgresOutboxStore: table');
     const bare = this.tableName.split('.').pop()!;
     this.indexPrefix = bare.slice(0, 40);
-    if (options.createTable !== undefined && typeof options.createTable !== 'boolean')
-      throw new RepositoryConfigurationError('PostgresOutboxStore: createTable must be a boolean');
+    if (options.createTables !== undefined && typeof options.createTables !== 'boolean')
+      throw new RepositoryConfigurationError('PostgresOutboxStore: createTables must be a boolean');
     this.schema = new PgSchema(pool as unknown as PgPool, {
       owner: 'PostgresOutboxStore',
-      create: options.createTable ?? true,
+      create: options.createTables ?? true,
       tables: () => [{ name: this.table, ddl: [this.createTableStatement()], columns: COLUMNS }],
     });
     const channel = options.notifyChannel ?? 'ddd_kit_outbox';
@@ -132,7 +132,7 @@ export class PostgresOutboxStore implements OutboxStore {
     );
   }
 
-  /** Creates the table (or, with `createTable: false`, checks it exists) before the first statement; a no-op once done. */
+  /** Creates the table (or, with `createTables: false`, checks it exists) before the first statement; a no-op once done. */
   async ensureTable(): Promise<void> {
     if (!this.schema.ready) await this.schema.ensure();
   }

@@ -20,12 +20,12 @@ export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> ex
    * connection of its own, outside any transaction). Default true; false for teams that
    * migrate by hand (`createTableStatement()` prints the DDL).
    */
-  createTable?: boolean;
+  createTables?: boolean;
 }
 
 /** Throws RepositoryConfigurationError for options of a PostgresRepository (`where`) that cannot work. */
 export function checkPostgresRepositoryOptions(where: string, options: PostgresRepositoryOptions<any>): void {
-  const { pool, table, foreignTransaction, createTable } = options;
+  const { pool, table, foreignTransaction, createTables } = options;
   if (
     pool !== undefined &&
     pool !== null &&
@@ -36,6 +36,6 @@ export function checkPostgresRepositoryOptions(where: string, options: PostgresR
   if (table !== undefined) quoteTableName(table, `${where}: table`);
   if (foreignTransaction !== undefined && foreignTransaction !== 'refuse' && foreignTransaction !== 'autocommit')
     throw new RepositoryConfigurationError(`${where}: foreignTransaction must be 'refuse' or 'autocommit'`);
-  if (createTable !== undefined && typeof createTable !== 'boolean')
-    throw new RepositoryConfigurationError(`${where}: createTable must be a boolean`);
+  if (createTables !== undefined && typeof createTables !== 'boolean')
+    throw new RepositoryConfigurationError(`${where}: createTables must be a boolean`);
 }

@@ -38,7 +38,7 @@ export function explainMissingTable(error: unknown, where: string, table: string
   if ((error as { code?: string } | null)?.code !== UNDEFINED_TABLE) return error;
   return new RepositoryConfigurationError(
     `${where}: table ${table} does not exist. Create it (createTableStatement() gives the DDL) ` +
-      'or let the repository create it on first use (createTable: true, the default).',
+      'or let the repository create it on first use (createTables: true, the default).',
     { cause: error },
   );
 }

@@ -1,4 +1,5 @@
-import { Logger, type FactoryProvider } from '@nestjs/common';
+import type { FactoryProvider } from '@nestjs/common';
+import { checkPool, openPool, type PgPool } from '@ddd-kit/core/postgres';
 import type { Pool } from 'pg';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import type { RepositoryFeature } from '../../interfaces/repository-feature.interface.js';
@@ -9,7 +10,7 @@ import type { RepositoryPostgresOptions } from './postgres.backend-options.js';
 import { PostgresOutboxStore } from './postgres-outbox.store.js';
 import { PostgresRepository } from './postgres.repository.js';
 
-const logger = new Logger('RepositoryModule');
+const OWNER = 'RepositoryModule (postgres)';
 
 /**
  * PostgreSQL through node-postgres, from RepositoryModule's `postgres`: `{ url }` (a pool the
@@ -35,22 +36,18 @@ export class PostgresBackend implements RepositoryBackend {
     return this.options.createTables ?? true;
   }
 
+  /**
+   * Opens the pool from `url` (pg is loaded only then), or checks the given one: either way an
+   * unreachable server fails the bootstrap with an error naming RepositoryModule and what to do.
+   */
   async connect(): Promise<void> {
-    if (this.current !== undefined) return;
-    // Loaded only here: users of the other backends need not install pg.
-    const { default: pg } = await import('pg');
-    const pool = new pg.Pool({ ...this.options.poolOptions, connectionString: this.options.url });
-    // An idle connection the server drops emits 'error' on the pool; unheard, it would end the
-    // process. The pool replaces the connection; the next query reports a lasting outage.
-    pool.on('error', (error) => logger.warn(`An idle PostgreSQL connection failed: ${error.message}`));
-    try {
-      // Fails the bootstrap on a wrong URL or an unreachable server, as the Mongo connection does.
-      await pool.query('SELECT 1');
-    } catch (error) {
-      await pool.end().catch(() => undefined);
-      throw error;
-    }
-    this.current = pool;
+    if (this.current !== undefined) return checkPool(this.current as unknown as PgPool, OWNER);
+    const pool = await openPool(
+      // A request that cannot get a connection fails after this long instead of waiting for ever.
+      { url: this.options.url!, poolOptions: { connectionTimeoutMillis: 10_000, ...this.options.poolOptions } },
+      OWNER,
+    );
+    this.current = pool as unknown as Pool;
     this.owned = true;
   }
 
@@ -62,7 +59,12 @@ export class PostgresBackend implements RepositoryBackend {
     return repository instanceof PostgresRepository;
   }
 
-  configure(repository: AnyRepository, feature: RepositoryFeature, context: RepositoryBackendContext): void {
+  /** Configures the repository and makes (or checks) its table now, before the application takes a request. */
+  async configure(
+    repository: AnyRepository,
+    feature: RepositoryFeature,
+    context: RepositoryBackendContext,
+  ): Promise<void> {
     const postgres = repository as PostgresRepository<any, any>;
     if (context.outbox !== undefined && postgres.hasPool && !postgres.usesPool(this.current!)) {
       throw new RepositoryConfigurationError(
@@ -70,16 +72,19 @@ export class PostgresBackend implements RepositoryBackend {
           "this one has a pool of its own. Give it the module's pool (RepositoryModule.forRoot({ postgres: { pool } })).",
       );
     }
-    postgres.configure({ pool: this.current, table: feature.table, createTable: this.createTables });
+    postgres.configure({ pool: this.current, table: feature.table, createTables: this.createTables });
+    await postgres.ensureSchema();
   }
 
-  createOutboxStore(settings: RepositoryOutboxOptions): PostgresOutboxStore {
-    return new PostgresOutboxStore({
+  async createOutboxStore(settings: RepositoryOutboxOptions): Promise<PostgresOutboxStore> {
+    const store = new PostgresOutboxStore({
       pool: this.current!,
       table: settings.table,
-      createTable: this.createTables,
+      createTables: this.createTables,
       notifyChannel: settings.notifyChannel,
     });
+    await store.ensureTable();
+    return store;
   }
 
   /** `SELECT 1` on the pool itself: a health check never joins (or waits for) an ambient transaction. */

@@ -90,14 +90,14 @@ export abstract class PostgresRepository<
     super(options);
   }
 
-  /** Also takes the `pool`, `table` and `createTable` (each set once: a later value is ignored). */
+  /** Also takes the `pool`, `table` and `createTables` (each set once: a later value is ignored). */
   override configure(options: PostgresRepositoryOptions<T>): void {
     super.configure(options);
     checkPostgresRepositoryOptions(this.constructor.name, options);
     if (options.pool !== undefined && options.pool !== null) this.pool ??= options.pool;
     if (options.table !== undefined) this.tableOverride ??= options.table;
     if (options.foreignTransaction !== undefined) this.foreignTransaction ??= options.foreignTransaction;
-    if (options.createTable !== undefined) this.createTableOnFirstUse ??= options.createTable;
+    if (options.createTables !== undefined) this.createTableOnFirstUse ??= options.createTables;
   }
 
   /** True once a pool is configured. */
@@ -163,14 +163,14 @@ export abstract class PostgresRepository<
     return this.prepared().createTable;
   }
 
-  /** Creates the table now when it is missing, whatever `createTable` says; a no-op once done. */
+  /** Creates the table now when it is missing, whatever `createTables` says; a no-op once done. */
   async ensureTable(): Promise<void> {
     await this.tableSchema().create();
   }
 
   /**
    * What the module runs at bootstrap: creates the table when missing, or — with
-   * `createTable: false` — checks that it and every declared column exist, failing with what to run.
+   * `createTables: false` — checks that it and every declared column exist, failing with what to run.
    */
   async ensureSchema(): Promise<void> {
     await this.ready();
