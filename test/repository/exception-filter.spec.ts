@@ -138,6 +138,13 @@ describe('DddKitExceptionFilter', () => {
     expect(response.body).toEqual({ statusCode: status, error: reason, message: expect.stringMatching(message) });
   });
 
+  it("a taken value's 409 names the key and the value, never who holds it", async () => {
+    const response = await request(app.getHttpServer()).get('/taken/yan');
+    expect(response.status).toBe(409);
+    expect(response.body.message).toBe("the exception-filter-name 'yan' is already taken");
+    expect(JSON.stringify(response.body)).not.toContain('yan-a');
+  });
+
   it('a subclass answers 412 for a lost optimistic lock (an API taking If-Match)', async () => {
     const response = await request(ifMatch.getHttpServer()).get('/stale/s2');
     expect(response.status).toBe(412);

@@ -300,7 +300,9 @@ describe('the adapter on another pool than the repository (SPEC §5)', () => {
     // Before: the insert autocommitted on the repository's pool, and the use case's rollback left it there.
     const error = await app.call('create', 'o1', true).catch((e: Error & { code?: string }) => e);
     expect(error).toMatchObject({ code: 'PG_FOREIGN_TRANSACTION' });
-    expect((error as Error).message).toMatch(/CounterRepository runs on pg\.Pool #\d+ .*transaction started from pg\.Pool #\d+/);
+    expect((error as Error).message).toMatch(
+      /CounterRepository runs on pg\.Pool #\d+ .*transaction started from pg\.Pool #\d+/,
+    );
     expect(await outside.currentVersion('o1')).toBe(-1);
     await expect(app.call('create', 'o2', false)).rejects.toMatchObject({ code: 'PG_FOREIGN_TRANSACTION' });
     expect(await outside.currentVersion('o2')).toBe(-1);

@@ -21,7 +21,9 @@ export async function run(): Promise<void> {
     const schema = new PgSchema(pool, {
       owner: 'core.drivers',
       create: true,
-      tables: () => [{ name: table, ddl: [`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`], columns: ['id'] }],
+      tables: () => [
+        { name: table, ddl: [`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`], columns: ['id'] },
+      ],
     });
     // Inside a transaction holding the pool's only connection: the table is made on another one.
     await runTransaction(pool, undefined, async (context) => {

@@ -3,11 +3,13 @@
 // transaction, the aggregate declarations, the error brand — is one, whichever copy a library
 // loaded.
 import { strict as assert } from 'node:assert';
+import * as core from '@ddd-kit/core';
 import { Aggregate, DddKitError, dddKitErrorCode, getAggregateName } from '@ddd-kit/core';
+import * as corePostgres from '@ddd-kit/core/postgres';
 import { ambientStorage, runTransaction, type PgPool } from '@ddd-kit/core/postgres';
 
-type Core = typeof import('@ddd-kit/core');
-type CorePostgres = typeof import('@ddd-kit/core/postgres');
+type Core = typeof core;
+type CorePostgres = typeof corePostgres;
 
 export async function run(): Promise<void> {
   const second = (await import(new URL('../core-copy/dist/index.js', import.meta.url).href)) as Core;

@@ -132,7 +132,9 @@ decorateMethod(Counters, 'failAfterNotSupported', Transactional());
 decorateMethod(Counters, 'peek', Transactional());
 
 const otherPool =
-  process.env.FIXTURE_MODE === 'other-pool' ? new pg.Pool({ connectionString: process.env.FIXTURE_DATABASE_URL }) : null;
+  process.env.FIXTURE_MODE === 'other-pool'
+    ? new pg.Pool({ connectionString: process.env.FIXTURE_DATABASE_URL })
+    : null;
 
 class AppModule {}
 Module({

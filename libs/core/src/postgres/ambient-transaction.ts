@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { processWide } from '../process-wide.js';
 import { describePool } from './describe-pool.js';
+import { isServerError } from './pool.js';
 import type { PgPool, PgPoolClient, PgQueryable } from './pg.interfaces.js';
 import { PgForeignTransactionError, PgTransactionEndedError } from './postgres.errors.js';
 
@@ -35,11 +36,6 @@ export const ambientStorage = processWide(
 );
 
 const ENDED: PgQueryable = { query: () => Promise.reject(new PgTransactionEndedError()) };
-
-/** True for an error the server sent (a DatabaseError): the connection answered and stays usable. */
-function isServerError(error: unknown): boolean {
-  return typeof (error as { severity?: unknown } | null)?.severity === 'string';
-}
 
 /**
  * One transaction on one connection, as the transaction path publishes it. Every consumer gets

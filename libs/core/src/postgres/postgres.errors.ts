@@ -38,3 +38,8 @@ export class PgSchemaMissingError extends DddKitError {
 export class PgArgumentError extends DddKitTypeError {
   override readonly code = 'PG_ARGUMENT';
 }
+
+/** PostgreSQL could not be reached where a part needed it (at start-up: the application does not start). */
+export class PgConnectionError extends DddKitError {
+  override readonly code = 'PG_CONNECTION';
+}

@@ -71,10 +71,10 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
   });
 
   it('between the thresholds, a clock that catches up within spinThresholdMs of real time: generate() waits it out', () => {
-    // A clock that runs a millisecond per reading: 400 ms behind, it is back after 400 readings,
-    // long before 5 ms of real time have passed.
+    // A clock that runs 50 ms per reading: 400 ms behind, it is back after 8 readings, long
+    // before 5 ms of real time have passed (even on a machine busy enough to pause the process).
     let t = 1_750_000_000_000;
-    const clock = () => t++;
+    const clock = () => (t += 50);
     const sync = new ClockSync(new CosIdGenerator({ machineId: 9, clock }), {
       spinThresholdMs: 5,
       brokenThresholdMs: 1_000,

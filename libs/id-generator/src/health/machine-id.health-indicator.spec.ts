@@ -96,7 +96,7 @@ describe('MachineIdHealthIndicator', () => {
     expect(up.remainingMs).toBeLessThanOrEqual(800);
 
     proxy.blackhole();
-    const down = await until(indicator, (entry) => entry.status === 'down');
+    const down = await until(indicator, (entry) => entry.status === 'down', { minRemainingMs: 0 });
     expect(down).toEqual({
       status: 'down',
       held: false,
@@ -110,6 +110,22 @@ describe('MachineIdHealthIndicator', () => {
 
     proxy.heal({ reset: true });
     expect(await until(indicator, (entry) => entry.status === 'up')).toMatchObject({ held: true, lost: false });
+  });
+
+  it('by default, readiness goes down after three missed heartbeats, before the lease is lost (SPEC §2)', async () => {
+    const { holder, indicator } = await leased({ safeGuardMs: 10_000, guardIntervalMs: 100 });
+    // The lease is 9 s; three heartbeats are 300 ms: down once less than 8.7 s is left.
+    expect((await indicator.isHealthy())['machine-id'].status).toBe('up');
+    proxy.blackhole();
+    try {
+      const down = await until(indicator, (entry) => entry.status === 'down');
+      expect(down.message).toMatch(/has \d+ ms left, less than 8700: heartbeats are failing$/);
+      expect(holder.lease.valid).toBe(true);
+      expect(holder.lease.remainingMs).toBeGreaterThan(8_000);
+    } finally {
+      proxy.heal({ reset: true });
+    }
+    expect(await until(indicator, (entry) => entry.status === 'up')).toMatchObject({ held: true });
   });
 
   it('with minRemainingMs, is down as soon as missed heartbeats leave less than that, before the lease runs out', async () => {

@@ -6,9 +6,9 @@ import { MachineIdHolder } from '../machine/machine-id-holder.js';
 
 export interface MachineIdHealthCheckOptions {
   /**
-   * Down when the lease has less than this many milliseconds left (default 0: down only once
-   * IDs can no longer be issued). A value of a few heartbeats reports a store that stopped
-   * answering before the lease runs out.
+   * Down when the lease has less than this many milliseconds left. Default: the lease less three
+   * heartbeats, so that a store that stopped answering turns readiness down after three missed
+   * heartbeats, long before the lease is lost (SPEC §2); `0`: down only once IDs can no longer be issued.
    */
   minRemainingMs?: number;
 }
@@ -73,7 +73,7 @@ export class MachineIdHealthIndicator {
         message: `the lease of machine ID ${holder.machineId} ran out: no heartbeat reached the distributor in time`,
       });
     }
-    const minRemainingMs = options.minRemainingMs ?? 0;
+    const minRemainingMs = options.minRemainingMs ?? defaultMinRemaining(lease.durationMs, holder.heartbeatIntervalMs);
     if (remaining < minRemainingMs) {
       return session.down({
         ...details,
@@ -82,4 +82,10 @@ export class MachineIdHealthIndicator {
     }
     return session.up({ ...details, held: true });
   }
+}
+
+/** The lease less three heartbeats (0 for a lease that never ends or has no heartbeat). */
+function defaultMinRemaining(leaseMs: number, heartbeatMs: number | undefined): number {
+  if (!Number.isFinite(leaseMs) || heartbeatMs === undefined) return 0;
+  return Math.max(0, leaseMs - 3 * heartbeatMs);
 }

@@ -44,6 +44,9 @@ export abstract class MachineIdDistributor {
 
   /** Releases the ID for reuse after `lastTimestamp`; false when this instance no longer held it. */
   abstract revert(state: MachineIdState): Promise<boolean>;
+
+  /** Closes what the distributor opened of its own (never a client it was given); the holder calls it after its release. */
+  async close(): Promise<void> {}
 }
 
 export function isMachineIdDistributor(value: unknown): value is MachineIdDistributor {

@@ -122,6 +122,11 @@ export class MachineIdHolder {
   }
 
   /** True while a lost machine ID is being replaced. */
+  /** How often the lease is renewed (undefined: a machine ID that needs no heartbeat). */
+  get heartbeatIntervalMs(): number | undefined {
+    return this.options.distributor.guardIntervalMs;
+  }
+
   get replacing(): boolean {
     return this.reacquiring !== undefined;
   }
@@ -178,10 +183,22 @@ export class MachineIdHolder {
     return this.inFlight;
   }
 
-  /** Stops the heartbeat, ends generation, and gives the ID back (false: it was no longer held). */
+  /**
+   * Stops the heartbeat, ends generation, and gives the ID back (false: it was no longer held);
+   * then closes what the distributor opened of its own.
+   */
   async release(): Promise<boolean> {
     if (this.released) return false;
     this.released = true;
+    const distributor = this.options.distributor as Partial<MachineIdDistributor>;
+    try {
+      return await this.giveBack();
+    } finally {
+      await distributor.close?.().catch(() => undefined);
+    }
+  }
+
+  private async giveBack(): Promise<boolean> {
     this.stopHeartbeat();
     this.wake?.();
     this.notify();

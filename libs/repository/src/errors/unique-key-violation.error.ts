@@ -13,11 +13,12 @@ export class UniqueKeyViolationError extends RepositoryError {
     override readonly name: string,
     /** The value that is taken. */
     readonly key: string,
-    /** Who holds it, as the reservation says. */
+    /**
+     * Who holds it, as the reservation says: for code that needs it, never in the message (for
+     * a username or an e-mail, the message would tell anyone who holds a name).
+     */
     readonly holder?: { aggregate: string; id: unknown },
   ) {
-    super(
-      `the ${name} '${key}' is already taken${holder ? ` (by ${holder.aggregate} ${JSON.stringify(holder.id)})` : ''}`,
-    );
+    super(`the ${name} '${key}' is already taken`);
   }
 }

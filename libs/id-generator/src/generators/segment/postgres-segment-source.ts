@@ -8,7 +8,7 @@ export interface PostgresSegmentSourceOptions {
   /** Prefix of the table name; default `ddd_kit_` (table `ddd_kit_segments`). */
   tablePrefix?: string;
   /** Create the table (IF NOT EXISTS) on first use; default true. */
-  createTable?: boolean;
+  createTables?: boolean;
 }
 
 /**
@@ -28,16 +28,16 @@ export class PostgresSegmentSource implements SegmentSource {
   constructor(pool: PgPool, options: PostgresSegmentSourceOptions = {}) {
     this.pool = assertPool(pool, 'PostgresSegmentSource');
     this.table = tableName(options.schema, options.tablePrefix ?? 'ddd_kit_', 'segments', 'PostgresSegmentSource');
-    const createTable = options.createTable ?? true;
-    if (typeof createTable !== 'boolean')
-      throw new IdGeneratorOptionsError('PostgresSegmentSource: createTable must be a boolean');
-    this.ensureTable = idSourceSchema(this.pool, 'PostgresSegmentSource', createTable, () => [
+    const createTables = options.createTables ?? true;
+    if (typeof createTables !== 'boolean')
+      throw new IdGeneratorOptionsError('PostgresSegmentSource: createTables must be a boolean');
+    this.ensureTable = idSourceSchema(this.pool, 'PostgresSegmentSource', createTables, () => [
       { name: this.table, ddl: this.ddl(), columns: ['name', 'max'] },
     ]);
     this.statement = `INSERT INTO ${this.table} AS s (name, max) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET max = s.max + EXCLUDED.max RETURNING max`;
   }
 
-  /** The DDL run on first use (for a migration when `createTable: false`). */
+  /** The DDL run on first use (for a migration when `createTables: false`). */
   ddl(): string[] {
     return [
       `CREATE TABLE IF NOT EXISTS ${this.table} (\n  name text PRIMARY KEY,\n  max bigint NOT NULL CHECK (max >= 0)\n)`,

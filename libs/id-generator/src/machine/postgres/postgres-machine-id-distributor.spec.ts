@@ -15,6 +15,7 @@ import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error
 import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
 import * as sql from './postgres-machine-id.sql.js';
 import { PostgresSegmentSource } from '../../generators/segment/postgres-segment-source.js';
+import { MachineIdHolder } from '../machine-id-holder.js';
 import { PostgresMachineIdDistributor } from './postgres-machine-id-distributor.js';
 
 /**
@@ -285,4 +286,47 @@ describe('PostgresMachineIdDistributor', () => {
     const typed: ConstructorParameters<typeof PostgresMachineIdDistributor>[0] = pool;
     expect(typed).toBe(pool);
   });
+});
+
+describe('PostgresMachineIdDistributor under request traffic', () => {
+  let schema: Awaited<ReturnType<typeof postgresSchema>>;
+
+  beforeAll(async () => {
+    schema = await postgresSchema('machine_ids_starved');
+  });
+  afterAll(async () => {
+    await schema?.drop();
+  });
+
+  it('keeps the lease renewed while requests hold every connection of the pool in a transaction', async () => {
+    // Before: the heartbeat waited for a pooled connection behind the requests, and the lease ran out.
+    const pool = new pg.Pool({ connectionString: schema.url, max: 2 });
+    const distributor = new PostgresMachineIdDistributor(pool, {
+      schema: schema.schema,
+      safeGuardMs: 1_500,
+      guardIntervalMs: 100,
+    });
+    const holder = await MachineIdHolder.acquire({
+      distributor,
+      namespace: 'starved',
+      machineBits: 4,
+      instanceId: 'busy',
+      logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+    });
+    const held = await Promise.all([pool.connect(), pool.connect()]);
+    try {
+      for (const client of held) await client.query('BEGIN');
+      // Every pooled connection is taken: a request would wait now. Three leases' worth of time passes.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      expect(holder.lease.valid).toBe(true);
+      expect(holder.lease.remainingMs).toBeGreaterThan(1_000);
+    } finally {
+      for (const client of held) {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+      expect(await holder.release()).toBe(true);
+      await pool.end();
+    }
+  }, 20_000);
 });

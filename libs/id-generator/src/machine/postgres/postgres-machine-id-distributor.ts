@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { IdGeneratorError } from '../../errors/id-generator.error.js';
+import { collectingSchema, companionPool } from '@ddd-kit/core/postgres';
 import {
   assertPool,
   idSourceSchema,
@@ -30,8 +31,10 @@ export interface PostgresMachineIdDistributorOptions extends LeasedMachineIdDist
 /**
  * Machine IDs shared by a fleet through PostgreSQL (node-postgres). Time is the database
  * server's (`clock_timestamp()`), so every holder's deadline is judged on one clock. Each step
- * runs on a connection of the pool's own, never inside a transaction of the caller's: a lease
- * must outlive any rollback.
+ * runs outside any transaction of the caller's (a lease must outlive any rollback), on two
+ * connections of the distributor's own made from the pool's settings: requests holding every
+ * connection of the application's pool never make a heartbeat wait, so the lease is not lost
+ * to request traffic. `close()` (the holder calls it after its release) ends them.
  *
  * | step | what runs | "nothing matched" means |
  * |---|---|---|
@@ -46,6 +49,8 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
   readonly tables: Readonly<sql.MachineIdTables>;
   private readonly index: string;
   private readonly pool: PgPool;
+  /** The lease's own connections (see the class comment). */
+  private readonly leasePool: PgPool & { end?(): Promise<void> };
   private readonly ensureTables: () => Promise<void>;
   private readonly statements: {
     lockNamespace: string;
@@ -59,6 +64,7 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
   constructor(pool: PgPool, options: PostgresMachineIdDistributorOptions = {}) {
     super(options);
     this.pool = assertPool(pool, 'PostgresMachineIdDistributor');
+    this.leasePool = companionPool(this.pool, { max: 2 });
     const prefix = options.tablePrefix ?? 'ddd_kit_';
     const where = 'PostgresMachineIdDistributor';
     this.tables = Object.freeze({
@@ -97,9 +103,11 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeDistribute(request: MachineIdRequest, until: number): Promise<StoreDistribution> {
     await this.ensureTables();
+    // Booted only to read the schema (collectSchemaStatements): no table to lease from yet, no ID issued.
+    if (collectingSchema()) return { machineId: 0, lastTimestamp: 0 };
     const { namespace, machineBits, instanceId } = request;
     const s = this.statements;
-    return inOwnTransaction(this.pool, async (client) => {
+    return inOwnTransaction(this.leasePool, async (client) => {
       const ns = (await client.query(s.lockNamespace, [namespace, machineBits])).rows[0];
       if (Number(ns.machine_bits) !== machineBits) return { storedBits: Number(ns.machine_bits) };
       // The namespace row is locked: no other distribute runs. A guard may still move a
@@ -148,7 +156,8 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeGuard(state: MachineIdState, until: number): Promise<boolean> {
     await this.ensureTables();
-    const result = await this.pool.query(this.statements.guard, [
+    if (collectingSchema()) return true;
+    const result = await this.leasePool.query(this.statements.guard, [
       state.namespace,
       state.machineId,
       state.instanceId,
@@ -161,7 +170,8 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeRevert(state: MachineIdState): Promise<boolean> {
     await this.ensureTables();
-    const result = await this.pool.query(this.statements.revert, [
+    if (collectingSchema()) return true;
+    const result = await this.leasePool.query(this.statements.revert, [
       state.namespace,
       state.machineId,
       state.instanceId,
@@ -169,5 +179,10 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
       randomUUID(),
     ]);
     return result.rows[0]?.released === true;
+  }
+
+  /** Ends the lease's own connections (the pool it was given stays the caller's). */
+  override async close(): Promise<void> {
+    if (this.leasePool !== this.pool) await this.leasePool.end?.();
   }
 }

@@ -48,7 +48,7 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
     const {
       schema,
       table = DEFAULT_TABLE,
-      createTable = true,
+      createTables = true,
       retentionMs = DEFAULT_RETENTION_MS,
       sweepIntervalMs = DEFAULT_SWEEP_INTERVAL_MS,
     } = options;
@@ -62,15 +62,15 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
         `PostgresPrepareKeyFactory: sweepIntervalMs must be a non-negative integer, got ${String(sweepIntervalMs)}`,
       );
     }
-    if (typeof createTable !== 'boolean') {
-      throw new PrepareKeyArgumentError('PostgresPrepareKeyFactory: createTable must be a boolean');
+    if (typeof createTables !== 'boolean') {
+      throw new PrepareKeyArgumentError('PostgresPrepareKeyFactory: createTables must be a boolean');
     }
     this.table = qualifiedName(schema, table, 'PostgresPrepareKeyFactory', (m) => new PrepareKeyArgumentError(m));
     this.indexName = `"${table.slice(0, 55)}_drop_at"`;
     this.sweepIntervalMs = sweepIntervalMs;
     this.schema = new PgSchema(pool as PgPool, {
       owner: 'PostgresPrepareKeyFactory',
-      create: createTable,
+      create: createTables,
       tables: () => [{ name: this.table, ddl: this.ddl, columns: COLUMNS }],
     });
     this.context = {
@@ -96,7 +96,7 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
   }
 
   /**
-   * Creates the table (or, with `createTable: false`, checks it exists) now, on a connection of
+   * Creates the table (or, with `createTables: false`, checks it exists) now, on a connection of
    * its own; PrepareKeyModule calls it at bootstrap. Keys of a factory built by hand do it on first use.
    */
   override async ensureSchema(): Promise<void> {

@@ -7,7 +7,7 @@ export interface PostgresPrepareKeyFactoryOptions {
    * Create the table and its index on first use (`CREATE … IF NOT EXISTS`); default true. Turn
    * it off when migrations own the schema: the DDL is in the README.
    */
-  createTable?: boolean;
+  createTables?: boolean;
   /**
    * How long an expired record stays readable by `getValue` before the sweep deletes it:
    * milliseconds, or `Infinity` to keep expired records until rolled back or re-prepared.

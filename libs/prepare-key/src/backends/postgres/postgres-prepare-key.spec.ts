@@ -112,10 +112,10 @@ describe('PostgresPrepareKeyFactory', () => {
       ]);
     });
 
-    it('with createTable: false, creates nothing and fails until the table exists', async () => {
+    it('with createTables: false, creates nothing and fails until the table exists', async () => {
       const factory = new PostgresPrepareKeyFactory(pool, {
         table: 'migrated',
-        createTable: false,
+        createTables: false,
         sweepIntervalMs: 0,
       });
       await expect(factory.create('n').prepare('k', 1)).rejects.toThrow(/migrated/);
