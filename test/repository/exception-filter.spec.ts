@@ -7,8 +7,6 @@ import { MemoryPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key'
 import {
   AggregateRoot,
   AggregateStateError,
-  DddKitExceptionFilter,
-  dddKitHttpStatus,
   DuplicateAggregateError,
   InjectRepository,
   OptimisticLockError,
@@ -18,6 +16,7 @@ import {
   UniqueKeyViolationError,
   type IRepository,
 } from '@ddd-kit/repository';
+import { DddKitExceptionFilter, dddKitHttpStatus } from '@ddd-kit/repository/http';
 
 // The optional filter: ddd-kit errors that a request can cause become 400/409 (or 412), the rest
 // is Nest's default. The errors are the real ones, thrown by a repository and a PrepareKey.

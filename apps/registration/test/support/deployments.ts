@@ -162,7 +162,9 @@ export function redisAndMongo(): Deployment {
             .find({ _deleted: { $ne: true } })
             .toArray()
         ).map((d) => ({ id: String(d._id), username: String(d.username) }));
-        const reservations = await reservationsOf(new RedisPrepareKeyFactory(redis, { prefix }).create('username'));
+        const reservations = await reservationsOf(
+          new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }).create('username'),
+        );
         return { users, reservations };
       } finally {
         await mongo.close();
