@@ -121,7 +121,7 @@ export async function peerRows({ log, url }) {
       `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; ${who}; outboxes emptied between slices, no relay or listener running; ${server}`;
     const checked = `every write checked (version advanced / one row updated); ${written.ours} events and ${written.theirs} messages found in the outboxes, one per write`;
     const sends =
-      'ddd-kit: one autocommitted statement (UPDATE and outbox INSERT) and NOTIFY on commit; the peer: BEGIN, UPDATE, its INSERT, COMMIT';
+      'the peer sends BEGIN, the UPDATE, its INSERT and COMMIT on a pooled client; both sides share one pool';
     return [
       {
         case: 'PostgreSQL update + its event against pg-transactional-outbox, 1 writer, durable commits',

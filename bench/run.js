@@ -45,6 +45,7 @@ try {
   for (const file of files) {
     console.log(`\n# ${file}`);
     const before = load();
+    const fileStart = Date.now();
     try {
       const mod = await import(pathToFileURL(join(here, file)).href);
       const out = await mod.default({ log: (...a) => console.log('  ', ...a) });
@@ -56,7 +57,7 @@ try {
       failures.push(`${file}: ${error.stack ?? error}`);
       console.error(`   FAILED: ${error.stack ?? error}`);
     }
-    loads.push(`${file}: ${before} → ${load()}`);
+    loads.push(`${file}: ${before} → ${load()} (${Math.round((Date.now() - fileStart) / 1000)} s)`);
   }
 } finally {
   await servers.stop();
@@ -145,7 +146,7 @@ const about = [
   `Bench run ${startedAt.toISOString()} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s) on Node ${process.version} (V8 ${process.versions.v8}),` +
     ` ${os.type()} ${os.release()}, ${cpus.length} × ${cpus[0]?.model?.trim() ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB;` +
     ` Redis ${redisVersion}${redisBenchmarkVersion()}.`,
-  `Load average (1 / 5 / 15 min) at the start and end of each file, a sign of other work sharing the machine: ${loads.join('; ')}.`,
+  `Load average (1 / 5 / 15 min) at the start and end of each file (and the file's time), a sign of other work sharing the machine: ${loads.join('; ')}.`,
   `Servers: ${servers.report.join('; ')}.`,
   'ratio: the median of the per-pair ratios (subject ÷ baseline, measured in adjacent, alternating slices);' +
     ' ops/s: the median of each side; spread: the lowest and highest pair ratio. Every counted operation had its answer checked.',
