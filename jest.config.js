@@ -7,10 +7,9 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
     '^@ddd-kit/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
-    '^@ddd-kit/core/([a-z-]+)$': '<rootDir>/libs/core/src/$1/index.ts',
-    '^@ddd-kit/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing/index.ts',
+    // Subpath entries: `<lib>/<entry>` is libs/<lib>/src/<entry>/index.ts, /nats aside.
     '^@ddd-kit/repository/nats$': '<rootDir>/libs/repository/src/outbox/nats/index.ts',
-    '^@ddd-kit/([a-z-]+)/health$': '<rootDir>/libs/$1/src/health/index.ts',
+    '^@ddd-kit/([a-z-]+)/([a-z-]+)$': '<rootDir>/libs/$1/src/$2/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

@@ -3,12 +3,16 @@ import { BadRequestException, Catch, Controller, Get, Module, Param, type INestA
 import { APP_FILTER } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { MemoryPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key';
+import { DddKitError } from '@ddd-kit/core';
+import {
+  MemoryPrepareKeyFactory,
+  PrepareKeyArgumentError,
+  PrepareKeyModule,
+  PrepareKeyStateError,
+} from '@ddd-kit/prepare-key';
 import {
   AggregateRoot,
   AggregateStateError,
-  DddKitExceptionFilter,
-  dddKitHttpStatus,
   DuplicateAggregateError,
   InjectRepository,
   OptimisticLockError,
@@ -18,6 +22,7 @@ import {
   UniqueKeyViolationError,
   type IRepository,
 } from '@ddd-kit/repository';
+import { DddKitExceptionFilter, dddKitHttpStatus } from '@ddd-kit/repository/http';
 
 // The optional filter: ddd-kit errors that a request can cause become 400/409 (or 412), the rest
 // is Nest's default. The errors are the real ones, thrown by a repository and a PrepareKey.
@@ -172,5 +177,16 @@ describe('dddKitHttpStatus (for an application’s own filter)', () => {
     expect(dddKitHttpStatus(new RepositoryConfigurationError('x'))).toBeUndefined();
     expect(dddKitHttpStatus(new Error('x'))).toBeUndefined();
     expect(dddKitHttpStatus('not an error')).toBeUndefined();
+  });
+
+  it('maps by the stable code, not the class: an error of another package (or copy) with that code, yes; a look-alike name, no', () => {
+    class StateFromElsewhere extends DddKitError {
+      override readonly code = 'PREPARE_KEY_STATE';
+    }
+    expect(dddKitHttpStatus(new StateFromElsewhere('held by another value'))).toBe(409);
+    expect(dddKitHttpStatus(new PrepareKeyStateError('sku', 'a', 'b'))).toBe(409);
+    expect(dddKitHttpStatus(new PrepareKeyArgumentError('bad key'))).toBe(400);
+    expect(dddKitHttpStatus(Object.assign(new Error('x'), { name: 'PrepareKeyStateError' }))).toBeUndefined();
+    expect(dddKitHttpStatus(Object.assign(new Error('x'), { code: 'PREPARE_KEY_STATE' }))).toBeUndefined();
   });
 });

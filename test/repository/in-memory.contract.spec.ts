@@ -3,10 +3,10 @@ import { describeReconciliationContract } from './support/reconciliation-contrac
 import {
   describeRepositoryContract,
   type CounterRepositoryClass,
-  type RepositoryHarness,
-} from './support/repository-contract.js';
+  type RepositoryContractTarget,
+} from '@ddd-kit/repository/testing';
 
-const memory = async (): Promise<RepositoryHarness> => ({
+const memory = async (): Promise<RepositoryContractTarget> => ({
   Repository: CounterInMemoryRepository as unknown as CounterRepositoryClass,
   options: () => ({}),
   close: async () => {},

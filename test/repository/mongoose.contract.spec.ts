@@ -7,12 +7,12 @@ import {
   describeRepositoryContract,
   type CounterRepository,
   type CounterRepositoryClass,
-  type RepositoryHarness,
-} from './support/repository-contract.js';
+  type RepositoryContractTarget,
+} from '@ddd-kit/repository/testing';
 
 // Every suite on its own database, every repository on its own collection, emptied at the end
 // (the test server, an emulator, has no drop commands).
-const onMongo = async (): Promise<RepositoryHarness> => {
+const onMongo = async (): Promise<RepositoryContractTarget> => {
   const connection: Connection = await mongoose
     .createConnection(mongoUri(), { dbName: uniqueName('repository_contract') })
     .asPromise();

@@ -3,7 +3,7 @@
 // built library; this test reads the documents, the read model and the delivery log directly.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
-import { MongoOutboxStore } from '@ddd-kit/repository';
+import { MongoOutboxStore } from '@ddd-kit/repository/outbox';
 import { assertBuilt } from '../support/built.js';
 import { mongoLabel, uniqueName, mongoUri } from '../support/servers.js';
 import {

@@ -7,13 +7,13 @@ import { Test } from '@nestjs/testing';
 import mongoose from 'mongoose';
 import {
   OnDataSync,
-  OutboxRelay,
   RepositoryModule,
   getRepositoryToken,
   type DataSyncEvent,
   type IRepository,
   type RepositoryOutboxOptions,
 } from '@ddd-kit/repository';
+import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
 

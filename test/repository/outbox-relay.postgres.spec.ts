@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jes
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { AggregateRoot, PostgresOutboxStore, PostgresRepository, type StoredRow } from '@ddd-kit/repository';
+import { AggregateRoot, PostgresRepository, type StoredRow } from '@ddd-kit/repository';
+import { PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { assertBuilt } from '../support/built.js';
 import { postgresSchema } from '../support/servers.js';
 
@@ -215,7 +216,7 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
       FIXTURE_MODE: 'relay',
       FIXTURE_NAME: 'parked',
       FIXTURE_LEASE_MS: '1500',
-      DDD_KIT_OUTBOX_TEST_PARK: 'after-claim',
+      FIXTURE_PARK: 'after-claim',
     });
     await parked.waitFor((l) => l.startsWith('outbox-relay parked'));
     const { rows: leased } = await pool.query<{ owner: string | null }>('SELECT owner FROM outbox ORDER BY seq');

@@ -6,17 +6,15 @@ import { Test } from '@nestjs/testing';
 import {
   AbstractRepository,
   DataSyncEventBus,
-  InMemoryOutboxStore,
-  InMemoryReadReplica,
   OnDataSync,
-  OutboxRelay,
   RepositoryConfigurationError,
   RepositoryModule,
   getRepositoryToken,
   type DataSyncEvent,
   type IRepository,
-  type OutboxRelayOptions,
 } from '@ddd-kit/repository';
+import { InMemoryOutboxStore, OutboxRelay, type OutboxRelayOptions } from '@ddd-kit/repository/outbox';
+import { InMemoryReadReplica } from '@ddd-kit/repository/reconciliation';
 import { Counter, CounterInMemoryRepository, type CounterSnapshot } from './support/counter.aggregate.js';
 
 // Writes stamp their events with the real clock; the relay's runs ahead of it, moved by hand.

@@ -1,8 +1,8 @@
-import { InMemoryOutboxStore } from '@ddd-kit/repository';
+import { InMemoryOutboxStore } from '@ddd-kit/repository/outbox';
 import { Counter, CounterInMemoryRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from './support/outbox-store-contract.js';
+import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
 
-outboxStoreContract('InMemoryOutboxStore', async () => {
+describeOutboxStoreContract('InMemoryOutboxStore', async () => {
   const store = new InMemoryOutboxStore();
   return {
     store,

@@ -3,10 +3,10 @@
 // unless MONGODB_URI names a MongoDB).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import mongoose, { type Connection } from 'mongoose';
-import { MongoOutboxStore } from '@ddd-kit/repository';
+import { MongoOutboxStore } from '@ddd-kit/repository/outbox';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from './support/outbox-store-contract.js';
+import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
 
 let connection: Connection;
 let n = 0;
@@ -17,7 +17,7 @@ afterAll(async () => {
   await connection?.close();
 });
 
-outboxStoreContract(`MongoOutboxStore on ${mongoLabel()}`, async () => {
+describeOutboxStoreContract(`MongoOutboxStore on ${mongoLabel()}`, async () => {
   const collection = `counters_${++n}`;
   const store = new MongoOutboxStore({ collections: [connection.db!.collection(collection)] });
   await store.ensureIndexes();
@@ -183,7 +183,7 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
     });
     await expect(sneaky.insert(new Counter('s', 'sneaky'))).rejects.toThrow(/must not set _outbox/);
     expect(await raw()).toEqual([]);
-    const { InMemoryOutboxStore } = await import('@ddd-kit/repository');
+    const { InMemoryOutboxStore } = await import('@ddd-kit/repository/outbox');
     expect(
       () =>
         new CounterMongooseRepository({

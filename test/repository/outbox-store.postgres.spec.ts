@@ -5,16 +5,15 @@ import { Test } from '@nestjs/testing';
 import {
   getRepositoryToken,
   OnDataSync,
-  OutboxRelay,
-  PostgresOutboxStore,
   RepositoryModule,
   type DataSyncEvent,
   type IRepository,
 } from '@ddd-kit/repository';
+import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
-import { outboxStoreContract } from './support/outbox-store-contract.js';
+import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
 import { observedPool } from './support/postgres.support.js';
 
 // One schema for the suite; every case on a table pair of its own.
@@ -30,7 +29,7 @@ afterAll(async () => {
   await schema?.drop();
 });
 
-outboxStoreContract('PostgresOutboxStore', async () => {
+describeOutboxStoreContract('PostgresOutboxStore', async () => {
   const i = ++n;
   const store = new PostgresOutboxStore({ pool, table: `outbox_${i}` });
   return {

@@ -6,19 +6,18 @@ import {
   describeRepositoryContract,
   type CounterRepository,
   type CounterRepositoryClass,
-  type RepositoryHarness,
-} from './support/repository-contract.js';
+  type RepositoryContractTarget,
+} from '@ddd-kit/repository/testing';
 
 // Every suite in a schema of its own (dropped at the end), every repository on its own table,
 // created by the repository on first use.
-const onPostgres = async (): Promise<RepositoryHarness> => {
+const onPostgres = async (): Promise<RepositoryContractTarget> => {
   const schema = await postgresSchema('repository_contract');
   const pool = new pg.Pool({ connectionString: schema.url });
   let tables = 0;
   return {
     Repository: CounterPostgresRepository as unknown as CounterRepositoryClass,
     options: () => ({ pool, table: `counters_${++tables}` }),
-    numericIds: 'refused',
     raw: async (repository: CounterRepository) => {
       const table = (repository as unknown as { qualifiedTable: string }).qualifiedTable;
       return (await pool.query(`SELECT * FROM ${table} ORDER BY id`)).rows;
@@ -33,5 +32,5 @@ const onPostgres = async (): Promise<RepositoryHarness> => {
   };
 };
 
-describeRepositoryContract('PostgresRepository', onPostgres);
+describeRepositoryContract('PostgresRepository', onPostgres, { numericIds: 'refused' });
 describeReconciliationContract('PostgresRepository', onPostgres);

@@ -78,30 +78,35 @@ describe('RepositoryModule with PostgreSQL', () => {
     expect(service.pool.ended).toBe(true);
   });
 
-  it('forRootAsync with your pool: used as given (createTables: false honoured), left open at shutdown', async () => {
+  it('forRootAsync with your pool: used as given, left open at shutdown; createTables: false checks the table at start-up', async () => {
     const pool = new pg.Pool({ connectionString: schema.url, max: 2 });
     const POOL = 'POOL';
     @Module({ providers: [{ provide: POOL, useValue: pool }], exports: [POOL] })
     class DatabaseModule {}
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        RepositoryModule.forRootAsync({
-          imports: [DatabaseModule],
-          inject: [POOL],
-          useFactory: (p: pg.Pool) => ({ postgres: { pool: p, createTables: false } }),
-        }),
-        RepositoryModule.forFeature([
-          { aggregate: Counter, repository: CounterPostgresRepository, table: 'migrated_counters' },
-        ]),
-      ],
-    }).compile();
-    const app = await moduleRef.init();
+    const boot = () =>
+      Test.createTestingModule({
+        imports: [
+          RepositoryModule.forRootAsync({
+            imports: [DatabaseModule],
+            inject: [POOL],
+            useFactory: (p: pg.Pool) => ({ postgres: { pool: p, createTables: false } }),
+          }),
+          RepositoryModule.forFeature([
+            { aggregate: Counter, repository: CounterPostgresRepository, table: 'migrated_counters' },
+          ]),
+        ],
+      })
+        .compile()
+        .then((moduleRef) => moduleRef.init());
+    // Not created: the start-up fails naming the table and the statement that makes it.
+    await expect(boot()).rejects.toThrow(
+      /CounterPostgresRepository: table "migrated_counters" does not exist.*CREATE TABLE IF NOT EXISTS "migrated_counters"/s,
+    );
+    await direct.query(new CounterPostgresRepository({ pool, table: 'migrated_counters' }).createTableStatement());
+    const app = await boot();
     try {
       expect(app.get(getRepositoryPoolToken())).toBe(pool);
       const counters = app.get(CounterPostgresRepository);
-      // Not created on first use: the error names the table and the way out.
-      await expect(counters.insert(new Counter('x', 'x'))).rejects.toThrow(/"migrated_counters" does not exist/);
-      await direct.query(counters.createTableStatement());
       await counters.insert(new Counter('x', 'x'));
       expect(await counters.currentVersion('x')).toBe(1);
     } finally {
@@ -110,6 +115,24 @@ describe('RepositoryModule with PostgreSQL', () => {
     expect(pool.ended).toBe(false);
     expect((await pool.query('SELECT count(*)::int AS n FROM migrated_counters')).rows[0].n).toBe(1);
     await pool.end();
+  });
+
+  it('a declared column its table lacks fails the start-up, naming the column', async () => {
+    await direct.query(
+      'CREATE TABLE short_counters (id text PRIMARY KEY, version bigint NOT NULL, label text NOT NULL)',
+    );
+    const start = Test.createTestingModule({
+      imports: [
+        RepositoryModule.forRoot({ postgres: { url: schema.url } }),
+        RepositoryModule.forFeature([
+          { aggregate: Counter, repository: CounterPostgresRepository, table: 'short_counters' },
+        ]),
+      ],
+    })
+      .compile()
+      .then((moduleRef) => moduleRef.init());
+    // Before: CREATE TABLE IF NOT EXISTS said nothing, and the first insert failed on a bare `column … does not exist`.
+    await expect(start).rejects.toThrow(/table "short_counters" has no column "count", "tags"/);
   });
 
   it('MongoDB and PostgreSQL side by side: each repository on its own store', async () => {

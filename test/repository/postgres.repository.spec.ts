@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 function counters(
-  options: { pool?: pg.Pool; table?: string; createTable?: boolean; publisher?: DataSyncEventBus } = {},
+  options: { pool?: pg.Pool; table?: string; createTables?: boolean; publisher?: DataSyncEventBus } = {},
 ): CounterPostgresRepository {
   return new CounterPostgresRepository({ pool, table: nextTable(), aggregate: Counter, ...options });
 }
@@ -124,9 +124,9 @@ describe('PostgresRepository: the table', () => {
     });
   });
 
-  it('createTable: false creates nothing; a missing table is a RepositoryConfigurationError naming it; the DDL by hand makes it work', async () => {
+  it('createTables: false creates nothing; a missing table is a RepositoryConfigurationError naming it; the DDL by hand makes it work', async () => {
     const table = nextTable();
-    const repository = counters({ table, createTable: false });
+    const repository = counters({ table, createTables: false });
     const error = await repository.insert(new Counter('x', 'x')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RepositoryConfigurationError);
     expect((error as Error).message).toContain(`"${table}" does not exist`);
@@ -143,7 +143,7 @@ describe('PostgresRepository: the table', () => {
 
   it('ensureTable() creates the table on demand, even where first use would not', async () => {
     const table = nextTable();
-    const repository = counters({ table, createTable: false });
+    const repository = counters({ table, createTables: false });
     await repository.ensureTable();
     await repository.ensureTable();
     expect((await pool.query('SELECT to_regclass($1) IS NOT NULL AS present', [table])).rows[0].present).toBe(true);

@@ -7,7 +7,6 @@ import {
   DataSyncEventBus,
   getRepositoryToken,
   InjectRepository,
-  InMemoryReadReplica,
   InMemoryRepository,
   OnDataSync,
   OptimisticLockError,
@@ -16,6 +15,7 @@ import {
   type DataSyncEvent,
   type IRepository,
 } from '@ddd-kit/repository';
+import { InMemoryReadReplica } from '@ddd-kit/repository/reconciliation';
 import { mongoUri, uniqueName } from '../support/servers.js';
 import { Counter, CounterMongooseRepository, type CounterSnapshot } from './support/counter.aggregate.js';
 
@@ -309,7 +309,7 @@ describe('RepositoryModule', () => {
       expect(() => RepositoryModule.forFeature([NotAnAggregate])).toThrow(/class extending AggregateRoot/);
       expect(() => RepositoryModule.forFeature([{ aggregate: undefined as never }])).toThrow(/circular import/);
       expect(() => RepositoryModule.forFeature([{ aggregate: Note, repository: NotAnAggregate as never }])).toThrow(
-        /MongooseRepository, InMemoryRepository or AbstractRepository/,
+        /repository must be a class extending AbstractRepository/,
       );
       expect(() => RepositoryModule.forFeature([{ aggregate: Note, collection: 'notes' }])).toThrow(
         /collection needs a MongooseRepository/,

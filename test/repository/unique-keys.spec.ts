@@ -61,8 +61,11 @@ const keyBackends: KeyBackend[] = [
       const prefix = uniqueName('uk');
       const injector = await redisFaultTarget(redisUrl(), prefix);
       return {
-        factory: () => new RedisPrepareKeyFactory(redis, { prefix: uniqueName('uk') }),
-        faults: { target: injector.faults, clean: () => new RedisPrepareKeyFactory(redis, { prefix }) },
+        factory: () => new RedisPrepareKeyFactory(redis, { keyPrefix: `${uniqueName('uk')}:` }),
+        faults: {
+          target: injector.faults,
+          clean: () => new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }),
+        },
         close: async () => {
           await injector.close();
           redis.disconnect();
@@ -78,8 +81,11 @@ const keyBackends: KeyBackend[] = [
       const prefix = uniqueName('uk');
       const injector = await redisClusterFaultTarget(redisClusterNodes(), prefix);
       return {
-        factory: () => new RedisPrepareKeyFactory(cluster, { prefix: uniqueName('uk') }),
-        faults: { target: injector.faults, clean: () => new RedisPrepareKeyFactory(cluster, { prefix }) },
+        factory: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${uniqueName('uk')}:` }),
+        faults: {
+          target: injector.faults,
+          clean: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }),
+        },
         close: async () => {
           await injector.close();
           cluster.disconnect();

@@ -1,6 +1,6 @@
 // SPEC §0: after `npm run build`, plain Node.js ESM imports every library by package name
-// from the repository root (CI builds before it tests). The `/testing` entry of prepare-key
-// is left out: it runs inside Jest, whose globals refuse to load anywhere else.
+// from the repository root (CI builds before it tests). The `/testing` entries are left out:
+// they run inside Jest, whose globals refuse to load anywhere else.
 import { describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -60,7 +60,8 @@ const expected: Record<string, string[]> = {
     'InjectRepository',
     'OnDataSync',
     'getRepositoryToken',
-    'ReadReplicaReconciler',
+    'UniqueKey',
+    'reconcileUniqueKeys',
   ],
 };
 
@@ -69,6 +70,9 @@ const subpaths: Record<string, string[]> = {
   '@ddd-kit/prepare-key/health': ['PrepareKeyHealthIndicator'],
   '@ddd-kit/id-generator/health': ['MachineIdHealthIndicator'],
   '@ddd-kit/repository/health': ['RepositoryHealthIndicator', 'OutboxHealthIndicator'],
+  '@ddd-kit/repository/outbox': ['OutboxRelay', 'InMemoryOutboxStore', 'PostgresOutboxStore', 'MongoOutboxStore'],
+  '@ddd-kit/repository/reconciliation': ['ReadReplicaReconciler', 'InMemoryReadReplica', 'ReplicaEntryStatus'],
+  '@ddd-kit/repository/http': ['DddKitExceptionFilter', 'dddKitHttpStatus'],
 };
 
 describe('built packages', () => {

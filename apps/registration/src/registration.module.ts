@@ -1,4 +1,4 @@
-import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Backend, UsersBackend } from './backends/backend.js';
 import { ConnectionsModule } from './backends/connections.module.js';
@@ -7,6 +7,7 @@ import { mongoReservations, mongoUsers } from './backends/mongo.js';
 import { postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
 import { redisMachineId, redisReservations } from './backends/redis.js';
 import { HttpErrorFilter } from './common/http-exception.filter.js';
+import { RequestValidationPipe } from './common/request-validation.pipe.js';
 import type { AppConfig, PrepareBackend, RepositoryBackend } from './config/app-config.js';
 import { HealthModule } from './health/health.module.js';
 import { UsersModule } from './users/users.module.js';
@@ -35,7 +36,7 @@ const machineIdsFrom: Record<'redis' | 'postgres', () => Backend> = {
 /**
  * The registration service: the three ddd-kit modules on the backends `config` names (one
  * file per store in backends/), the users API, and the HTTP rules every request goes through
- * (validation that refuses unknown fields, bad input mapped to 400) — as providers, so they
+ * (validation that refuses unknown fields and deep values, bad input mapped to 400) — as providers, so they
  * hold however the application is created.
  */
 @Module({})
@@ -57,16 +58,7 @@ export class RegistrationModule {
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },
-        {
-          provide: APP_PIPE,
-          useValue: new ValidationPipe({
-            whitelist: true,
-            forbidNonWhitelisted: true,
-            transform: true,
-            forbidUnknownValues: true,
-            stopAtFirstError: true,
-          }),
-        },
+        { provide: APP_PIPE, useValue: new RequestValidationPipe() },
       ],
     };
   }

@@ -5,8 +5,23 @@ import { CosIdGenerator } from '@ddd-kit/id-generator';
 import { freePort } from '../../../test/support/server-provider.js';
 import { mongoLabel } from '../../../test/support/servers.js';
 import { AppProcess } from './support/app-process.js';
+import {
+  memoryOnly,
+  postgresInProcess,
+  redisAndPostgresInProcess,
+  type Deployment,
+  type Running,
+} from './support/deployments.js';
 import { eventually } from './support/eventually.js';
-import { backends, createTestApp, freshName, sharedBackend, sharedBackendEnv, viewOf } from './support/test-app.js';
+import {
+  backends,
+  bearer,
+  createTestApp,
+  freshName,
+  sharedBackend,
+  sharedBackendEnv,
+  viewOf,
+} from './support/test-app.js';
 
 const CALLERS = 50;
 
@@ -99,3 +114,59 @@ describe(`two app instances sharing Redis and ${mongoLabel()}`, () => {
     }
   });
 });
+
+// DELETE without If-Match states no precondition: a rename that commits between its read and its
+// write must not fail it. Races a rename against an unconditional delete, many times over.
+const RACES = 30;
+
+describe.each<() => Deployment>([memoryOnly, postgresInProcess, redisAndPostgresInProcess])(
+  'DELETE without If-Match racing renames',
+  (deploy) => {
+    const deployment = deploy();
+    let url: string;
+    let running: Running;
+
+    beforeAll(async () => {
+      running = await deployment.start({ instances: 1, proxied: false });
+      url = running.urls[0];
+    });
+    afterAll(async () => {
+      await running?.stop();
+      await deployment.close();
+    });
+
+    it(`on ${deployment.label}: ${RACES} races, every delete 204 (never 412), every rename 200 or 404, no name left held`, async () => {
+      const http = request(url);
+      const deletes: number[] = [];
+      const renames: number[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < RACES; i++) {
+        const { body: user } = await http
+          .post('/users')
+          .send({ username: freshName('race') })
+          .expect(201);
+        ids.push(user.id);
+        const [renamed, deleted] = await Promise.all([
+          http
+            .patch(`/users/${user.id}/username`)
+            .set('Authorization', bearer(user))
+            .set('If-Match', '"1"')
+            .send({ username: freshName('race') }),
+          http.delete(`/users/${user.id}`).set('Authorization', bearer(user)),
+        ]);
+        renames.push(renamed.status);
+        deletes.push(deleted.status);
+      }
+      expect({
+        deletes: deletes.filter((s) => s !== 204),
+        renames: renames.filter((s) => s !== 200 && s !== 404),
+      }).toEqual({
+        deletes: [],
+        renames: [],
+      });
+      const state = await deployment.inspect();
+      expect(state.users.filter((u) => ids.includes(u.id))).toEqual([]);
+      expect(state.reservations.filter((r) => ids.includes(r.userId))).toEqual([]);
+    });
+  },
+);

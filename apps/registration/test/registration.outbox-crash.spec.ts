@@ -7,7 +7,7 @@ import { freshName } from './support/test-app.js';
 
 /**
  * The read model of a shared repository is fed from the outbox, so an event outlives the process
- * that wrote it. The relay is parked by its test seam (DDD_KIT_OUTBOX_TEST_PARK=after-claim)
+ * that wrote it. The relay is parked by its test seam (OUTBOX_TEST_PARK=after-claim, the outbox's onClaimed option)
  * right after it claimed the registration's event and before any handler ran; the process is
  * then killed with SIGKILL. A new process, with no reconciliation, delivers the event once the
  * dead relay's lease has run out, and the read model converges.
@@ -64,7 +64,7 @@ describe.each(setups)('the read model after a SIGKILL between the write and its 
     const env = { ...prepared.env, PORT: new URL(url).port };
     const byName = async (name: string) => (await fetch(`${url}/users?username=${name}`)).json();
 
-    const parked = new AppProcess({ ...env, DDD_KIT_OUTBOX_TEST_PARK: 'after-claim' });
+    const parked = new AppProcess({ ...env, OUTBOX_TEST_PARK: 'after-claim' });
     apps.push(parked);
     await parked.waitForHealth(url);
     const name = freshName('crash');

@@ -49,6 +49,15 @@ describe('imports: [AppModule] with a plain createNestApplication()', () => {
     await http.get('/users').query({ username: 'no way' }).expect(400);
   });
 
+  it('answers 400 for a body nested 3,000 deep and for a "__proto__" field (the validation pipe bounds both)', async () => {
+    const sendJson = (body: string) => http.post('/users').set('content-type', 'application/json').send(body);
+    const deep = await sendJson(`{"username":${'['.repeat(3_000)}"abc"${']'.repeat(3_000)}}`).expect(400);
+    expect(deep.body.message).toMatch(/nested deeper than 32 levels/);
+    const name = freshName('proto');
+    await sendJson(`{"username":"${name}","__proto__":{"admin":true}}`).expect(400);
+    await http.get(`/usernames/${name}`).expect(200, { username: name, available: true });
+  });
+
   it(`answers 400 "too large" for a valid body over the default parser's ${DEFAULT_JSON_LIMIT_BYTES / 1024} KB, and 201 under it`, async () => {
     const sendJson = (body: string) => http.post('/users').set('content-type', 'application/json').send(body);
     const res = await sendJson(paddedBody(freshName(), DEFAULT_JSON_LIMIT_BYTES + 20_000)).expect(400);

@@ -2,6 +2,7 @@
 // entries (`/postgres`, `/redis`, `/telemetry`), so importing this one loads no driver.
 export { DddKitError, DddKitTypeError, dddKitErrorCode } from './errors/ddd-kit.error.js';
 export { processWide } from './process-wide.js';
+export { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from './tokens/prepare-key-lookup.js';
 export {
   Aggregate,
   AggregateDeclarationError,

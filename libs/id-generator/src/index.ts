@@ -58,7 +58,6 @@ export { MachineIdLease, type LeaseInstant, type MachineIdLeaseClocks } from './
 
 // Nest module
 export { IdGeneratorModule } from './module/id-generator.module.js';
-export { IdGeneratorCoreModule } from './module/id-generator-core.module.js';
 export type {
   IdGeneratorContext,
   IdGeneratorDefinition,
@@ -70,9 +69,8 @@ export type {
   RedisMachineIdStoreOptions,
 } from './module/id-generator-options.interface.js';
 export type { RedisConnectionOptions } from '@ddd-kit/core/redis';
-export { ID_GENERATOR_CONTEXT, ID_GENERATOR_MODULE_OPTIONS } from './module/id-generator.constants.js';
-export { getIdGeneratorToken } from './module/id-generator.utils.js';
-export { InjectIdGenerator } from './module/inject-id-generator.decorator.js';
+export { getIdGeneratorContextToken, getIdGeneratorToken } from './module/id-generator.utils.js';
+export { InjectIdGenerator, InjectIdGeneratorContext } from './module/inject-id-generator.decorator.js';
 
 // Global IDs
 export { GlobalIdGenerator } from './global/global-id-generator.js';

@@ -12,8 +12,6 @@ export { PrepareKeyModule } from './prepare-key.module.js';
 export { PreparableKey } from './decorators/preparable-key.decorator.js';
 export { InjectPrepareKey } from './decorators/inject-prepare-key.decorator.js';
 export { getPrepareKeyToken } from './prepare-key.utils.js';
-export { PrepareKeyRegistry } from './prepare-key.registry.js';
-export { PREPARE_KEY_MODULE_OPTIONS } from './prepare-key.constants.js';
 export type {
   PreparableKeyMatcher,
   PrepareKeyBackendOptions,

@@ -1,5 +1,6 @@
 import { Inject, Module } from '@nestjs/common';
 import type { DynamicModule, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
+import { PREPARE_KEY_LOOKUP } from '@ddd-kit/core';
 import { openOwnedRedisBackend, type OwnedRedisBackend } from './backends/redis/redis-owned-factory.js';
 import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
 import type {
@@ -91,11 +92,14 @@ export class PrepareKeyCoreModule implements OnModuleInit, OnApplicationShutdown
         { provide: PREPARE_KEY_SCAN, useValue: scan },
         ownedProvider,
         registryProvider,
+        // The registry as @ddd-kit/repository's @UniqueKey repositories inject it (waiting for the backend).
+        { provide: PREPARE_KEY_LOOKUP, useExisting: PrepareKeyRegistry },
         ...keyProviders,
       ],
       exports: [
         PREPARE_KEY_MODULE_OPTIONS,
         PrepareKeyRegistry,
+        PREPARE_KEY_LOOKUP,
         ...keyProviders.map((p) => (p as { provide: unknown }).provide as string),
       ],
     };

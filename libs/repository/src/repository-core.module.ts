@@ -1,7 +1,6 @@
 import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
-import { DataSyncExplorer } from './data-sync/data-sync.explorer.js';
 import { OutboxRelay } from './outbox/outbox-relay.js';
 import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
 import type {
@@ -9,52 +8,23 @@ import type {
   RepositoryModuleOptions,
   RepositoryOptionsFactory,
 } from './interfaces/repository-module-options.interface.js';
+import type { RepositoryBackend } from './backends/repository-backend.interface.js';
 import { RepositoryBinder } from './repository.binder.js';
-import {
-  REPOSITORY_CONNECTION,
-  REPOSITORY_MODULE_OPTIONS,
-  REPOSITORY_POSTGRES,
-  REPOSITORY_POSTGRES_POOL,
-} from './repository.constants.js';
-import {
-  connectionProvider,
-  outboxRelayProvider,
-  outboxStoresProvider,
-  postgresPoolProvider,
-  postgresProvider,
-  validateRepositoryModuleOptions,
-  type RepositoryConnectionHandle,
-  type RepositoryPostgresHandle,
-} from './repository.providers.js';
+import { REPOSITORY_BACKENDS, REPOSITORY_MODULE_OPTIONS, REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
+import { repositoryCoreProviders, validateRepositoryModuleOptions } from './repository-core.providers.js';
 
-/** The store handles, for RepositoryHealthIndicator (`@ddd-kit/repository/health`) wherever it is provided. */
-const healthTokens = [REPOSITORY_CONNECTION, REPOSITORY_POSTGRES];
-
-const sharedProviders: Provider[] = [
-  connectionProvider,
-  postgresProvider,
-  postgresPoolProvider,
-  {
-    provide: DataSyncEventBus,
-    inject: [REPOSITORY_MODULE_OPTIONS],
-    useFactory: (options: RepositoryModuleOptions) => new DataSyncEventBus({ onHandlerError: options.onDataSyncError }),
-  },
-  DataSyncExplorer,
-  outboxStoresProvider,
-  outboxRelayProvider,
-  RepositoryBinder,
-];
+/** What the application sees: the bus, the binder (for forFeature), the pool token, the relay, the backends (for health). */
+const exported = [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay, REPOSITORY_BACKENDS];
 
 /**
- * Owns what every repository shares: the Mongoose connection and the pg.Pool (each closed on
- * shutdown when opened here), the event bus, the binder.
+ * Owns what every repository shares: the backends (connected at bootstrap, closed at shutdown),
+ * the event bus, the outbox relay, the binder.
  */
 @Global()
 @Module({})
 export class RepositoryCoreModule implements OnApplicationShutdown {
   constructor(
-    @Inject(REPOSITORY_CONNECTION) private readonly handle: RepositoryConnectionHandle,
-    @Inject(REPOSITORY_POSTGRES) private readonly postgres: RepositoryPostgresHandle,
+    @Inject(REPOSITORY_BACKENDS) private readonly backends: readonly RepositoryBackend[],
     @Inject(OutboxRelay) private readonly relay: OutboxRelay | null,
   ) {}
 
@@ -63,8 +33,8 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
     return {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule],
-      providers: [{ provide: REPOSITORY_MODULE_OPTIONS, useValue: validated }, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay, ...healthTokens],
+      providers: [{ provide: REPOSITORY_MODULE_OPTIONS, useValue: validated }, ...repositoryCoreProviders],
+      exports: exported,
     };
   }
 
@@ -96,8 +66,8 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
     return {
       module: RepositoryCoreModule,
       imports: [DiscoveryModule, ...(options.imports ?? [])],
-      providers: [...providers, ...sharedProviders],
-      exports: [DataSyncEventBus, RepositoryBinder, REPOSITORY_POSTGRES_POOL, OutboxRelay, ...healthTokens],
+      providers: [...providers, ...repositoryCoreProviders],
+      exports: exported,
     };
   }
 
@@ -105,9 +75,6 @@ export class RepositoryCoreModule implements OnApplicationShutdown {
     // The relay stopped in its beforeApplicationShutdown already (so a pool the application
     // closes in this phase was still open); stop() again is a no-op, kept for hosts that skip that hook.
     await this.relay?.stop();
-    await Promise.all([
-      this.handle.owned && this.handle.connection !== null ? this.handle.connection.close() : undefined,
-      this.postgres.owned && this.postgres.pool !== null ? this.postgres.pool.end() : undefined,
-    ]);
+    await Promise.all(this.backends.map((backend) => backend.close?.()));
   }
 }

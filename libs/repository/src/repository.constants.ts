@@ -1,12 +1,13 @@
+// Internal tokens: symbols named REPOSITORY_<WHAT>, described '@ddd-kit/repository:<what>'.
+// Public tokens come from the get*Token() functions of repository.utils.ts.
+
 /** The validated RepositoryModule options. */
-export const REPOSITORY_MODULE_OPTIONS = Symbol('ddd-kit:repository-module-options');
-/** `{ connection, owned }`: the Mongoose connection MongooseRepository subclasses use, if any. */
-export const REPOSITORY_CONNECTION = Symbol('ddd-kit:repository-connection');
-/** `{ pool, owned, createTables }`: the pg.Pool PostgresRepository subclasses use, if any. */
-export const REPOSITORY_POSTGRES = Symbol('ddd-kit:repository-postgres');
-/** The pg.Pool itself (null without PostgreSQL), public through getRepositoryPoolToken(). */
-export const REPOSITORY_POSTGRES_POOL = Symbol('ddd-kit:repository-postgres-pool');
+export const REPOSITORY_MODULE_OPTIONS = Symbol('@ddd-kit/repository:module-options');
+/** The connected backends (RepositoryBackend[]): yours, then the built-in ones the options configure. */
+export const REPOSITORY_BACKENDS = Symbol('@ddd-kit/repository:backends');
+/** The pg.Pool of the PostgreSQL backend (null without one), public through getRepositoryPoolToken(). */
+export const REPOSITORY_POSTGRES_POOL = Symbol('@ddd-kit/repository:postgres-pool');
+/** Map<RepositoryBackend, OutboxStore>: each backend's outbox store, or null when the outbox is off. */
+export const REPOSITORY_OUTBOX_STORES = Symbol('@ddd-kit/repository:outbox-stores');
 /** Metadata key of `@OnDataSync` on a handler method: the aggregate classes it listens to. */
-export const ON_DATA_SYNC_METADATA = 'ddd-kit:on-data-sync';
-/** `{ memory, postgres }`: the outbox stores repositories write their events to, or null when the outbox is off. */
-export const REPOSITORY_OUTBOX_STORES = Symbol('ddd-kit:repository-outbox-stores');
+export const ON_DATA_SYNC_METADATA = '@ddd-kit/repository:on-data-sync';

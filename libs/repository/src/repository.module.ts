@@ -1,7 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import type { RepositoryFeature, RepositoryFeatureOptions } from './interfaces/repository-feature.interface.js';
 import type {
-  RepositoryFeature,
-  RepositoryFeatureOptions,
   RepositoryModuleAsyncOptions,
   RepositoryModuleOptions,
 } from './interfaces/repository-module-options.interface.js';
@@ -18,7 +17,7 @@ import { createRepositoryProviders, normalizeFeatures } from './repository.provi
  */
 @Module({})
 export class RepositoryModule {
-  /** Global: the shared connection, the data-sync event bus and the `@OnDataSync` handlers. */
+  /** Global: the backends, the data-sync event bus and the `@OnDataSync` handlers. */
   static forRoot(options: RepositoryModuleOptions = {}): DynamicModule {
     return { module: RepositoryModule, imports: [RepositoryCoreModule.forRoot(options)] };
   }

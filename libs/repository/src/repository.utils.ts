@@ -1,5 +1,5 @@
 import { getQualifiedAggregateName } from './aggregate/aggregate-name.utils.js';
-import type { AggregateClass } from './aggregate/aggregate.interfaces.js';
+import type { AggregateClass } from './aggregate/aggregate-root.js';
 import { REPOSITORY_POSTGRES_POOL } from './repository.constants.js';
 
 /**

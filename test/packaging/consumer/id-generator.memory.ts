@@ -13,6 +13,10 @@ import {
   SnowflakeId,
   type IdGenerator,
 } from '@ddd-kit/id-generator';
+// The testing entry runs under Jest only; a consumer must still be able to type-check against it.
+import type { describeMachineIdDistributorContract } from '@ddd-kit/id-generator/testing';
+
+export type MachineIdContractSuite = typeof describeMachineIdDistributorContract;
 
 @Aggregate({ name: 'invoice', context: 'billing' })
 class Invoice {}

@@ -26,7 +26,7 @@ export async function run(): Promise<void> {
   const redis = new Redis(requiredEnv('REDIS_URL'), { lazyConnect: true });
   try {
     await redis.connect();
-    await roundTrip(new RedisPrepareKeyFactory(redis, { prefix: `${RUN_ID}:prepare` }));
+    await roundTrip(new RedisPrepareKeyFactory(redis, { keyPrefix: `${RUN_ID}:prepare:` }));
   } finally {
     redis.disconnect();
   }

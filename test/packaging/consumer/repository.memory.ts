@@ -1,5 +1,6 @@
 // @ddd-kit/repository in memory: an aggregate, its repository injected, optimistic locking and
-// a data-sync handler, with IDs from @ddd-kit/id-generator.
+// a data-sync handler, with IDs from @ddd-kit/id-generator; then the subpath entries an
+// in-memory user reaches for: the outbox and its relay, a read replica reconciled, the HTTP filter.
 import { strict as assert } from 'node:assert';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -13,6 +14,13 @@ import {
   type DataSyncEvent,
   type IRepository,
 } from '@ddd-kit/repository';
+import { dddKitHttpStatus, DddKitExceptionFilter } from '@ddd-kit/repository/http';
+import { OutboxRelay } from '@ddd-kit/repository/outbox';
+import { InMemoryReadReplica, ReadReplicaReconciler } from '@ddd-kit/repository/reconciliation';
+// The testing entry runs under Jest only; a consumer must still be able to type-check against it.
+import type { describeOutboxStoreContract, describeRepositoryContract } from '@ddd-kit/repository/testing';
+
+export type RepositoryContractSuites = [typeof describeRepositoryContract, typeof describeOutboxStoreContract];
 
 interface CounterSnapshot {
   count: number;
@@ -63,6 +71,41 @@ export async function run(): Promise<void> {
     await assert.rejects(counters.repository.update(b!), OptimisticLockError);
     assert.equal(await counters.repository.currentVersion(counter.id), 2);
     assert.deepEqual(counters.seen, [1, 2]);
+    assert.equal(dddKitHttpStatus(new OptimisticLockError('counter', counter.id, 1)), 409);
+    assert.ok(new DddKitExceptionFilter());
+  } finally {
+    await app.close();
+  }
+  await outboxAndReplica();
+}
+
+/** The outbox on, relayed by hand; a read replica fed by it, then reconciled against the repository. */
+async function outboxAndReplica(): Promise<void> {
+  @Module({
+    imports: [
+      IdGeneratorModule.forRoot({ machine: 4 }),
+      RepositoryModule.forRoot({ outbox: { relay: false } }),
+      RepositoryModule.forFeature([Counter]),
+    ],
+    providers: [Counters],
+  })
+  class OutboxModule {}
+  const app = await NestFactory.createApplicationContext(OutboxModule, { logger: false });
+  try {
+    const counters = app.get(Counters);
+    const counter = new Counter();
+    await counters.repository.insert(counter);
+    assert.deepEqual(counters.seen, []);
+    assert.equal(await app.get(OutboxRelay).drain(), 1);
+    assert.deepEqual(counters.seen, [1]);
+    // A replica that missed the next write (its event is still in the outbox) is stale: repaired.
+    const replica = new InMemoryReadReplica<string, CounterSnapshot>();
+    await replica.upsert(counter.id, 1, { count: 0 });
+    counter.count++;
+    await counters.repository.update(counter);
+    const report = await new ReadReplicaReconciler(counters.repository, replica).run();
+    assert.deepEqual([report.stale, report.resynced], [1, 1]);
+    assert.deepEqual(replica.get(counter.id), { id: counter.id, version: 2, snapshot: { count: 1 } });
   } finally {
     await app.close();
   }

@@ -51,12 +51,12 @@ export async function openBackend(backend: SharedBackend, scope: string): Promis
   switch (backend) {
     case 'redis': {
       const redis = new Redis(redisUrl());
-      const factory = new RedisPrepareKeyFactory(redis, { prefix: scope });
+      const factory = new RedisPrepareKeyFactory(redis, { keyPrefix: `${scope}:` });
       return { factory, seed: seedByPrepare(factory), close: async () => void (await redis.quit()) };
     }
     case 'cluster': {
       const cluster = new Cluster(redisClusterNodes());
-      const factory = new RedisPrepareKeyFactory(cluster, { prefix: scope });
+      const factory = new RedisPrepareKeyFactory(cluster, { keyPrefix: `${scope}:` });
       return { factory, seed: seedByPrepare(factory), close: async () => void (await cluster.quit()) };
     }
     case 'mongo': {

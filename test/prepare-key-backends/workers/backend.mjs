@@ -8,7 +8,7 @@ export async function openBackend(backend, scope) {
   switch (backend) {
     case 'redis': {
       const redis = new Redis(process.env.REDIS_URL);
-      return { factory: new RedisPrepareKeyFactory(redis, { prefix: scope }), close: () => redis.quit() };
+      return { factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${scope}:` }), close: () => redis.quit() };
     }
     case 'cluster': {
       const nodes = process.env.REDIS_CLUSTER_NODES.split(',').map((hp) => {
@@ -16,7 +16,7 @@ export async function openBackend(backend, scope) {
         return { host, port: Number(port) };
       });
       const cluster = new Cluster(nodes);
-      return { factory: new RedisPrepareKeyFactory(cluster, { prefix: scope }), close: () => cluster.quit() };
+      return { factory: new RedisPrepareKeyFactory(cluster, { keyPrefix: `${scope}:` }), close: () => cluster.quit() };
     }
     case 'mongo': {
       const connection = await mongoose.createConnection(process.env.MONGODB_URI, { dbName: scope }).asPromise();

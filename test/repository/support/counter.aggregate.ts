@@ -1,41 +1,14 @@
 import {
-  AggregateRoot,
   InMemoryRepository,
   MongooseRepository,
   PostgresRepository,
   type StoredDocument,
   type StoredRow,
 } from '@ddd-kit/repository';
+import { Counter } from '@ddd-kit/repository/testing';
 
-export interface CounterSnapshot {
-  id: string;
-  label: string;
-  count: number;
-  tags: string[];
-}
-
-/** The aggregate the repository tests write: a labelled counter. */
-export class Counter extends AggregateRoot<string, CounterSnapshot> {
-  label: string;
-  count = 0;
-  tags: string[] = [];
-
-  constructor(id: string | undefined, label: string) {
-    super(id);
-    this.label = label;
-  }
-
-  static restore(id: string, label: string, count: number, tags: string[]): Counter {
-    const counter = new Counter(id, label);
-    counter.count = count;
-    counter.tags = tags;
-    return counter;
-  }
-
-  increment(by = 1): void {
-    this.count += by;
-  }
-}
+// The contract suites' aggregate, and its repository on each built-in backend.
+export { Counter, type CounterSnapshot } from '@ddd-kit/repository/testing';
 
 export type CounterFields = { label: string; count: number; tags: string[] };
 

@@ -9,20 +9,15 @@
 //                        'app'     write counters FIXTURE_PREFIX-0..n-1 for ever (load) and run
 //                                  a relay, like one instance of an application
 // FIXTURE_LEASE_MS, FIXTURE_BATCH, FIXTURE_HANDLER_DELAY_MS: relay settings
-// DDD_KIT_OUTBOX_TEST_PARK=after-claim parks the relay after its first claim.
+// FIXTURE_PARK=after-claim      parks the relay after its first claim (its onClaimed option).
 //
 // The handler records every delivery in `deliveries` (one row per delivery, duplicates
 // included, in delivery order by seq) and keeps the read model `read_model` idempotently by
 // version — two statements, not one transaction with the ack: a crash between them is what
 // makes deliveries repeat.
 import pg from 'pg';
-import {
-  AggregateRoot,
-  OptimisticLockError,
-  OutboxRelay,
-  PostgresOutboxStore,
-  PostgresRepository,
-} from '@ddd-kit/repository';
+import { AggregateRoot, OptimisticLockError, PostgresRepository } from '@ddd-kit/repository';
+import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 
 const env = process.env;
 const pool = new pg.Pool({ connectionString: env.FIXTURE_DATABASE_URL, max: 6 });
@@ -81,7 +76,14 @@ function relay() {
     batchSize: Number(env.FIXTURE_BATCH ?? 10),
     pollIntervalMs: 50,
     backoff: { initialMs: 50, maxMs: 500 },
+    ...(env.FIXTURE_PARK === 'after-claim' ? { onClaimed: parkForever } : {}),
   });
+}
+
+/** Stops the relay for good right after a claim, before any handler ran: where a crash test kills it. */
+function parkForever(claims) {
+  process.stdout.write(`outbox-relay parked after claiming ${claims.length} instance(s)\n`);
+  return new Promise(() => undefined);
 }
 
 const say = (line) => process.stdout.write(`${line}\n`);

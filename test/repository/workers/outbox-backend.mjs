@@ -3,7 +3,8 @@
 // their events in the outbox), the outbox store, and a read model kept by the handler, with a
 // log of every delivery (to count losses and duplicates from outside the process).
 import mongoose from 'mongoose';
-import { AggregateRoot, MongooseRepository, MongoOutboxStore } from '@ddd-kit/repository';
+import { AggregateRoot, MongooseRepository } from '@ddd-kit/repository';
+import { MongoOutboxStore } from '@ddd-kit/repository/outbox';
 
 export class Counter extends AggregateRoot {
   constructor(id) {

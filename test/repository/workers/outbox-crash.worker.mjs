@@ -3,16 +3,16 @@
 // SIGKILLed by the test at the moments it chooses.
 //   role 'write':  writes once to each id (insert, or update when stored), reports 'written',
 //                  then waits to be killed (no handler has run: with an outbox nothing is
-//                  published in process). With `park: true` a relay runs too, under the test
-//                  seam DDD_KIT_OUTBOX_TEST_PARK=after-claim: it claims, then parks before any handler.
+//                  published in process). With `park: true` a relay runs too, parked by its
+//                  onClaimed option: it claims, then never reaches a handler.
 //   role 'relay':  runs a relay until told to stop (or killed).
 //   role 'load':   writes to random ids (a steady load: a few ms apart) and runs a relay, until killed.
-import { OutboxRelay, OptimisticLockError, retryOnConflict } from '@ddd-kit/repository';
+import { OptimisticLockError, retryOnConflict } from '@ddd-kit/repository';
+import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { Counter, openOutboxBackend } from './outbox-backend.mjs';
 
 const args = JSON.parse(process.argv[2]);
 const { backend, ids, leaseMs, role, park } = args;
-if (park) process.env.DDD_KIT_OUTBOX_TEST_PARK = 'after-claim';
 const { repository, store, handle } = await openOutboxBackend(backend, args);
 
 function relay() {
@@ -24,6 +24,8 @@ function relay() {
     backoff: { initialMs: 20, maxMs: 200 },
     batchSize: 8,
     autoStart: false,
+    // Parked after its claim, before any handler: where the test kills the process.
+    ...(park ? { onClaimed: () => new Promise(() => undefined) } : {}),
   });
 }
 

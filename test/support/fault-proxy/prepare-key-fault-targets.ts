@@ -76,7 +76,10 @@ export async function redisFaultTarget(
         retryStrategy: () => 10,
       });
       await loadScripts(redis);
-      return { factory: new RedisPrepareKeyFactory(redis, { prefix }), close: async () => redis.disconnect() };
+      return {
+        factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }),
+        close: async () => redis.disconnect(),
+      };
     },
     arm: (fault, name, nth) => armOn(proxy, fault, redisRecordCommand(name), nth, 'client'),
   };
@@ -96,7 +99,10 @@ export async function redisClusterFaultTarget(
         clusterRetryStrategy: () => 10,
       });
       await Promise.all(cluster.nodes('master').map(loadScripts));
-      return { factory: new RedisPrepareKeyFactory(cluster, { prefix }), close: async () => cluster.disconnect() };
+      return {
+        factory: new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }),
+        close: async () => cluster.disconnect(),
+      };
     },
     // Every node's proxy is armed with one shared count: an operation's commands may go to
     // different nodes (its keys live in different slots).

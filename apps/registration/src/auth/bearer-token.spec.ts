@@ -12,17 +12,25 @@ describe('bearerSecret', () => {
     expect(bearerSecret(`BEARER  ${secret} `)).toBe(secret);
   });
 
-  it.each([
-    ['no header', undefined, 'realm="registration"'],
-    ['an empty header', '  ', 'realm="registration"'],
-  ])('refuses %s with a 401 and a plain Bearer challenge', (_label, header, challenge) => {
-    const error = catchError(() => bearerSecret(header));
-    expect(error).toBeInstanceOf(UnauthorizedException);
-    expect((error as MissingUserSecretError).getStatus()).toBe(401);
-    expect((error as MissingUserSecretError).challenge).toBe(`Bearer ${challenge}`);
+  it('takes it from the one header of a request (as headersDistinct lists them)', () => {
+    expect(bearerSecret([`Bearer ${secret}`])).toBe(secret);
   });
 
   it.each([
+    ['no header', undefined],
+    ['an empty list of headers', []],
+  ])('refuses %s with a 401 and a plain Bearer challenge', (_label, header) => {
+    const error = catchError(() => bearerSecret(header));
+    expect(error).toBeInstanceOf(UnauthorizedException);
+    expect((error as MissingUserSecretError).getStatus()).toBe(401);
+    expect((error as MissingUserSecretError).challenge).toBe('Bearer realm="registration"');
+  });
+
+  it.each<[string, string | string[]]>([
+    ['an empty header', ''],
+    ['a blank header', '  '],
+    ['two headers, both the secret', [`Bearer ${secret}`, `Bearer ${secret}`]],
+    ['two headers, one of them the secret', [`Bearer ${secret}`, 'Bearer x']],
     ['another scheme', `Basic ${Buffer.from(`u:${secret}`).toString('base64')}`],
     ['the scheme alone', 'Bearer'],
     ['the secret without a scheme', secret],

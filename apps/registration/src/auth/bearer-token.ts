@@ -15,17 +15,24 @@ export class MissingUserSecretError extends UnauthorizedException {
 }
 
 /**
- * The user secret from `Authorization: Bearer <secret>` (the scheme in any case, RFC 7235).
- * Absent, another scheme, or a token that cannot be a secret of this service: 401.
+ * The user secret from `Authorization: Bearer <secret>` (the scheme in any case, RFC 7235), given
+ * every `Authorization` header the request carried (Node keeps only the first of several in
+ * `headers`; `headersDistinct` has them all). None: 401. One that is empty, of another scheme or
+ * not a secret of this service, or more than one (which would be honoured is anyone's guess):
+ * 401 `invalid_request`.
  */
-export function bearerSecret(header: string | undefined): string {
-  if (header === undefined || header.trim() === '') {
+export function bearerSecret(headers: readonly string[] | string | undefined): string {
+  const sent = typeof headers === 'string' ? [headers] : (headers ?? []);
+  if (sent.length === 0) {
     throw new MissingUserSecretError(
       'Authorization: Bearer <secret> is required: the secret POST /users returned for this user',
       challenge(),
     );
   }
-  const match = /^Bearer +(\S+) *$/i.exec(header);
+  if (sent.length > 1) {
+    throw new MissingUserSecretError('send one Authorization header, not several', challenge('invalid_request'));
+  }
+  const match = /^Bearer +(\S+) *$/i.exec(sent[0]);
   if (!match || !USER_SECRET_PATTERN.test(match[1])) {
     throw new MissingUserSecretError(
       'Authorization must be "Bearer <secret>", the 43-character secret POST /users returned for this user',

@@ -1,5 +1,13 @@
-import { ArgumentsHost, BadRequestException, Catch, HttpException, Logger } from '@nestjs/common';
+import {
+  ArgumentsHost,
+  BadRequestException,
+  Catch,
+  HttpException,
+  InternalServerErrorException,
+  Logger,
+} from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
+import { loggableError } from './log-text.js';
 
 /** Payload Too Large and Unsupported Media Type: how Nest reports a body the parser refused. */
 const UNREADABLE_BODY = new Set([413, 415]);
@@ -7,8 +15,9 @@ const UNREADABLE_BODY = new Set([413, 415]);
 /**
  * Bad input is always a 400 with a message. Nest's Express adapter already turns body-parser
  * failures into HttpExceptions (malformed JSON is a 400); a body over the limit (413) or in an
- * unsupported charset (415) is rewritten as a 400 here. Everything else is Nest's default
- * handling, with unexpected errors logged.
+ * unsupported charset (415) is rewritten as a 400 here. An unexpected error is logged once,
+ * its text escaped (it may quote the request), and answered with a bare 500; everything else
+ * is Nest's default handling.
  */
 @Catch()
 export class HttpErrorFilter extends BaseExceptionFilter {
@@ -20,7 +29,10 @@ export class HttpErrorFilter extends BaseExceptionFilter {
       const reason = exception.getStatus() === 413 ? 'request body is too large' : exception.message;
       return super.catch(new BadRequestException(reason), host);
     }
-    if (!(exception instanceof HttpException)) this.logger.error(exception);
-    return super.catch(exception, host);
+    if (exception instanceof HttpException) return super.catch(exception, host);
+    // Not passed on as it is: Nest's default handling would log it again, unescaped.
+    const { message, stack } = loggableError(exception);
+    this.logger.error(message, stack);
+    return super.catch(new InternalServerErrorException(), host);
   }
 }

@@ -24,6 +24,11 @@ export interface AppConfig {
    * environment: `npm run reconcile` turns it off, a one-off job has no events to deliver.
    */
   outboxRelay?: boolean;
+  /**
+   * A test seam (OUTBOX_TEST_PARK=after-claim): the outbox relay stops for good right after its
+   * first claim, before any handler ran — where a crash test kills the process.
+   */
+  outboxParkAfterClaim?: boolean;
 }
 
 export class InvalidConfigError extends Error {
@@ -132,6 +137,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port,
     reconcileGraceMs,
     prepareKeyPrefix,
+    ...(oneOf(env, 'OUTBOX_TEST_PARK', ['none', 'after-claim'] as const, 'none') === 'after-claim'
+      ? { outboxParkAfterClaim: true }
+      : {}),
   };
 }
 

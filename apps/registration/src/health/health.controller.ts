@@ -9,7 +9,7 @@ import {
 } from '@nestjs/terminus';
 import { MachineIdHealthIndicator } from '@ddd-kit/id-generator/health';
 import { PrepareKeyHealthIndicator } from '@ddd-kit/prepare-key/health';
-import { OutboxRelay } from '@ddd-kit/repository';
+import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { OutboxHealthIndicator, RepositoryHealthIndicator } from '@ddd-kit/repository/health';
 import type { Redis } from 'ioredis';
 import { healthCheckSchema } from './health.openapi.js';

@@ -1,4 +1,5 @@
 import type { RepositoryOutboxOptions } from '@ddd-kit/repository';
+import type { OutboxClaim } from '@ddd-kit/repository/outbox';
 import type { AppConfig } from '../config/app-config.js';
 
 /**
@@ -15,5 +16,16 @@ export function outboxOptions(
   config: AppConfig,
   { pollIntervalMs }: { pollIntervalMs: number },
 ): RepositoryOutboxOptions {
-  return { relay: config.outboxRelay ?? true, leaseMs: 10_000, pollIntervalMs };
+  return {
+    relay: config.outboxRelay ?? true,
+    leaseMs: 10_000,
+    pollIntervalMs,
+    ...(config.outboxParkAfterClaim === true ? { onClaimed: parkForever } : {}),
+  };
+}
+
+/** The crash test's seam: the relay says it claimed, then never delivers (the test kills the process). */
+function parkForever(claims: readonly OutboxClaim[]): Promise<never> {
+  process.stdout.write(`outbox-relay parked after claiming ${claims.length} instance(s)\n`);
+  return new Promise<never>(() => undefined);
 }

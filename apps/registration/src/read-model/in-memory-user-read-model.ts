@@ -1,4 +1,5 @@
-import { InMemoryReadReplica, type DataSyncEvent } from '@ddd-kit/repository';
+import type { DataSyncEvent } from '@ddd-kit/repository';
+import { InMemoryReadReplica } from '@ddd-kit/repository/reconciliation';
 import type { UserSnapshot, UserView } from '../users/user.aggregate.js';
 import { UserReadModel } from './user-read-model.js';
 

@@ -1,4 +1,5 @@
-import type { DataSyncEvent, ReplicaPage } from '@ddd-kit/repository';
+import type { DataSyncEvent } from '@ddd-kit/repository';
+import type { ReplicaPage } from '@ddd-kit/repository/reconciliation';
 import type { Connection, mongo } from 'mongoose';
 import type { UserSnapshot, UserView } from '../users/user.aggregate.js';
 import { UserReadModel } from './user-read-model.js';

@@ -1,4 +1,5 @@
-import type { DataSyncEvent, ReadReplica, ReplicaPage } from '@ddd-kit/repository';
+import type { DataSyncEvent } from '@ddd-kit/repository';
+import type { ReadReplica, ReplicaPage } from '@ddd-kit/repository/reconciliation';
 import type { UserSnapshot, UserView } from '../users/user.aggregate.js';
 
 /**

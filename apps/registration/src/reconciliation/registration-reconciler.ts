@@ -2,12 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   AbstractRepository,
   InjectRepository,
-  ReadReplicaReconciler,
   reconcileUniqueKeys,
   type IRepository,
-  type ReconciliationReport as ReadModelReport,
   type UniqueKeysReconciliationReport,
 } from '@ddd-kit/repository';
+import {
+  ReadReplicaReconciler,
+  type ReconciliationReport as ReadModelReport,
+} from '@ddd-kit/repository/reconciliation';
 import { UserReadModel } from '../read-model/user-read-model.js';
 import { User } from '../users/user.aggregate.js';
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -18,7 +18,7 @@ import { issueUserSecret } from '../auth/user-secret.js';
 import { ErrorBody } from '../common/error-body.dto.js';
 import { RegisteredUserDto, UserDto } from './dto/user.dto.js';
 import { UsernameBody, UsernameQuery } from './dto/username.dto.js';
-import { etagOf, parseIfMatch } from './if-match.js';
+import { etagOf, IfMatch } from './if-match.js';
 import type { UserView } from './user.aggregate.js';
 import { UsersService } from './users.service.js';
 
@@ -54,6 +54,8 @@ export class UsersController {
     const { secret, hash } = issueUserSecret();
     const user = await this.users.register(body.username, hash);
     res.setHeader('ETag', etagOf(user.version)).location(`/users/${encodeURIComponent(user.id)}`);
+    // The secret is shown this once: no cache along the way may keep a copy.
+    res.setHeader('Cache-Control', 'no-store');
     return { ...user, secret };
   }
 
@@ -94,7 +96,9 @@ export class UsersController {
     headers: ETAG,
     description: 'renamed (version + 1), or already that name (unchanged)',
   })
-  @badInput('a missing or malformed If-Match, or a body that is not `{ "username" }` with a valid name')
+  @badInput(
+    'a missing, malformed, empty or repeated If-Match, or a body that is not `{ "username" }` with a valid name',
+  )
   @notFound
   @taken
   @ApiPreconditionFailedResponse({
@@ -104,15 +108,15 @@ export class UsersController {
   async rename(
     @Param('id') id: string,
     @Body() body: UsernameBody,
-    @Headers('if-match') ifMatch: string | undefined,
+    @IfMatch({ required: true }) expectedVersion: number,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UserView> {
-    const user = await this.users.rename(id, body.username, parseIfMatch(ifMatch, true)!);
+    const user = await this.users.rename(id, body.username, expectedVersion);
     res.setHeader('ETag', etagOf(user.version));
     return user;
   }
 
-  /** `If-Match` is optional here: without it the user is deleted at whatever version it has. */
+  /** `If-Match` is optional here: without it the user is deleted at whatever version it has (never a 412). */
   @Delete(':id')
   @HttpCode(204)
   @RequiresUserSecret()
@@ -121,12 +125,20 @@ export class UsersController {
     description: 'Deletes the user, then releases its name; the read model drops it.',
   })
   @ApiParam(ID_PARAM)
-  @ApiHeader({ name: 'If-Match', required: false, description: 'when sent, the user is deleted only at this version' })
+  @ApiHeader({
+    name: 'If-Match',
+    required: false,
+    description: 'when sent, the user is deleted only at this version; without it, at whatever version it has',
+  })
   @ApiNoContentResponse({ description: 'deleted' })
-  @badInput('a malformed If-Match')
+  @badInput('a malformed, empty or repeated If-Match')
   @notFound
+  @ApiConflictResponse({
+    description: 'without If-Match: the user changed under every attempt to delete it; retry',
+    type: ErrorBody,
+  })
   @ApiPreconditionFailedResponse({ description: 'the user is no longer at the If-Match version', type: ErrorBody })
-  async remove(@Param('id') id: string, @Headers('if-match') ifMatch: string | undefined): Promise<void> {
-    await this.users.remove(id, parseIfMatch(ifMatch, false));
+  async remove(@Param('id') id: string, @IfMatch() expectedVersion: number | undefined): Promise<void> {
+    await this.users.remove(id, expectedVersion);
   }
 }

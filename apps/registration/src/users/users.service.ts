@@ -15,14 +15,19 @@ import {
   UniqueKeyViolationError,
   type IRepository,
 } from '@ddd-kit/repository';
+import { loggableError, logText } from '../common/log-text.js';
 import { UserReadModel } from '../read-model/user-read-model.js';
 import { RequestTransaction } from './request-transaction.js';
 import { User, type UserView } from './user.aggregate.js';
+import { isUserId } from './user-id.js';
 import { UsernamePrepareKey } from './username.prepare-key.js';
 
 const stale = (id: string, expected: number, current: number | string) =>
   new PreconditionFailedException(`user '${id}' is at version ${current}, not ${expected}: reload it and retry`);
-const missing = (id: string) => new NotFoundException(`user '${id}' does not exist`);
+export const missing = (id: string) => new NotFoundException(`user '${id}' does not exist`);
+
+/** A lost race is no failure for a delete that stated no version: it reads the user again, this many times at most. */
+const UNCONDITIONAL_DELETE_ATTEMPTS = 5;
 
 /**
  * Registration, rename and deletion: the HTTP concerns only (versions, status codes). The
@@ -59,6 +64,20 @@ export class UsersService {
     return (await this.load(id)).toView();
   }
 
+  /**
+   * The user `id`, or null when there is none: an ID the generator cannot have issued is
+   * answered without asking the store. A store that fails to answer is a 503.
+   */
+  async find(id: string): Promise<User | null> {
+    if (!isUserId(id)) return null;
+    try {
+      return await this.users.findById(id);
+    } catch (err) {
+      if (err instanceof InvalidAggregateIdError) return null;
+      throw this.unavailable(err, `reading user '${id}'`);
+    }
+  }
+
   /** Writes the user where its version is still `expectedVersion`. */
   async rename(id: string, username: string, expectedVersion: number): Promise<UserView> {
     return this.inTransaction(`renaming user '${id}'`, async () => {
@@ -71,13 +90,28 @@ export class UsersService {
     });
   }
 
+  /**
+   * Deletes the user where its version is still `expectedVersion`; without one, at whatever
+   * version it has: a rename that commits between the read and the delete is no precondition
+   * failed, the user is read again and deleted at its new version (a 204, or a 404 once it is
+   * gone). Should it change under every attempt, the answer is a 409 to retry, never a 412.
+   */
   async remove(id: string, expectedVersion?: number): Promise<void> {
-    await this.inTransaction(`deleting user '${id}'`, async () => {
-      const user = await this.load(id);
-      if (expectedVersion !== undefined && user.oldVersion !== expectedVersion)
-        throw stale(id, expectedVersion, user.oldVersion);
-      await this.write(id, () => this.users.remove(user), user.oldVersion);
-    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.inTransaction(`deleting user '${id}'`, async () => {
+          const user = await this.load(id);
+          if (expectedVersion !== undefined && user.oldVersion !== expectedVersion)
+            throw stale(id, expectedVersion, user.oldVersion);
+          await this.write(id, () => this.users.remove(user), user.oldVersion);
+        });
+      } catch (err) {
+        // Without If-Match a 412 can only be a lost race.
+        if (expectedVersion !== undefined || !(err instanceof PreconditionFailedException)) throw err;
+        if (attempt === UNCONDITIONAL_DELETE_ATTEMPTS)
+          throw new ConflictException(`user '${id}' kept changing while it was being deleted; retry`);
+      }
+    }
   }
 
   async isAvailable(username: string): Promise<boolean> {
@@ -98,19 +132,15 @@ export class UsersService {
   }
 
   private async load(id: string): Promise<User> {
-    try {
-      const user = await this.users.findById(id);
-      if (user) return user;
-    } catch (err) {
-      if (!(err instanceof InvalidAggregateIdError)) throw this.unavailable(err, `reading user '${id}'`);
-    }
-    throw missing(id);
+    const user = await this.find(id);
+    if (!user) throw missing(id);
+    return user;
   }
 
   /** A store that fails to answer is a 503 (retry later), not a bug of the service (500). */
   private unavailable(err: unknown, what: string): HttpException {
     if (err instanceof HttpException) return err;
-    this.logger.error(`${what} failed`, err instanceof Error ? err.stack : String(err));
+    this.logFailure(`${what} failed`, err);
     return new ServiceUnavailableException(`the store did not answer while ${what}; retry later`);
   }
 
@@ -129,13 +159,17 @@ export class UsersService {
         if (current === -1) throw missing(id);
         throw stale(id, expectedVersion ?? 0, current ?? 'a newer version');
       }
-      this.logger.error(
-        `a write of user '${id}' failed; its outcome is unknown`,
-        err instanceof Error ? err.stack : String(err),
-      );
+      this.logFailure(`a write of user '${id}' failed; its outcome is unknown`, err);
       throw new ServiceUnavailableException(
         `the store did not confirm the write of user '${id}'; read the user again before retrying`,
       );
     }
+  }
+
+  /** Logs a failure with its error, both escaped: they may quote the request (an ID, a name, a driver's message). */
+  private logFailure(text: string, err: unknown): void {
+    const { message, stack } = loggableError(err);
+    if (stack === undefined) this.logger.error(`${logText(text)}: ${message}`);
+    else this.logger.error(logText(text), stack);
   }
 }

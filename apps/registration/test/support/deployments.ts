@@ -17,6 +17,7 @@ import {
   redisUrl,
   uniqueName,
 } from '../../../../test/support/servers.js';
+import type { AppConfig } from '../../src/config/app-config.js';
 import { UserReadModel } from '../../src/read-model/user-read-model.js';
 import { User } from '../../src/users/user.aggregate.js';
 import { UsernamePrepareKey } from '../../src/users/username.prepare-key.js';
@@ -34,6 +35,8 @@ export interface Running {
   urls: string[];
   /** One proxy per store connection of each instance (none in memory). */
   proxies: FaultProxy[];
+  /** The app itself, when it runs in this process (to spy on its providers). */
+  app?: INestApplication;
   /** SIGKILL instance i (processes only). */
   kill(i: number): Promise<void>;
   /** Starts instance i again on its URL (processes only). */
@@ -159,7 +162,9 @@ export function redisAndMongo(): Deployment {
             .find({ _deleted: { $ne: true } })
             .toArray()
         ).map((d) => ({ id: String(d._id), username: String(d.username) }));
-        const reservations = await reservationsOf(new RedisPrepareKeyFactory(redis, { prefix }).create('username'));
+        const reservations = await reservationsOf(
+          new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }).create('username'),
+        );
         return { users, reservations };
       } finally {
         await mongo.close();
@@ -247,16 +252,70 @@ export async function postgresOnly(): Promise<Deployment> {
 
 /** Everything in memory: one instance in this process (memory cannot be shared by processes). */
 export function memoryOnly(): Deployment {
+  return inProcess('memory', async () => ({ config: memoryBackend.config(), cleanup: async () => {} }));
+}
+
+/** PostgreSQL alone, one instance in this process (on a schema of its own): no build needed, and the test can watch its log. */
+export function postgresInProcess(): Deployment {
+  return inProcess('PostgreSQL', async () => {
+    const schema = await postgresSchema('deploy');
+    return {
+      config: {
+        prepareBackend: 'postgres',
+        repositoryBackend: 'postgres',
+        machineId: 'postgres',
+        databaseUrl: schema.url,
+        port: 0,
+      },
+      cleanup: () => schema.drop(),
+    };
+  });
+}
+
+/** The names on Redis, the users (and machine IDs) on PostgreSQL, one instance in this process. */
+export function redisAndPostgresInProcess(): Deployment {
+  return inProcess('Redis + PostgreSQL', async () => {
+    const schema = await postgresSchema('deploy');
+    return {
+      config: {
+        prepareBackend: 'redis',
+        repositoryBackend: 'postgres',
+        machineId: 'postgres',
+        redisUrl: redisUrl(),
+        databaseUrl: schema.url,
+        prepareKeyPrefix: `${uniqueName('deploy')}:prepare`,
+        port: 0,
+      },
+      cleanup: () => schema.drop(),
+    };
+  });
+}
+
+/** One instance of the app in this process, on the stores `open` provides (and `cleanup` removes). */
+function inProcess(
+  label: string,
+  open: () => Promise<{ config: AppConfig; cleanup: () => Promise<void> }>,
+): Deployment {
   let app: INestApplication | undefined;
+  let cleanup = async () => {};
   return {
-    label: 'memory',
+    label,
     processes: false,
     async start() {
-      app = await createTestApp({ ...memoryBackend.config(), reconcileGraceMs: 0 });
+      const opened = await open();
+      cleanup = opened.cleanup;
+      app = await createTestApp({ ...opened.config, reconcileGraceMs: 0 });
       const port = await freePort();
       await app.listen(port, '127.0.0.1');
       const refuse = () => Promise.reject(new Error('an in-process deployment cannot be killed'));
-      return { urls: [`http://127.0.0.1:${port}`], proxies: [], kill: refuse, restart: refuse, stop: async () => {} };
+      return {
+        urls: [`http://127.0.0.1:${port}`],
+        proxies: [],
+        app,
+        kill: refuse,
+        restart: refuse,
+        stop: async () => {},
+      };
     },
     reconcile: async () => {
       const { RegistrationReconciler } = await import('../../src/reconciliation/registration-reconciler.js');
@@ -297,6 +356,7 @@ export function memoryOnly(): Deployment {
     },
     close: async () => {
       await app?.close();
+      await cleanup();
     },
   };
 }

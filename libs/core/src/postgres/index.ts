@@ -28,7 +28,7 @@ export {
   quoteTableName,
   type IdentifierFailure,
 } from './identifiers.js';
-export { PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
+export { collectingSchema, collectSchemaStatements, PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
 export { describePool } from './describe-pool.js';
 export { checkPool, companionPool, isServerError, openPool, unreachable, type OpenPoolOptions } from './pool.js';
 export {

@@ -65,7 +65,10 @@ export function companionPool(pool: PgPool, overrides: { max: number }): PgPool 
   const options = (pool as { options?: object }).options;
   if (typeof Pool !== 'function' || options === undefined || typeof (pool as { end?: unknown }).end !== 'function')
     return pool;
-  const companion = new Pool({ ...options, ...overrides, allowExitOnIdle: true }) as PgPool & {
+  // Idle connections that let the process exit need Client#unref (pg 8.7 and later).
+  const Client = (pool as { Client?: { prototype?: { unref?: unknown } } }).Client;
+  const exitOnIdle = typeof Client?.prototype?.unref === 'function' ? { allowExitOnIdle: true } : {};
+  const companion = new Pool({ ...options, ...overrides, ...exitOnIdle }) as PgPool & {
     on(event: 'error', listener: () => void): unknown;
   };
   // An idle connection the server drops; the next statement reports a lasting outage.

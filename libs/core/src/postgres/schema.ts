@@ -1,3 +1,4 @@
+import { processWide } from '../process-wide.js';
 import { activeTransactionFor, outsideTransaction } from './ambient-transaction.js';
 import { runTransaction } from './run-transaction.js';
 import type { PgPool, PgQueryable } from './pg.interfaces.js';
@@ -30,6 +31,38 @@ export interface PgSchemaOptions {
 // second sees the table.
 const CREATE_RACE = new Set(['23505', '42P07', '42710']);
 const ATTEMPTS = 3;
+
+/** While collectSchemaStatements runs: the schemas asked for, in order, instead of any DDL. */
+const collecting = processWide('pg-schema-collector', () => ({ schemas: null as PgSchema[] | null }));
+
+/** True while collectSchemaStatements boots an application to read its schema (no DDL, no lease). */
+export function collectingSchema(): boolean {
+  return collecting.schemas !== null;
+}
+
+/**
+ * Every statement creating the tables an application's configuration needs, in the order its
+ * parts ask for them, for a migration: `bootstrap` starts the application (a Nest application
+ * context); meanwhile no part creates, checks or queries a table — each records its DDL —, and
+ * then the application is closed. The statements are idempotent (`IF NOT EXISTS`).
+ *
+ *   const ddl = await collectSchemaStatements(() => NestFactory.createApplicationContext(AppModule));
+ */
+export async function collectSchemaStatements(bootstrap: () => Promise<{ close(): Promise<void> }>): Promise<string[]> {
+  if (collecting.schemas !== null) throw new Error('collectSchemaStatements is already running');
+  const schemas: PgSchema[] = [];
+  collecting.schemas = schemas;
+  try {
+    const app = await bootstrap();
+    await app.close();
+  } finally {
+    collecting.schemas = null;
+  }
+  const statements: string[] = [];
+  for (const schema of schemas)
+    for (const statement of schema.statements()) if (!statements.includes(statement)) statements.push(statement);
+  return statements;
+}
 
 // Every part creates its tables under this lock: two instances starting at once never race
 // `CREATE TABLE IF NOT EXISTS` into a duplicate-catalog-row error, whichever part they start.
@@ -102,6 +135,10 @@ export class PgSchema {
    * that already exist are seen on that transaction's own connection (no second connection).
    */
   ensure(): Promise<void> {
+    if (collecting.schemas !== null) {
+      if (!collecting.schemas.includes(this)) collecting.schemas.push(this);
+      return Promise.resolve();
+    }
     if (this.ensured) return Promise.resolve();
     this.pending ??= this.attempt(this.options.create).then(
       () => void (this.ensured = true),
@@ -115,6 +152,7 @@ export class PgSchema {
 
   /** Creates the tables now, whatever the `create` option says (an explicit call is the intent). */
   async create(): Promise<void> {
+    if (collecting.schemas !== null) return this.ensure();
     await this.attempt(true);
     this.ensured = true;
   }
@@ -165,7 +203,7 @@ export class PgSchema {
   private missing(problems: string[], created: boolean): Error {
     const how = created
       ? 'It was created earlier with other columns: migrate it (ALTER TABLE … ADD COLUMN …).'
-      : 'Create it with the DDL from schemaStatements() in a migration, or let the part create it (its create option):\n' +
+      : "Create it in a migration with the statements of collectSchemaStatements() (every part of the application) or of this part's schemaStatements(), or let the part create it (createTables: true):\n" +
         `${this.statements().join(';\n')};`;
     const message = `${this.options.owner}: ${problems.join('; ')}. ${how}`;
     return this.options.fail?.(message) ?? new PgSchemaMissingError(message);

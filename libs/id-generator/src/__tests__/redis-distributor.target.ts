@@ -6,7 +6,8 @@ import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../../../test/s
 import { redisClusterNodes, redisUrl } from '../../../../test/support/servers.js';
 import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
 import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, REVERT_SCRIPT } from '../machine/redis/machine-id.scripts.js';
-import type { DistributorContractTarget, FaultKind, Operation } from './machine-id-distributor.contract.js';
+import type { ProcessesTarget } from './machine-id-processes.case.js';
+import type { DistributorContractTarget, FaultKind, Operation } from '../testing/machine-id-distributor.contract.js';
 
 const SCRIPTS: Record<Operation, string> = {
   distribute: DISTRIBUTE_SCRIPT,
@@ -80,7 +81,7 @@ function views(
   };
 }
 
-export async function redisTarget(): Promise<DistributorContractTarget> {
+export async function redisTarget(): Promise<ProcessesTarget> {
   const redis = new Redis(redisUrl());
   return {
     create: (options) => new RedisMachineIdDistributor(redis, options),
@@ -105,7 +106,7 @@ export async function redisTarget(): Promise<DistributorContractTarget> {
   };
 }
 
-export async function redisClusterTarget(): Promise<DistributorContractTarget> {
+export async function redisClusterTarget(): Promise<ProcessesTarget> {
   const cluster = new Cluster(redisClusterNodes());
   return {
     create: (options) => new RedisMachineIdDistributor(cluster, options),

@@ -12,19 +12,14 @@ import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
 import { registerIdGenerators } from '../global/id-generator.registry.js';
 import { MachineIdHolder } from '../machine/machine-id-holder.js';
-import { ID_GENERATOR_MODULE_OPTIONS } from './id-generator.constants.js';
+import { ID_GENERATOR_MACHINE_ID_STORE, ID_GENERATOR_MODULE_OPTIONS } from './id-generator.constants.js';
 import type {
   IdGeneratorModuleAsyncOptions,
   IdGeneratorModuleForRootOptions,
   IdGeneratorModuleOptions,
   IdGeneratorOptionsFactory,
 } from './id-generator-options.interface.js';
-import {
-  createIdGeneratorProviders,
-  exportedTokens,
-  MACHINE_ID_STORE,
-  type OwnedMachineIdStore,
-} from './id-generator.providers.js';
+import { createIdGeneratorProviders, exportedTokens, type OwnedMachineIdStore } from './id-generator.providers.js';
 
 const logger = new Logger('IdGeneratorModule');
 
@@ -43,7 +38,7 @@ export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
     @Inject(MachineIdHolder) private readonly holder: MachineIdHolder,
     @Inject(GlobalIdGenerator) private readonly globalIdGenerator: GlobalIdGenerator,
     @Inject(AggregateIdGeneratorRegistrar) private readonly registrar: AggregateIdGeneratorRegistrar,
-    @Inject(MACHINE_ID_STORE) private readonly store: OwnedMachineIdStore | null,
+    @Inject(ID_GENERATOR_MACHINE_ID_STORE) private readonly store: OwnedMachineIdStore | null,
   ) {}
 
   static forRoot(options: IdGeneratorModuleForRootOptions = {}): DynamicModule {

@@ -22,7 +22,7 @@ export interface MachineIdStoreOptions {
 /**
  * What a generator factory receives: the machine ID this instance holds. A function definition is
  * called again with a new context when a lost machine ID is replaced; the injected
- * ID_GENERATOR_CONTEXT is a live view of the current one.
+ * The injected context (`@InjectIdGeneratorContext()`) is a live view of the current one.
  */
 export interface IdGeneratorContext {
   readonly machineId: number;

@@ -25,7 +25,7 @@ import { generateGlobalId, generateId } from '../global/id-generator.registry.js
 import type { IdGenerator } from '../id-generator.interfaces.js';
 import { MachineIdHolder } from '../machine/machine-id-holder.js';
 import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
-import { ID_GENERATOR_CONTEXT } from './id-generator.constants.js';
+import { getIdGeneratorContextToken } from './id-generator.utils.js';
 import { IdGeneratorModule } from './id-generator.module.js';
 import type { IdGeneratorContext, IdGeneratorModuleOptions } from './id-generator-options.interface.js';
 import { getIdGeneratorToken } from './id-generator.utils.js';
@@ -138,7 +138,7 @@ describe('IdGeneratorModule', () => {
     expect(a < b && b < c).toBe(true);
     expect(consumer.snow).toBeInstanceOf(SnowflakeId);
     expect(app.get(getIdGeneratorToken('snow'))).toBe(consumer.snow);
-    expect(app.get<IdGeneratorContext>(ID_GENERATOR_CONTEXT)).toMatchObject({
+    expect(app.get<IdGeneratorContext>(getIdGeneratorContextToken())).toMatchObject({
       machineId: 7,
       machineBits: 20,
       namespace: 'default',
@@ -407,7 +407,7 @@ describe('IdGeneratorModule', () => {
           snow: await (snow as SnowflakeId & { generateAsync(): Promise<string> }).generateAsync(),
         };
         expect(holder.machineId).toBe(free.machineId);
-        expect(app.get<IdGeneratorContext>(ID_GENERATOR_CONTEXT).machineId).toBe(free.machineId);
+        expect(app.get<IdGeneratorContext>(getIdGeneratorContextToken()).machineId).toBe(free.machineId);
         expect(CosIdGenerator.parse(after.global).machineId).toBe(free.machineId);
         expect(CosIdGenerator.parse(after.order).machineId).toBe(free.machineId);
         expect((snow as SnowflakeId).parse(after.snow).machineId).toBe(free.machineId);

@@ -16,7 +16,13 @@ import { MachineIdHolder, type HeldMachineId } from '../machine/machine-id-holde
 import { closeRedis, describeRedis, openRedis } from '@ddd-kit/core/redis';
 import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
 import { followHolder, HeldClockSync, isOnMachineId } from './held-generators.js';
-import { ID_GENERATOR_CONTEXT, ID_GENERATOR_MODULE_OPTIONS, ID_GENERATORS } from './id-generator.constants.js';
+import {
+  ID_GENERATOR_CONTEXT,
+  ID_GENERATOR_MACHINE_ID_STORE as MACHINE_ID_STORE,
+  ID_GENERATOR_MODULE_OPTIONS,
+  ID_GENERATOR_RESOLVED_OPTIONS as RESOLVED_OPTIONS,
+  ID_GENERATORS,
+} from './id-generator.constants.js';
 import type {
   IdGeneratorContext,
   IdGeneratorDefinition,
@@ -26,11 +32,6 @@ import { resolveIdGeneratorOptions, type ResolvedIdGeneratorOptions } from './id
 import { getIdGeneratorToken } from './id-generator.utils.js';
 
 const logger = new Logger('IdGeneratorModule');
-
-/** Internal: the options with defaults applied, checked at bootstrap. */
-export const RESOLVED_OPTIONS = 'DDD_KIT_ID_GENERATOR_RESOLVED_OPTIONS';
-/** Internal: the machine-ID store the module opened itself (`machine: { redis }`), or null. */
-export const MACHINE_ID_STORE = 'DDD_KIT_ID_GENERATOR_MACHINE_ID_STORE';
 
 /** A store client the module owns: closed only after the machine ID was given back. */
 export interface OwnedMachineIdStore {
@@ -262,7 +263,7 @@ export function createIdGeneratorProviders(generatorNames: string[]): Provider[]
   ];
 }
 
-export function exportedTokens(generatorNames: string[]): Array<string | Function> {
+export function exportedTokens(generatorNames: string[]): Array<string | symbol | Function> {
   return [
     ID_GENERATOR_MODULE_OPTIONS,
     ID_GENERATOR_CONTEXT,

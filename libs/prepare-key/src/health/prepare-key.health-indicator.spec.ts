@@ -61,7 +61,7 @@ const backends: Array<[string, string, () => Promise<Target>]> = [
       const client = new Redis(url, { retryStrategy: () => 20 });
       client.on('error', () => undefined);
       return {
-        factory: new RedisPrepareKeyFactory(client, { prefix: uniqueName('pk_health') }),
+        factory: new RedisPrepareKeyFactory(client, { keyPrefix: `${uniqueName('pk_health')}:` }),
         proxies: [proxy],
         close: async () => {
           client.disconnect();
@@ -83,7 +83,7 @@ const backends: Array<[string, string, () => Promise<Target>]> = [
       const last = through.proxies.find((proxy) => masters.at(-1) === `${proxy.host}:${proxy.port}`);
       if (!last) throw new Error(`no proxy in front of master ${masters.at(-1)}`);
       return {
-        factory: new RedisPrepareKeyFactory(cluster, { prefix: uniqueName('pk_health') }),
+        factory: new RedisPrepareKeyFactory(cluster, { keyPrefix: `${uniqueName('pk_health')}:` }),
         proxies: [last],
         close: async () => {
           cluster.disconnect();

@@ -152,6 +152,11 @@ export abstract class AggregateRoot<ID extends AggregateId = string, S = Record<
   }
 }
 
+/** An aggregate class (abstract classes included): the key of repositories and handlers. */
+export type AggregateClass<T extends AggregateRoot<any, any> = AggregateRoot<any, any>> = abstract new (
+  ...args: any[]
+) => T;
+
 // ---- used by the repositories of this library; not part of the public surface ----
 
 /** Runs the hook on a clean slate and takes what it collected: the events of this write only. */

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
-import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
+import type { AggregateClass } from '../aggregate/aggregate-root.js';
 import type { DataSyncEvent } from './data-sync-event.js';
 import type { DataSyncHandler, DataSyncPublisher } from './data-sync.interfaces.js';
 

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
+import type { AggregateClass } from '../aggregate/aggregate-root.js';
 import { ON_DATA_SYNC_METADATA } from '../repository.constants.js';
 import { DataSyncEventBus } from './data-sync-event-bus.js';
 import type { DataSyncEvent } from './data-sync-event.js';

@@ -1,4 +1,4 @@
-import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
+import type { AggregateClass } from '../aggregate/aggregate-root.js';
 import type { DataSyncEvent } from './data-sync-event.js';
 
 /** Hands the events of a successful write to whoever keeps read models. */

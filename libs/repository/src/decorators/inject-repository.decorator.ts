@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
+import type { AggregateClass } from '../aggregate/aggregate-root.js';
 import { getRepositoryToken } from '../repository.utils.js';
 
 /** Injects the repository RepositoryModule.forFeature registered for `aggregate`. */

@@ -1,4 +1,4 @@
-import type { AggregateClass } from '../aggregate/aggregate.interfaces.js';
+import type { AggregateClass } from '../aggregate/aggregate-root.js';
 import { ON_DATA_SYNC_METADATA } from '../repository.constants.js';
 
 /**

@@ -23,9 +23,9 @@ import {
   CounterMongooseRepository,
   CounterPostgresRepository,
 } from '../../../../test/repository/support/counter.aggregate.js';
-import { MongoOutboxStore } from '../outbox/mongo-outbox.store.js';
+import { MongoOutboxStore } from '../backends/mongoose/mongo-outbox.store.js';
 import { OutboxRelay } from '../outbox/outbox-relay.js';
-import { PostgresOutboxStore } from '../outbox/postgres-outbox.store.js';
+import { PostgresOutboxStore } from '../backends/postgres/postgres-outbox.store.js';
 import { RepositoryModule } from '../repository.module.js';
 import { OutboxHealthIndicator, type OutboxHealthCheckOptions } from './outbox.health-indicator.js';
 

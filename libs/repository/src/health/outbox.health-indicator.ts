@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
 import { OutboxRelay } from '../outbox/outbox-relay.js';
 import type { OutboxStatus } from '../outbox/outbox.interfaces.js';
+import { within } from './within.js';
 
 export interface OutboxHealthCheckOptions {
   /**
@@ -80,14 +81,4 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
     throw new TypeError(`OutboxHealthIndicator: ${name} must be a positive number of milliseconds`);
   return value;
-}
-
-function within<T>(ms: number, work: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  // A late answer (or failure) of the store is of no interest once the deadline passed.
-  work.catch(() => undefined);
-  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

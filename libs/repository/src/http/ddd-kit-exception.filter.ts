@@ -1,43 +1,43 @@
 import { Catch, HttpException, HttpStatus, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
-import { AggregateStateError } from '../errors/aggregate-state.error.js';
-import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
-import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
-import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
-
-// @ddd-kit/prepare-key is an optional peer: its errors are told apart by the name they set,
-// so this file never loads it.
-const PREPARE_KEY_BAD_ARGUMENT = 'PrepareKeyArgumentError';
-const PREPARE_KEY_STATE = 'PrepareKeyStateError';
+import { dddKitErrorCode } from '@ddd-kit/core';
 
 /**
- * The HTTP status of a ddd-kit error a request may meet, or undefined for any other error
- * (driver errors, configuration errors: a 500 stays a 500).
+ * The HTTP status of each ddd-kit error a request may meet, by its stable `code` (so it holds for
+ * the errors of every ddd-kit package, and of any installed copy of one). Any other error —
+ * driver errors, configuration errors — has none: a 500 stays a 500.
+ */
+const STATUS_BY_CODE: Readonly<Record<string, number>> = {
+  INVALID_AGGREGATE_ID: HttpStatus.BAD_REQUEST,
+  PREPARE_KEY_ARGUMENT: HttpStatus.BAD_REQUEST,
+  UNIQUE_KEY_VIOLATION: HttpStatus.CONFLICT,
+  DUPLICATE_AGGREGATE: HttpStatus.CONFLICT,
+  AGGREGATE_STATE: HttpStatus.CONFLICT,
+  PREPARE_KEY_STATE: HttpStatus.CONFLICT,
+  IDEMPOTENCY_IN_PROGRESS: HttpStatus.CONFLICT,
+  IDEMPOTENCY_CONFLICT: HttpStatus.UNPROCESSABLE_ENTITY,
+  PG_CONNECTION: HttpStatus.SERVICE_UNAVAILABLE,
+};
+
+/**
+ * The HTTP status of a ddd-kit error, or undefined for any other error.
  *
- * | error | status |
+ * | code | status |
  * |---|---|
- * | `InvalidAggregateIdError`, `PrepareKeyArgumentError` | 400 Bad Request |
- * | `UniqueKeyViolationError` (the value is taken), `DuplicateAggregateError` | 409 Conflict |
- * | `OptimisticLockError` | 409 Conflict (`optimisticLockStatus`: 412 when the client sent the version in `If-Match`) |
- * | `AggregateStateError` (e.g. a write to a deleted aggregate), `PrepareKeyStateError` | 409 Conflict |
+ * | `INVALID_AGGREGATE_ID`, `PREPARE_KEY_ARGUMENT` | 400 Bad Request |
+ * | `UNIQUE_KEY_VIOLATION` (the value is taken), `DUPLICATE_AGGREGATE` | 409 Conflict |
+ * | `OPTIMISTIC_LOCK` | 409 Conflict (`optimisticLockStatus`: 412 when the client sent the version in `If-Match`) |
+ * | `AGGREGATE_STATE` (e.g. a write to a deleted aggregate), `PREPARE_KEY_STATE`, `IDEMPOTENCY_IN_PROGRESS` | 409 Conflict |
+ * | `IDEMPOTENCY_CONFLICT` (a key reused for another request) | 422 Unprocessable Entity |
+ * | `PG_CONNECTION` (PostgreSQL did not answer) | 503 Service Unavailable |
  */
 export function dddKitHttpStatus(
   error: unknown,
   optimisticLockStatus: 409 | 412 = HttpStatus.CONFLICT,
 ): number | undefined {
-  if (error instanceof InvalidAggregateIdError) return HttpStatus.BAD_REQUEST;
-  if (error instanceof OptimisticLockError) return optimisticLockStatus;
-  if (
-    error instanceof UniqueKeyViolationError ||
-    error instanceof DuplicateAggregateError ||
-    error instanceof AggregateStateError
-  ) {
-    return HttpStatus.CONFLICT;
-  }
-  if (error instanceof Error && error.name === PREPARE_KEY_BAD_ARGUMENT) return HttpStatus.BAD_REQUEST;
-  if (error instanceof Error && error.name === PREPARE_KEY_STATE) return HttpStatus.CONFLICT;
-  return undefined;
+  const code = dddKitErrorCode(error);
+  if (code === undefined) return undefined;
+  return code === 'OPTIMISTIC_LOCK' ? optimisticLockStatus : STATUS_BY_CODE[code];
 }
 
 /**
@@ -65,4 +65,10 @@ export class DddKitExceptionFilter extends BaseExceptionFilter {
   }
 }
 
-const HTTP_REASON: Record<number, string> = { 400: 'Bad Request', 409: 'Conflict', 412: 'Precondition Failed' };
+const HTTP_REASON: Record<number, string> = {
+  400: 'Bad Request',
+  409: 'Conflict',
+  412: 'Precondition Failed',
+  422: 'Unprocessable Entity',
+  503: 'Service Unavailable',
+};

@@ -33,6 +33,12 @@ export interface OutboxRelaySettings {
   backoff?: { initialMs?: number; maxMs?: number };
   /** How long shutdown waits for deliveries in progress before releasing what is left (default 10 s). */
   shutdownTimeoutMs?: number;
+  /**
+   * Called with each batch the relay claimed from a store, before any of it is delivered; the
+   * deliveries wait for it. A test seam: a crash test parks the relay here (a promise that never
+   * settles) to stop it between a claim and the handlers.
+   */
+  onClaimed?: (claims: readonly OutboxClaim[]) => void | Promise<void>;
 }
 
 export interface OutboxRelayOptions extends OutboxRelaySettings {
@@ -76,9 +82,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly stores: readonly OutboxStore[];
   private readonly deliverTo: OutboxDelivery;
   private readonly clock: () => number;
-  private readonly settings: Required<Omit<OutboxRelaySettings, 'backoff'>> & {
-    backoff: { initialMs: number; maxMs: number };
-  };
+  private readonly settings: ValidatedRelaySettings;
+  private readonly onClaimed: OutboxRelaySettings['onClaimed'];
   private readonly autoStart: boolean;
   private running?: Promise<void>;
   private stopping?: Promise<void>;
@@ -103,6 +108,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.clock = options.clock ?? Date.now;
     this.autoStart = options.autoStart ?? true;
     this.settings = validateRelaySettings(options);
+    this.onClaimed = options.onClaimed;
   }
 
   /** Starts relaying (RepositoryModule calls it on bootstrap); a no-op when running. */
@@ -164,7 +170,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       });
       claimed += claims.length;
       if (claims.length === 0) continue;
-      if (process.env.DDD_KIT_OUTBOX_TEST_PARK === 'after-claim') await parkForTests(claims);
+      if (this.onClaimed !== undefined) await this.onClaimed(claims);
       await Promise.all(claims.map((claim) => this.deliverClaim(store, claim)));
     }
     return claimed;
@@ -359,13 +365,19 @@ function groupByWrite(events: readonly OutboxRecord[]): OutboxRecord[][] {
   return writes;
 }
 
-export function validateRelaySettings(options: OutboxRelaySettings): OutboxRelay['settings'] {
+type ValidatedRelaySettings = Required<Omit<OutboxRelaySettings, 'backoff' | 'onClaimed'>> & {
+  backoff: { initialMs: number; maxMs: number };
+};
+
+export function validateRelaySettings(options: OutboxRelaySettings): ValidatedRelaySettings {
   const positive = (value: unknown, name: string, fallback: number): number => {
     if (value === undefined) return fallback;
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
       throw new RepositoryConfigurationError(`outbox: ${name} must be a positive integer, got ${String(value)}`);
     return value;
   };
+  if (options.onClaimed !== undefined && typeof options.onClaimed !== 'function')
+    throw new RepositoryConfigurationError('outbox: onClaimed must be a function');
   if (options.backoff !== undefined && (options.backoff === null || typeof options.backoff !== 'object'))
     throw new RepositoryConfigurationError('outbox: backoff must be an object { initialMs?, maxMs? }');
   const settings = {
@@ -381,13 +393,4 @@ export function validateRelaySettings(options: OutboxRelaySettings): OutboxRelay
   };
   if (settings.leaseMs < 5) throw new RepositoryConfigurationError('outbox: leaseMs must be at least 5');
   return settings;
-}
-
-/**
- * A test seam (DDD_KIT_OUTBOX_TEST_PARK=after-claim): the relay stops for good right after a
- * claim, before any handler ran — where a crash test kills the process.
- */
-async function parkForTests(claims: OutboxClaim[]): Promise<never> {
-  process.stdout.write(`outbox-relay parked after claiming ${claims.length} instance(s)\n`);
-  return new Promise<never>(() => undefined);
 }

@@ -1,30 +1,31 @@
-import { Logger } from '@nestjs/common';
 import { assertAggregateId, isEmptyId } from '../aggregate/aggregate-id.utils.js';
 import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
 import {
   AggregateRoot,
   collectWriteEvents,
   setDeleted,
-  setStoredKeys,
   setStoredVersion,
-  storedKeysOf,
+  type AggregateClass,
 } from '../aggregate/aggregate-root.js';
-import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
+import { WriteEvents } from '../data-sync/write-events.js';
 import type { OutboxStore } from '../outbox/outbox.interfaces.js';
 import { AggregateStateError } from '../errors/aggregate-state.error.js';
 import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
-import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
 import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js';
 import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
-import { getUniqueKeys } from '../unique-keys/unique-key.decorator.js';
-import { UniqueKeyKeeper, type KeyValues, type TakenKey } from '../unique-keys/unique-key.keeper.js';
+import {
+  createUniqueKeyGuard,
+  toUniqueKeyResolver,
+  type GuardedStore,
+  type UniqueKeyGuard,
+  type WriteKind,
+} from '../unique-keys/unique-key.guard.js';
+import type { UniqueKeyKeeper } from '../unique-keys/unique-key.keeper.js';
 import type { UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
-import { UNIQUE_KEYS, type UniqueKeysAccess } from '../unique-keys/reconcile-unique-keys.js';
-import { failedWrite, ok, repositoryTelemetry, writes } from '../telemetry/repository.telemetry.js';
+import { observeWrite } from '../telemetry/repository.telemetry.js';
 import type {
   AggregateIdGeneratorSource,
   AggregatePage,
@@ -32,32 +33,19 @@ import type {
   LoadedAggregate,
   RepositoryOptions,
 } from './repository.interfaces.js';
-
-/** The key RepositoryModule configures a repository through (not part of the public surface). */
-export const CONFIGURE_REPOSITORY = Symbol('ddd-kit.configure-repository');
-
-// The write flow lives in these methods; a subclass that redefined one could skip the hook
-// and leave read models behind without anyone noticing, so that is refused at construction.
-const FIXED_METHODS = ['insert', 'update', 'remove', 'save'] as const;
-
-const logger = new Logger('Repository');
+import { assertWriteFlowIntact, checkInsertable, checkRemovable, checkUpdatable } from './write-preconditions.js';
 
 /**
  * The fixed write flow. `insert`, `update` and `remove` always
  *   1. check the aggregate's state and id (filling an empty id on insert),
  *   2. fire `aggregate.triggerDataSyncHook()` and take the events it collected,
- *   3. call `doInsert` / `doUpdate` / `doRemove`,
- *   4. only when that succeeded: advance the aggregate's versions and publish the events.
+ *   3. call `doInsert` / `doUpdate` / `doRemove` — between the aggregate's unique-key
+ *      reservations when it declares `@UniqueKey`s (UniqueKeyGuard),
+ *   4. only when that succeeded: advance the aggregate's versions and, once the write is
+ *      durable, release its old unique-key values and publish the events (WriteEvents).
  * A write that fails publishes nothing and leaves the aggregate's versions as they were; the
  * events it collected are discarded, and a retry collects them afresh from the aggregate's state
  * then, so nothing is ever published twice or for a write that did not happen.
- *
- * An aggregate with `@UniqueKey`s has them kept around step 3 (see UniqueKeyKeeper): each new
- * or changed value reserved before the write, each old value released once the write is
- * durable — inside the same transaction when the reservations and the repository share one
- * (`transactionScope`), after it otherwise. A failed write releases what it reserved only when
- * the write is known not to have happened: a definite failure (a conflict, a duplicate), or an
- * ambiguous one (a lost reply) that the stored version shows did not happen.
  *
  * Subclasses implement the `doXxx` steps and `doFindById`; they may not redefine the write
  * methods (construction throws RepositoryConfigurationError). To act around writes, extend the
@@ -67,21 +55,28 @@ export abstract class AbstractRepository<
   ID extends AggregateId,
   T extends AggregateRoot<ID, any>,
 > implements IRepository<ID, T> {
+  // No initialisers on these fields: with useDefineForClassFields off an initialiser would run
+  // after the base constructor and wipe what `configure` set from the constructor's options.
   private aggregateClass?: AggregateClass<T>;
-  private publisher?: DataSyncPublisher;
-  private outboxStore?: OutboxStore;
+  private writeEvents?: WriteEvents;
   private idGenerators?: AggregateIdGeneratorSource | null;
   private uniqueKeyResolver?: UniqueKeyResolver;
   /** Built on first need; null when the aggregate has no unique keys. */
-  private uniqueKeyKeeper?: UniqueKeyKeeper | null;
+  private guard?: UniqueKeyGuard<ID, T> | null;
 
   constructor(options: RepositoryOptions<T> = {}) {
-    assertWriteFlowIntact(new.target);
-    this[CONFIGURE_REPOSITORY](options);
+    assertWriteFlowIntact(new.target, AbstractRepository.prototype);
+    this.configure(options);
   }
 
-  /** Sets what the options name and leaves the rest; RepositoryModule calls it at bootstrap. */
-  [CONFIGURE_REPOSITORY](options: RepositoryOptions<T>): void {
+  /**
+   * Sets what `options` name and leaves the rest: the constructor calls it with its options, and
+   * RepositoryModule (through the repository's backend) at bootstrap, before anyone can use the
+   * repository. A subclass that takes options of its own overrides it and calls `super.configure`.
+   * The aggregate, once set, cannot change; an outbox must be one this repository can write
+   * (`acceptsOutbox`).
+   */
+  configure(options: RepositoryOptions<T>): void {
     if (options.aggregate !== undefined) {
       if (this.aggregateClass !== undefined && this.aggregateClass !== options.aggregate) {
         throw new RepositoryConfigurationError(
@@ -91,42 +86,39 @@ export abstract class AbstractRepository<
       }
       this.aggregateClass = options.aggregate;
     }
-    if (options.publisher !== undefined) this.publisher = options.publisher;
-    if (options.outbox !== undefined && options.outbox !== this.outboxStore) {
+    const events = (this.writeEvents ??= new WriteEvents());
+    if (options.publisher !== undefined) events.setPublisher(options.publisher);
+    if (options.outbox !== undefined && options.outbox !== events.outbox) {
       if (!this.acceptsOutbox(options.outbox)) {
         throw new RepositoryConfigurationError(
           `${this.constructor.name} cannot store data-sync events with its writes in ${options.outbox?.constructor?.name ?? String(options.outbox)}: ` +
-            'an outbox is written by the repository of its own backend (InMemoryOutboxStore by InMemoryRepository, PostgresOutboxStore by PostgresRepository, MongoOutboxStore by MongooseRepository).',
+            "an outbox is written by the repository of its own backend (the store that backend's createOutboxStore gives).",
         );
       }
-      this.outboxStore = options.outbox;
+      events.setOutbox(options.outbox);
     }
     if (options.idGenerators !== undefined) this.idGenerators = options.idGenerators;
     if (options.uniqueKeys !== undefined) {
-      const given = options.uniqueKeys;
-      this.uniqueKeyResolver =
-        typeof given === 'function'
-          ? given
-          : (name) => {
-              const reservations = given[name];
-              if (reservations === undefined)
-                throw new RepositoryConfigurationError(
-                  `${this.constructor.name}: no reservations given for unique key '${name}' (options.uniqueKeys)`,
-                );
-              return reservations;
-            };
-      this.uniqueKeyKeeper = undefined;
+      this.uniqueKeyResolver = toUniqueKeyResolver(options.uniqueKeys, this.constructor.name);
+      this.guard = undefined;
     }
   }
+
+  /**
+   * Throws RepositoryConfigurationError when the repository lacks what it needs or is declared
+   * wrongly, so that RepositoryModule fails the bootstrap (it calls it once the repository is
+   * configured). Nothing to check here; a backend's base class overrides it.
+   */
+  checkConfiguration(): void {}
 
   // ---------------------------------------------------------------- writes
 
   insert(aggregate: T): Promise<void> {
-    return this.observe('repository.insert', 'insert', aggregate, () => this.insertNow(aggregate));
+    return this.observe('insert', aggregate, () => this.insertNow(aggregate));
   }
 
   update(aggregate: T): Promise<void> {
-    return this.observe('repository.update', 'update', aggregate, () => this.updateNow(aggregate));
+    return this.observe('update', aggregate, () => this.updateNow(aggregate));
   }
 
   async save(aggregate: T): Promise<void> {
@@ -138,20 +130,12 @@ export abstract class AbstractRepository<
    * stored version is still its `oldVersion`. If the delete fails, the mark set here is undone.
    */
   remove(aggregate: T): Promise<void> {
-    return this.observe('repository.remove', 'remove', aggregate, () => this.removeNow(aggregate));
+    return this.observe('remove', aggregate, () => this.removeNow(aggregate));
   }
 
   private async insertNow(aggregate: T): Promise<void> {
     const name = this.nameOf(aggregate);
-    if (!aggregate.isNew()) {
-      throw new AggregateStateError(
-        name,
-        aggregate.id,
-        `insert creates aggregates; this one is stored at version ${aggregate.oldVersion} (use update or save)`,
-      );
-    }
-    if (aggregate.isDeleted())
-      throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; a deleted aggregate is not inserted');
+    checkInsertable(name, aggregate);
     if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
     assertAggregateId(name, aggregate.id);
     await this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
@@ -160,21 +144,14 @@ export abstract class AbstractRepository<
   private async updateNow(aggregate: T): Promise<void> {
     const name = this.nameOf(aggregate);
     assertAggregateId(name, aggregate.id);
-    if (aggregate.isNew())
-      throw new AggregateStateError(
-        name,
-        aggregate.id,
-        'update needs a stored aggregate; this one is new (use insert or save)',
-      );
-    if (aggregate.isDeleted()) throw new AggregateStateError(name, aggregate.id, 'it is marked deleted; use remove');
+    checkUpdatable(name, aggregate);
     await this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
   }
 
   private async removeNow(aggregate: T): Promise<void> {
     const name = this.nameOf(aggregate);
     assertAggregateId(name, aggregate.id);
-    if (aggregate.isNew())
-      throw new AggregateStateError(name, aggregate.id, 'remove needs a stored aggregate; this one was never inserted');
+    checkRemovable(name, aggregate);
     const wasDeleted = aggregate.isDeleted();
     aggregate.markDeleted();
     try {
@@ -192,8 +169,7 @@ export abstract class AbstractRepository<
     const loaded = await this.doFindById(id);
     if (loaded === null) return null;
     setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
-    const keeper = this.keeper();
-    if (keeper !== null) setStoredKeys(loaded.aggregate, keeper.valuesOf(loaded.aggregate));
+    this.uniqueKeyGuard()?.loaded(loaded.aggregate);
     return loaded.aggregate;
   }
 
@@ -205,13 +181,13 @@ export abstract class AbstractRepository<
     const pageSize = options.pageSize ?? 500;
     if (!Number.isSafeInteger(pageSize) || pageSize < 1)
       throw new RepositoryConfigurationError(`pageSize must be a positive integer, got ${String(pageSize)}`);
-    const keeper = this.keeper();
+    const guard = this.uniqueKeyGuard();
     let cursor: ID | undefined;
     do {
       const page = await this.doListPage(cursor, pageSize);
       for (const { aggregate, version } of page.aggregates) {
         setStoredVersion(aggregate, version, this.aggregateName());
-        if (keeper !== null) setStoredKeys(aggregate, keeper.valuesOf(aggregate));
+        guard?.loaded(aggregate);
         yield aggregate;
       }
       cursor = page.next;
@@ -307,7 +283,7 @@ export abstract class AbstractRepository<
    * the same atomic write as the aggregate.
    */
   protected get outbox(): OutboxStore | undefined {
-    return this.outboxStore;
+    return this.writeEvents?.outbox;
   }
 
   /** Whether this repository can store its events in `outbox` with its writes; none by default. */
@@ -341,146 +317,65 @@ export abstract class AbstractRepository<
 
   // ---------------------------------------------------------------- internals
 
-  /** Runs one write inside its span and counts it by outcome (just runs it when nothing records). */
-  private observe(spanName: string, operation: string, aggregate: T, run: () => Promise<void>): Promise<void> {
-    // Named without throwing: a bad argument is reported by the write itself.
-    const name = this.aggregateClass
-      ? getAggregateName(this.aggregateClass)
-      : aggregate instanceof AggregateRoot
-        ? getAggregateName(aggregate.constructor)
-        : 'Aggregate';
-    const telemetry = repositoryTelemetry.begin(spanName, writes, operation, name);
-    return telemetry === undefined ? run() : telemetry.settle(telemetry.within(run), ok, failedWrite);
+  /** Runs one write inside its span (see observeWrite), named without throwing: a bad argument is the write's to report. */
+  private observe(operation: WriteKind, aggregate: T, run: () => Promise<void>): Promise<void> {
+    const type = this.aggregateClass ?? (aggregate instanceof AggregateRoot ? aggregate.constructor : undefined);
+    return observeWrite(operation, type === undefined ? 'Aggregate' : getAggregateName(type), run);
   }
 
   private async write(
-    kind: 'insert' | 'update' | 'remove',
+    kind: WriteKind,
     aggregate: T,
     store: (events: readonly DataSyncEvent[]) => Promise<void>,
   ): Promise<void> {
-    const events = collectWriteEvents(aggregate, this.nameOf(aggregate));
+    const name = this.nameOf(aggregate);
+    const events = collectWriteEvents(aggregate, name);
     const written = aggregate.newVersion;
-    const keeper = this.keeper();
-    if (keeper === null) {
-      await store(events);
-      setStoredVersion(aggregate, written);
-      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined)
-        await this.whenWriteCommits(() => this.publish(aggregate, events));
-      return;
-    }
-
-    const stored =
-      kind === 'insert'
-        ? undefined
-        : (storedKeysOf(aggregate) ?? (await this.readStoredKeys(keeper, aggregate.id)) ?? undefined);
-    const plan = keeper.plan(kind, kind === 'remove' ? new Map() : keeper.valuesOf(aggregate), stored);
-    const scope = this.transactionScope;
-    const joins = (name: string) => scope !== undefined && keeper.storeOf(name).transactionScope === scope;
-    const taken: TakenKey[] = [];
-    try {
-      await this.inUnitOfWork(async () => {
-        await keeper.take(plan.take, keeper.owner(aggregate.id), taken);
-        await store(events);
-        // Old values whose reservations share the write's transaction go with it.
-        await keeper.release(
-          plan.release.filter((ref) => joins(ref.name)),
-          aggregate.id,
-          true,
-        );
-      });
-    } catch (error) {
-      await this.afterFailedWrite(kind, keeper, aggregate, error, taken, stored, plan.release);
-      throw error;
-    }
+    const guard = this.uniqueKeyGuard();
+    const guarded = guard === null ? undefined : await guard.write(kind, aggregate, () => store(events));
+    if (guarded === undefined) await store(events);
     setStoredVersion(aggregate, written);
-    setStoredKeys(aggregate, kind === 'remove' ? undefined : plan.after);
-    // The other old values go once the write is durable: in an enclosing transaction, after it commits.
-    const others = plan.release.filter((ref) => !joins(ref.name));
+    const writeEvents = this.writeEvents!;
+    if (guarded === undefined && !writeEvents.willPublish(events)) return;
+    // In an enclosing transaction, the write is durable once it commits.
     await this.whenWriteCommits(async () => {
-      await keeper.release(others, aggregate.id, false);
-      if (this.publisher !== undefined && events.length > 0 && this.outboxStore === undefined)
-        await this.publish(aggregate, events);
+      await guarded?.releaseOld();
+      await writeEvents.publish(
+        this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>),
+        events,
+        () => `${name} ${JSON.stringify(aggregate.id)}`,
+      );
     });
   }
 
   /**
-   * After a failed write, releases the values it had reserved — only those the write is known
-   * not to need: it definitely failed (a conflict, a duplicate, a taken key), or it failed
-   * ambiguously (a lost reply, a timeout) and the stored version shows it did not happen. A
-   * reservation whose value the stored aggregate holds stays. When nothing can be known (the
-   * store is unreachable), everything stays: both values held is the recoverable state.
+   * The keeper of the aggregate's `@UniqueKey`s (their definitions, reservations and steps), or
+   * null when it declares none: what `reconcileUniqueKeys` works with.
    */
-  private async afterFailedWrite(
-    kind: 'insert' | 'update' | 'remove',
-    keeper: UniqueKeyKeeper,
-    aggregate: T,
-    error: unknown,
-    taken: TakenKey[],
-    stored: KeyValues | undefined,
-    released: ReadonlyArray<{ name: string; key: string }>,
-  ): Promise<void> {
-    if (isDefiniteFailure(error)) {
-      if (taken.length === 0) return;
-      // A retry may find the aggregate stored with these values: they stay.
-      const now = await this.readStoredKeys(keeper, aggregate.id).catch(() => 'unknown' as const);
-      if (now !== 'unknown') await keeper.releaseTaken(taken, now ?? undefined);
-      return;
-    }
-    let version: number;
-    try {
-      version = await this.doCurrentVersion(aggregate.id);
-    } catch {
-      return; // the store cannot say: leave every reservation to reconciliation
-    }
-    if (kind === 'insert' && version === -1) await keeper.releaseTaken(taken, undefined);
-    else if (kind === 'update' && version === aggregate.oldVersion) await keeper.releaseTaken(taken, stored);
-    else if (kind === 'remove' && version === -1) await keeper.release(released, aggregate.id, false); // it is gone
+  uniqueKeyKeeper(): UniqueKeyKeeper | null {
+    return this.uniqueKeyGuard()?.keeper ?? null;
   }
 
-  /** The unique-key values stored for `id`, or null when it is not stored. */
-  private async readStoredKeys(keeper: UniqueKeyKeeper, id: ID): Promise<KeyValues | null> {
-    const loaded = await this.doFindById(id);
-    return loaded === null ? null : keeper.valuesOf(loaded.aggregate);
-  }
-
-  /** What reconcileUniqueKeys needs of this repository. */
-  [UNIQUE_KEYS](): UniqueKeysAccess<ID, T> {
-    return {
-      keeper: () => this.keeper(),
-      aggregates: (options) => this.aggregates(options),
-      findById: (id) => this.findById(id),
+  /** The guard of the aggregate's unique keys, built on first need; null when it has none. */
+  private uniqueKeyGuard(): UniqueKeyGuard<ID, T> | null {
+    if (this.guard !== undefined) return this.guard;
+    const store: GuardedStore<ID> = {
+      storedValues: async (id) => {
+        const loaded = await this.doFindById(id);
+        return loaded === null ? null : this.guard!.keeper.valuesOf(loaded.aggregate);
+      },
+      currentVersion: (id) => this.doCurrentVersion(id),
+      transactionScope: () => this.transactionScope,
+      inUnitOfWork: (work) => this.inUnitOfWork(work),
     };
-  }
-
-  /** The keeper of the aggregate's unique keys, or null when it has none. */
-  protected keeper(): UniqueKeyKeeper | null {
-    if (this.uniqueKeyKeeper !== undefined) return this.uniqueKeyKeeper;
-    const definitions = this.aggregateClass ? getUniqueKeys(this.aggregateClass) : [];
-    if (definitions.length === 0) return (this.uniqueKeyKeeper = null);
-    const resolve = this.uniqueKeyResolver;
-    if (resolve === undefined) {
-      throw new RepositoryConfigurationError(
-        `${this.aggregateClass!.name} declares @UniqueKey(${definitions.map((d) => `'${d.name}'`).join(', ')}) but ${this.constructor.name} ` +
-          'has no reservations for them: import PrepareKeyModule.forRoot({ factory }) beside RepositoryModule (which takes them from it), ' +
-          'or pass { uniqueKeys: { name: prepareKey } } to the repository.',
-      );
-    }
-    this.uniqueKeyKeeper = new UniqueKeyKeeper(this.aggregateName(), definitions, resolve);
-    return this.uniqueKeyKeeper;
-  }
-
-  private async publish(aggregate: T, events: DataSyncEvent[]): Promise<void> {
-    if (this.publisher === undefined || events.length === 0) return;
-    try {
-      await this.publisher.publish(this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>), events);
-    } catch (error) {
-      // The write is stored: failing the call now would invite the caller to repeat a write
-      // that happened. Read models that missed these events are repaired by reconciliation.
-      logger.error(
-        `Publishing ${events.length} data-sync event(s) of ${this.nameOf(aggregate)} ${JSON.stringify(aggregate.id)} failed`,
-        error instanceof Error ? error.stack : String(error),
-      );
-    }
+    this.guard = createUniqueKeyGuard(
+      this.aggregateClass,
+      this.aggregateName(),
+      this.constructor.name,
+      this.uniqueKeyResolver,
+      store,
+    );
+    return this.guard;
   }
 
   private generateId(aggregate: T, name: string): string {
@@ -489,44 +384,12 @@ export abstract class AbstractRepository<
   }
 
   private nameOf(aggregate: T): string {
-    if (!(aggregate instanceof AggregateRoot)) {
+    if (!(aggregate instanceof AggregateRoot))
       throw new AggregateStateError(
         this.aggregateName(),
         undefined,
         'a repository stores AggregateRoot instances only',
       );
-    }
     return getAggregateName(this.aggregateClass ?? aggregate.constructor);
   }
-}
-
-function assertWriteFlowIntact(target: Function): void {
-  for (
-    let proto = target.prototype;
-    proto && proto !== AbstractRepository.prototype;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    for (const method of FIXED_METHODS) {
-      if (Object.prototype.hasOwnProperty.call(proto, method)) {
-        throw new RepositoryConfigurationError(
-          `${proto.constructor.name} redefines ${method}(): the write methods fire the data-sync hook before every write ` +
-            "and may not be replaced. Implement doInsert/doUpdate/doRemove instead, extend the aggregate's " +
-            'triggerDataSyncHook, or handle the published events (@OnDataSync).',
-        );
-      }
-    }
-  }
-}
-
-/** Errors that say the write did not happen. */
-function isDefiniteFailure(error: unknown): boolean {
-  return (
-    error instanceof UniqueKeyViolationError ||
-    error instanceof OptimisticLockError ||
-    error instanceof DuplicateAggregateError ||
-    error instanceof AggregateStateError ||
-    error instanceof InvalidAggregateIdError ||
-    error instanceof RepositoryConfigurationError ||
-    error instanceof MissingIdGeneratorError
-  );
 }

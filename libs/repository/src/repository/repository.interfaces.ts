@@ -1,5 +1,5 @@
-import type { AggregateRoot } from '../aggregate/aggregate-root.js';
-import type { AggregateClass, AggregateId } from '../aggregate/aggregate.interfaces.js';
+import type { AggregateClass, AggregateRoot } from '../aggregate/aggregate-root.js';
+import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { OutboxStore } from '../outbox/outbox.interfaces.js';
 import type { DataSyncPublisher } from '../data-sync/data-sync.interfaces.js';
 import type { UniqueKeyReservations, UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';

@@ -58,3 +58,9 @@ export function failedWrite(error: unknown): string {
   if (error instanceof DuplicateAggregateError) return 'duplicate';
   return 'error';
 }
+
+/** Runs one write inside its span and counts it by outcome (just runs it when nothing records). */
+export function observeWrite(operation: string, aggregateName: string, run: () => Promise<void>): Promise<void> {
+  const telemetry = repositoryTelemetry.begin(`repository.${operation}`, writes, operation, aggregateName);
+  return telemetry === undefined ? run() : telemetry.settle(telemetry.within(run), ok, failedWrite);
+}

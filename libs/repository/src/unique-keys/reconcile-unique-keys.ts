@@ -2,7 +2,6 @@ import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import type { AbstractRepository } from '../repository/abstract-repository.js';
 import type { UniqueKeyKeeper } from './unique-key.keeper.js';
 import type { UniqueKeyOwner } from './unique-key.interfaces.js';
 
@@ -35,10 +34,10 @@ export interface UniqueKeysReconciliationReport {
   failed: number;
 }
 
-/** How reconcileUniqueKeys reaches a repository's unique keys (internal to this package). */
-export const UNIQUE_KEYS = Symbol('ddd-kit.unique-keys');
-export interface UniqueKeysAccess<ID extends AggregateId, T> {
-  keeper(): UniqueKeyKeeper | null;
+/** What reconcileUniqueKeys needs of a repository: every AbstractRepository is one. */
+export interface UniqueKeyedRepository<ID extends AggregateId, T> {
+  /** The keeper of the aggregate's unique keys, or null when it declares none. */
+  uniqueKeyKeeper(): UniqueKeyKeeper | null;
   aggregates(options: { pageSize?: number }): AsyncIterable<T>;
   findById(id: ID): Promise<T | null>;
 }
@@ -56,7 +55,7 @@ export interface UniqueKeysAccess<ID extends AggregateId, T> {
  * live system and safe to run again.
  */
 export async function reconcileUniqueKeys<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
-  repository: AbstractRepository<ID, T>,
+  repository: UniqueKeyedRepository<ID, T>,
   options: ReconcileUniqueKeysOptions = {},
 ): Promise<UniqueKeysReconciliationReport> {
   const { graceMs = 10 * 60_000, dryRun = false, pageSize = 500, onError } = options;
@@ -64,11 +63,10 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
     throw new RepositoryConfigurationError(
       `reconcileUniqueKeys: graceMs must be a non-negative integer, got ${String(graceMs)}`,
     );
-  const access = (repository as unknown as { [UNIQUE_KEYS]: () => UniqueKeysAccess<ID, T> })[UNIQUE_KEYS]?.();
-  const keeper = access?.keeper();
-  if (!access || !keeper)
+  const keeper = typeof repository?.uniqueKeyKeeper === 'function' ? repository.uniqueKeyKeeper() : null;
+  if (keeper === null)
     throw new RepositoryConfigurationError(
-      `reconcileUniqueKeys: ${repository.constructor.name} stores an aggregate without @UniqueKey`,
+      `reconcileUniqueKeys: ${repository?.constructor?.name ?? String(repository)} stores an aggregate without @UniqueKey`,
     );
   const report: UniqueKeysReconciliationReport = {
     scanned: 0,
@@ -86,7 +84,7 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
   };
   const load = async (id: AggregateId): Promise<T | null> => {
     try {
-      return await access.findById(id as ID);
+      return await repository.findById(id as ID);
     } catch (error) {
       if (error instanceof InvalidAggregateIdError) return null;
       throw error;
@@ -123,7 +121,7 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
 
   // 2. Aggregates whose values have no reservation, and values several aggregates share.
   const holders = new Map<string, Map<string, AggregateId[]>>(keeper.definitions.map((d) => [d.name, new Map()]));
-  for await (const aggregate of access.aggregates({ pageSize })) {
+  for await (const aggregate of repository.aggregates({ pageSize })) {
     for (const [name, key] of keeper.valuesOf(aggregate)) {
       if (key === undefined) continue;
       const ids = holders.get(name)!;

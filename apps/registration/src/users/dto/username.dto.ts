@@ -1,10 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsString, Matches } from 'class-validator';
-import { USERNAME_PATTERN, USERNAME_RULE } from '../username.js';
+import { foldUsername, USERNAME_PATTERN, USERNAME_RULE } from '../username.js';
 
-// Case-folded before validation, so the rule and everything after it see one form of a name.
-const fold = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.toLowerCase() : value);
+// Case-folded (A–Z only) before validation, so the rule and everything after it see one form of a name.
+const fold = ({ value }: { value: unknown }) => foldUsername(value);
 
 /** Body of POST /users and PATCH /users/:id/username. Unknown fields are refused (400). */
 export class UsernameBody {

@@ -10,7 +10,8 @@ import {
   describeMachineIdDistributorContract,
   type FaultKind,
   type Operation,
-} from '../../__tests__/machine-id-distributor.contract.js';
+} from '../../testing/machine-id-distributor.contract.js';
+import { describeMachineIdProcesses, type ProcessesTarget } from '../../__tests__/machine-id-processes.case.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
 import * as sql from './postgres-machine-id.sql.js';
@@ -34,7 +35,7 @@ function statement(operation: Operation, kind: FaultKind): (request: { command: 
   return (request) => sql.test(request.command);
 }
 
-describeMachineIdDistributorContract('PostgreSQL', async () => {
+async function postgresTarget(): Promise<ProcessesTarget> {
   const schema = await postgresSchema('machine_ids');
   const pool = new pg.Pool({ connectionString: schema.url, max: 8 });
   const base = new PostgresMachineIdDistributor(pool, { schema: schema.schema });
@@ -110,7 +111,10 @@ describeMachineIdDistributorContract('PostgreSQL', async () => {
     },
     worker: { kind: 'postgres', url: schema.url, schema: schema.schema },
   };
-});
+}
+
+describeMachineIdDistributorContract('PostgreSQL', postgresTarget);
+describeMachineIdProcesses('PostgreSQL', postgresTarget);
 
 describe('PostgresMachineIdDistributor', () => {
   let schema: Awaited<ReturnType<typeof postgresSchema>>;

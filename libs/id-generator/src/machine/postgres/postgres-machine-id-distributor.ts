@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { IdGeneratorError } from '../../errors/id-generator.error.js';
-import { companionPool } from '@ddd-kit/core/postgres';
+import { collectingSchema, companionPool } from '@ddd-kit/core/postgres';
 import {
   assertPool,
   idSourceSchema,
@@ -103,6 +103,8 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeDistribute(request: MachineIdRequest, until: number): Promise<StoreDistribution> {
     await this.ensureTables();
+    // Booted only to read the schema (collectSchemaStatements): no table to lease from yet, no ID issued.
+    if (collectingSchema()) return { machineId: 0, lastTimestamp: 0 };
     const { namespace, machineBits, instanceId } = request;
     const s = this.statements;
     return inOwnTransaction(this.leasePool, async (client) => {
@@ -154,6 +156,7 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeGuard(state: MachineIdState, until: number): Promise<boolean> {
     await this.ensureTables();
+    if (collectingSchema()) return true;
     const result = await this.leasePool.query(this.statements.guard, [
       state.namespace,
       state.machineId,
@@ -167,6 +170,7 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeRevert(state: MachineIdState): Promise<boolean> {
     await this.ensureTables();
+    if (collectingSchema()) return true;
     const result = await this.leasePool.query(this.statements.revert, [
       state.namespace,
       state.machineId,

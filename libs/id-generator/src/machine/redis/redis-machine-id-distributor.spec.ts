@@ -1,12 +1,14 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { redisUrl, uniqueName } from '../../../../../test/support/servers.js';
-import { describeMachineIdDistributorContract } from '../../__tests__/machine-id-distributor.contract.js';
+import { describeMachineIdDistributorContract } from '../../testing/machine-id-distributor.contract.js';
+import { describeMachineIdProcesses } from '../../__tests__/machine-id-processes.case.js';
 import { redisTarget } from '../../__tests__/redis-distributor.target.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { RedisMachineIdDistributor } from './redis-machine-id-distributor.js';
 
 describeMachineIdDistributorContract('Redis', redisTarget);
+describeMachineIdProcesses('Redis', redisTarget);
 
 describe('RedisMachineIdDistributor on Redis', () => {
   const redis = new Redis(redisUrl());

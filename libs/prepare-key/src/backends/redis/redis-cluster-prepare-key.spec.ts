@@ -13,7 +13,7 @@ describePrepareKeyContract(
     const prefix = uniqueName('pk_contract');
     const injector = await redisClusterFaultTarget(redisClusterNodes(), prefix);
     return {
-      factory: new RedisPrepareKeyFactory(cluster, { prefix }),
+      factory: new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }),
       faults: injector.faults,
       close: async () => {
         await injector.close();
@@ -27,7 +27,7 @@ describePrepareKeyContract(
 describePrepareKeyContract('Redis Cluster with auto-pipelining', () => {
   const cluster = new Cluster(redisClusterNodes(), { enableAutoPipelining: true });
   return {
-    factory: new RedisPrepareKeyFactory(cluster, { prefix: uniqueName('pk_contract') }),
+    factory: new RedisPrepareKeyFactory(cluster, { keyPrefix: `${uniqueName('pk_contract')}:` }),
     close: async () => void (await cluster.quit()),
   };
 });
@@ -46,7 +46,7 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
 
   it('hash-tags each record with its own (name, key), so one name spreads over every master', async () => {
     const prefix = uniqueName('spread');
-    const pk = new RedisPrepareKeyFactory(cluster, { prefix }).create('n{x}');
+    const pk = new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }).create('n{x}');
     const keys = Array.from({ length: 60 }, (_, i) => `k{${i}}`);
     await Promise.all(keys.map((key) => pk.prepare(key, key)));
 
@@ -73,13 +73,13 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
   it('lists every record through a Cluster client that has not connected yet', async () => {
     const prefix = uniqueName('fresh');
     const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
-    const pk = new RedisPrepareKeyFactory(cluster, { prefix }).create('n');
+    const pk = new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }).create('n');
     await Promise.all(keys.map((key) => pk.prepare(key, key)));
 
     const fresh = new Cluster(redisClusterNodes());
     try {
       const listed: string[] = [];
-      for await (const record of new RedisPrepareKeyFactory(fresh, { prefix }).create('n').records())
+      for await (const record of new RedisPrepareKeyFactory(fresh, { keyPrefix: `${prefix}:` }).create('n').records())
         listed.push(record.key);
       expect(listed.sort()).toEqual([...keys].sort());
     } finally {
@@ -92,7 +92,7 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
     async (enableAutoPipelining) => {
       const client = new Cluster(redisClusterNodes(), { enableAutoPipelining });
       try {
-        const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
+        const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${uniqueName('noscript')}:` }).create('n');
         const masters = cluster.nodes('master');
         await Promise.all(masters.map((node) => node.script('FLUSH')));
         const keys = Array.from({ length: 30 }, (_, i) => `k${i}`); // lands on every master

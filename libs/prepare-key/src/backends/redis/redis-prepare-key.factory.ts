@@ -59,33 +59,13 @@ export function checkRedisPrepareKeyFactoryOptions(options: RedisPrepareKeyFacto
   return { keyPrefix, retentionMs };
 }
 
-let prefixDeprecationShown = false;
-
-/** `keyPrefix` as given; the deprecated `prefix` (no trailing separator) is `prefix + ':'`, the same keys as before. */
+/** `keyPrefix` as given (the default when absent). */
 function resolveKeyPrefix(options: RedisPrepareKeyFactoryOptions): string {
-  const { keyPrefix, prefix } = options;
-  if (keyPrefix !== undefined && prefix !== undefined) {
+  const { keyPrefix } = options;
+  if ('prefix' in options) {
     throw new PrepareKeyArgumentError(
-      `RedisPrepareKeyFactory: pass keyPrefix only (prefix is its deprecated form: prefix 'app' is keyPrefix 'app:')`,
+      `RedisPrepareKeyFactory: the option 'prefix' is gone; use keyPrefix, which is used as given (prefix 'app' is keyPrefix 'app:')`,
     );
-  }
-  if (prefix !== undefined) {
-    if (typeof prefix !== 'string' || prefix.length === 0 || /[{}]/.test(prefix)) {
-      throw new PrepareKeyArgumentError(
-        `RedisPrepareKeyFactory: prefix must be a non-empty string without '{' or '}' (they would change the hash tag), got ${JSON.stringify(prefix)}`,
-      );
-    }
-    if (!prefixDeprecationShown) {
-      prefixDeprecationShown = true;
-      process.emitWarning(
-        `RedisPrepareKeyFactory: 'prefix' is deprecated; use keyPrefix: '${prefix}:' (used as given, the same keys)`,
-        {
-          type: 'DeprecationWarning',
-          code: 'DDD_KIT_REDIS_PREFIX',
-        },
-      );
-    }
-    return `${prefix}:`;
   }
   const chosen = keyPrefix ?? DEFAULT_REDIS_KEY_PREFIX;
   if (typeof chosen !== 'string' || /[{}]/.test(chosen)) {

@@ -7,11 +7,6 @@ export interface RedisPrepareKeyFactoryOptions {
    */
   keyPrefix?: string;
   /**
-   * @deprecated Use `keyPrefix`, which is used as given: `prefix: 'app'` is `keyPrefix: 'app:'`
-   * (the same keys). Still accepted; passing both is an error.
-   */
-  prefix?: string;
-  /**
    * How long an expired record stays readable by `getValue` before Redis drops it: each
    * record is written with `PXAT ttlAt + retentionMs`. Forever records never expire.
    * Milliseconds, or `Infinity` to keep expired records until they are rolled back or

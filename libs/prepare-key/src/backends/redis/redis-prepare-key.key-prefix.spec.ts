@@ -5,7 +5,7 @@ import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error
 import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
 
 // One convention for both Redis classes of ddd-kit (and ioredis's own option): `keyPrefix`,
-// used as given. The older `prefix` (no separator) still works and names the same keys.
+// used as given.
 
 describe('RedisPrepareKeyFactory keyPrefix', () => {
   let redis: Redis;
@@ -32,19 +32,9 @@ describe('RedisPrepareKeyFactory keyPrefix', () => {
     await key.rollback('k');
   });
 
-  it('the deprecated prefix p names the same keys as keyPrefix "p:"', async () => {
-    const base = uniqueName('deprecated');
-    const old = new RedisPrepareKeyFactory(redis, { prefix: base }).create('user');
-    const current = new RedisPrepareKeyFactory(redis, { keyPrefix: `${base}:` }).create('user');
-    expect(await old.prepare('bob', 'x')).toBe(true);
-    expect(await current.get('bob')).toBe('x');
-    expect(await current.prepare('bob', 'y')).toBe(false);
-    expect(await redis.keys(`${base}*`)).toEqual([`${base}:{user:bob}`]);
-  });
-
-  it('refuses both at once, and braces in either (they would change the hash tag)', () => {
-    expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a', keyPrefix: 'a:' })).toThrow(PrepareKeyArgumentError);
-    expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a', keyPrefix: 'a:' })).toThrow(/keyPrefix only/);
+  it("refuses the removed option 'prefix' (naming keyPrefix), and braces (they would change the hash tag)", () => {
+    expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a' } as never)).toThrow(PrepareKeyArgumentError);
+    expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a' } as never)).toThrow(/use keyPrefix/);
     expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 'a{b}:' })).toThrow(
       /keyPrefix must be a string without/,
     );

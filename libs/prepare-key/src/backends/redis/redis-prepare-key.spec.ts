@@ -18,7 +18,7 @@ describePrepareKeyContract(
     const prefix = uniqueName('pk_contract');
     const injector = await redisFaultTarget(redisUrl(), prefix);
     return {
-      factory: new RedisPrepareKeyFactory(redis, { prefix }),
+      factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }),
       faults: injector.faults,
       close: async () => {
         await injector.close();
@@ -32,7 +32,7 @@ describePrepareKeyContract(
 describePrepareKeyContract('Redis with auto-pipelining and a client keyPrefix', () => {
   const redis = new Redis(redisUrl(), { enableAutoPipelining: true, keyPrefix: `${uniqueName('kp')}:` });
   return {
-    factory: new RedisPrepareKeyFactory(redis, { prefix: uniqueName('pk_contract') }),
+    factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${uniqueName('pk_contract')}:` }),
     close: async () => void (await redis.quit()),
   };
 });
@@ -67,7 +67,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
   describe('record layout', () => {
     it('stores one string key `<prefix>:{<name>:<key>}` holding "<ttlAt>|<op>|<canonical JSON>"', async () => {
       const prefix = uniqueName('layout');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix }).create('username');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }).create('username');
       const ttlAt = Date.now() + 60_000;
       await pk.prepare('alice', toTtlAt({ b: 2, a: 1 }, ttlAt));
       expect(await keysUnder(prefix)).toEqual([`${prefix}:{username:alice}`]);
@@ -78,7 +78,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
     it('leaves a tombstone "-|<op>|" on rollback that readers and listing ignore, and that Redis drops in two minutes', async () => {
       const prefix = uniqueName('layout');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix }).create('username');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }).create('username');
       await pk.prepare('alice', 'v');
       expect(await pk.rollback('alice')).toBe(true);
       const key = `${prefix}:{username:alice}`;
@@ -95,7 +95,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
     it('percent-encodes names and keys, so separators, braces, % and unicode never collide', async () => {
       const prefix = uniqueName('layout');
-      const factory = new RedisPrepareKeyFactory(redis, { prefix });
+      const factory = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` });
       await factory.create('a:b{c}').prepare('%.{}:é🔑', 1);
       expect(await keysUnder(prefix)).toEqual([`${prefix}:{a%3Ab%7Bc%7D:%25.%7B%7D%3A%C3%A9%F0%9F%94%91}`]);
 
@@ -118,8 +118,8 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
     it('lists only its own prefix, even when the prefix holds SCAN glob characters', async () => {
       const base = uniqueName('glob');
-      const starred = new RedisPrepareKeyFactory(redis, { prefix: `${base}*` }).create('n');
-      const other = new RedisPrepareKeyFactory(redis, { prefix: `${base}x` }).create('n');
+      const starred = new RedisPrepareKeyFactory(redis, { keyPrefix: `${base}*:` }).create('n');
+      const other = new RedisPrepareKeyFactory(redis, { keyPrefix: `${base}x:` }).create('n');
       await starred.prepare('mine', 1);
       await other.prepare('theirs', 2);
       const listed: string[] = [];
@@ -132,7 +132,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
       const prefixed = new Redis(redisUrl(), { keyPrefix });
       try {
         const prefix = uniqueName('layout');
-        const pk = new RedisPrepareKeyFactory(prefixed, { prefix }).create('n');
+        const pk = new RedisPrepareKeyFactory(prefixed, { keyPrefix: `${prefix}:` }).create('n');
         await pk.prepare('k', 'v');
         expect(await redis.exists(`${keyPrefix}${prefix}:{n:k}`)).toBe(1);
         const listed: Array<[string, unknown]> = [];
@@ -150,7 +150,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
   describe('retention: expired records stay readable, then Redis drops them', () => {
     it('gives a TTL record an absolute expiry of ttlAt + retentionMs, and a forever record none', async () => {
       const prefix = uniqueName('retention');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix, retentionMs: 3_600_000 }).create('n');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:`, retentionMs: 3_600_000 }).create('n');
       const ttlAt = Date.now() + 60_000;
       await pk.prepare('temp', toTtlAt('v', ttlAt));
       await pk.prepare('forever', 'v');
@@ -167,7 +167,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
     it('defaults to 24 hours', async () => {
       const prefix = uniqueName('retention');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix }).create('n');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }).create('n');
       const ttlAt = Date.now() + 1_000;
       await pk.prepare('k', toTtlAt('v', ttlAt));
       expect(await redis.pexpiretime(`${prefix}:{n:k}`)).toBe(ttlAt + 24 * 3_600_000);
@@ -175,7 +175,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
     it('keeps an expired record readable during retention, and it is gone afterwards', async () => {
       const prefix = uniqueName('retention');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix, retentionMs: 400 }).create('n');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:`, retentionMs: 400 }).create('n');
       const ttlAt = Date.now() + 150;
       await pk.prepare('k', toTtlAt('v', ttlAt));
       await sleep(300); // expired, within retention
@@ -188,7 +188,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
     it('drops at once a record written already past its retention, as Redis would have', async () => {
       const prefix = uniqueName('retention');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix, retentionMs: 1_000 }).create('n');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:`, retentionMs: 1_000 }).create('n');
       expect(await pk.prepare('k', toTtlAt('v', Date.now() - 5_000))).toBe(true);
       expect(await pk.getValue('k')).toBeUndefined();
       expect(await pk.prepare('k', toTtlAt('v', -TTL_FOREVER))).toBe(true);
@@ -197,7 +197,10 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
     it('with retentionMs Infinity, never gives a record an expiry', async () => {
       const prefix = uniqueName('retention');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix, retentionMs: Number.POSITIVE_INFINITY }).create('n');
+      const pk = new RedisPrepareKeyFactory(redis, {
+        keyPrefix: `${prefix}:`,
+        retentionMs: Number.POSITIVE_INFINITY,
+      }).create('n');
       await pk.prepare('k', toTtlAt('v', Date.now() - 5_000));
       expect(await redis.pttl(`${prefix}:{n:k}`)).toBe(-1);
       expect((await pk.getValue('k'))?.value).toBe('v');
@@ -206,7 +209,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
 
   describe("one clock: the Redis server's", () => {
     it('decides expiry in prepare, reprepare and get with server time even when the local clock is an hour off', async () => {
-      const pk = new RedisPrepareKeyFactory(redis, { prefix: uniqueName('clock') }).create('n');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${uniqueName('clock')}:` }).create('n');
       const realNow = Date.now();
       const ttlAt = realNow + 60_000; // a minute ahead of the server: unexpired
       const realDateNow = Date.now.bind(Date);
@@ -231,7 +234,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
       async (enableAutoPipelining) => {
         const client = new Redis(redisUrl(), { enableAutoPipelining });
         try {
-          const pk = new RedisPrepareKeyFactory(client, { prefix: uniqueName('noscript') }).create('n');
+          const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${uniqueName('noscript')}:` }).create('n');
           await redis.script('FLUSH');
           expect(await redis.script('EXISTS', PREPARE.sha)).toEqual([0]);
           const keys = ['a', 'b', 'c'];
@@ -252,7 +255,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
   describe('bad input writes nothing under the prefix and sends nothing', () => {
     it('refuses operator objects, oversize keys and unencodable values; the keys under the prefix stay as they were', async () => {
       const prefix = uniqueName('bad');
-      const pk = new RedisPrepareKeyFactory(redis, { prefix }).create<unknown>('n');
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }).create<unknown>('n');
       const sentinelTtl = Date.now() + 3_600_000;
       await pk.prepare('sentinel', toTtlAt({ owner: 'sentinel' }, sentinelTtl));
       const before = await keysUnder(prefix);
@@ -285,9 +288,8 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
     });
 
     it('refuses bad options with a named error that says what to do', () => {
-      expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a{b}' })).toThrow(PrepareKeyArgumentError);
-      expect(() => new RedisPrepareKeyFactory(redis, { prefix: 'a{b}' })).toThrow(/hash tag/);
-      expect(() => new RedisPrepareKeyFactory(redis, { prefix: '' })).toThrow(/prefix/);
+      expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 'a{b}:' })).toThrow(PrepareKeyArgumentError);
+      expect(() => new RedisPrepareKeyFactory(redis, { keyPrefix: 'a{b}:' })).toThrow(/hash tag/);
       expect(() => new RedisPrepareKeyFactory(redis, { retentionMs: -1 })).toThrow(/retentionMs/);
       expect(() => new RedisPrepareKeyFactory(redis, { retentionMs: 1.5 })).toThrow(/retentionMs/);
       expect(() => new RedisPrepareKeyFactory({} as Redis)).toThrow(/ioredis client/);

@@ -2,7 +2,7 @@ import { deepClone } from '../../aggregate/aggregate-clone.utils.js';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { InMemoryOutboxStore } from '../../outbox/in-memory-outbox.store.js';
+import { InMemoryOutboxStore } from './in-memory-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository } from '../../repository/abstract-repository.js';
 import type { AggregatePage, LoadedAggregate } from '../../repository/repository.interfaces.js';

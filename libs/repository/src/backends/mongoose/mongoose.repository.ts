@@ -5,9 +5,10 @@ import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { RepositoryError } from '../../errors/repository.error.js';
-import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
+import { AbstractRepository } from '../../repository/abstract-repository.js';
+import { declareFeatureOption } from '../../storages/feature-option.storage.js';
 import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
-import { MongoOutboxStore } from '../../outbox/mongo-outbox.store.js';
+import { MongoOutboxStore } from './mongo-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import {
   DELETED,
@@ -23,7 +24,7 @@ import {
   withoutOutboxFields,
   type OutboxDocument,
   type OutboxEntry,
-} from '../../outbox/mongo-outbox.records.js';
+} from './mongo-outbox.records.js';
 
 export interface MongooseRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
   /** The connection whose database holds the collection. RepositoryModule passes its own. */
@@ -69,9 +70,13 @@ export abstract class MongooseRepository<
   T extends AggregateRoot<ID, any>,
   D extends object = Record<string, unknown>,
 > extends AbstractRepository<ID, T> {
-  // Set through CONFIGURE_REPOSITORY (from the constructor or RepositoryModule), so these
-  // fields have no initialisers: with useDefineForClassFields off an initialiser would run
-  // after the base constructor and wipe what it configured.
+  static {
+    declareFeatureOption(this, 'collection');
+  }
+
+  // Set through `configure` (from the constructor or the backend), so these fields have no
+  // initialisers: with useDefineForClassFields off an initialiser would run after the base
+  // constructor and wipe what it configured.
   private connection?: Connection;
   private collectionName?: string;
   private nativeCollection?: mongo.Collection<RawDocument>;
@@ -81,8 +86,9 @@ export abstract class MongooseRepository<
     super(options);
   }
 
-  override [CONFIGURE_REPOSITORY](options: MongooseRepositoryOptions<T>): void {
-    super[CONFIGURE_REPOSITORY](options);
+  /** Also takes the `connection` and `collection` (each set once: a later value is ignored). */
+  override configure(options: MongooseRepositoryOptions<T>): void {
+    super.configure(options);
     const outbox = this.outbox;
     if (outbox instanceof MongoOutboxStore && this.outboxRegistered !== outbox) {
       // The store learns this collection now, so a process that only relays claims from it too.
@@ -121,9 +127,18 @@ export abstract class MongooseRepository<
     return this.outbox !== undefined;
   }
 
-  /** True once a connection is configured (RepositoryModule checks it at bootstrap). */
+  /** True once a connection is configured. */
   get hasConnection(): boolean {
     return this.connection !== undefined;
+  }
+
+  override checkConfiguration(): void {
+    if (this.connection === undefined) {
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name} is a MongooseRepository but RepositoryModule has no connection: pass { uri } or { connection } ` +
+          'to RepositoryModule.forRoot / forRootAsync.',
+      );
+    }
   }
 
   /** The name of the field holding the version. Override (as a getter) to use another. */

@@ -10,13 +10,12 @@ import type { Pool, QueryResult } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { RepositoryError } from '../../errors/repository.error.js';
-import { PostgresOutboxStore } from '../../outbox/postgres-outbox.store.js';
+import { PostgresOutboxStore } from './postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
-import { AbstractRepository, CONFIGURE_REPOSITORY } from '../../repository/abstract-repository.js';
-import type { AggregatePage, LoadedAggregate, RepositoryOptions } from '../../repository/repository.interfaces.js';
+import { AbstractRepository } from '../../repository/abstract-repository.js';
+import { declareFeatureOption } from '../../storages/feature-option.storage.js';
+import type { AggregatePage, LoadedAggregate } from '../../repository/repository.interfaces.js';
 import {
   buildStatements,
   pushRowValues,
@@ -27,37 +26,11 @@ import {
   type PostgresWriteOperation,
   type StoredRow,
 } from './postgres-repository.statements.js';
-import { quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
+import { checkPostgresRepositoryOptions, type PostgresRepositoryOptions } from './postgres-repository.options.js';
+import { executeWriteOn, NO_STATEMENTS, runStatement } from './postgres-repository.execution.js';
+import { checkBoundId, explainMissingTable, storedVersion } from './postgres-repository.rows.js';
 
-export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> extends RepositoryOptions<T> {
-  /** The pool whose database holds the table. RepositoryModule passes its own. */
-  pool?: Pool;
-  /** The table (`name` or `schema.name`), instead of the subclass's `table`. */
-  table?: string;
-  /**
-   * Inside a transaction started from another pool (and none from this one): `'refuse'`
-   * (default) fails with an error naming both pools, since the statements would commit on their
-   * own; `'autocommit'` runs them on this pool anyway (a read-side repository on a second pool).
-   */
-  foreignTransaction?: 'refuse' | 'autocommit';
-  /**
-   * Create the table on first use when it is missing (`CREATE TABLE IF NOT EXISTS`, on a
-   * connection of its own, outside any transaction). Default true; false for teams that
-   * migrate by hand (`createTableStatement()` prints the DDL).
-   */
-  createTable?: boolean;
-}
-
-export type {
-  PostgresColumns,
-  PostgresIdType,
-  PostgresStatement,
-  PostgresWriteOperation,
-  StoredRow,
-} from './postgres-repository.statements.js';
-
-const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
-const UNDEFINED_TABLE = '42P01';
+export type { PostgresRepositoryOptions } from './postgres-repository.options.js';
 
 /**
  * Aggregates as rows `(id, version, ...columns)` of one PostgreSQL table, through node-postgres.
@@ -97,9 +70,13 @@ export abstract class PostgresRepository<
   /** Every column of the row but id and version, with its SQL type: `{ label: 'text NOT NULL', tags: 'jsonb' }`. */
   protected abstract readonly columns: PostgresColumns<Row>;
 
-  // Set through CONFIGURE_REPOSITORY (from the constructor or RepositoryModule), so these
-  // fields have no initialisers: with useDefineForClassFields off an initialiser would run
-  // after the base constructor and wipe what it configured.
+  static {
+    declareFeatureOption(this, 'table');
+  }
+
+  // Set through `configure` (from the constructor or the backend), so these fields have no
+  // initialisers: with useDefineForClassFields off an initialiser would run after the base
+  // constructor and wipe what it configured.
   private pool?: Pool;
   private tableOverride?: string;
   private createTableOnFirstUse?: boolean;
@@ -113,39 +90,30 @@ export abstract class PostgresRepository<
     super(options);
   }
 
-  override [CONFIGURE_REPOSITORY](options: PostgresRepositoryOptions<T>): void {
-    super[CONFIGURE_REPOSITORY](options);
-    if (options.pool !== undefined && options.pool !== null && this.pool === undefined) {
-      if (
-        typeof (options.pool as Partial<Pool>).query !== 'function' ||
-        typeof (options.pool as Partial<Pool>).connect !== 'function'
-      ) {
-        throw new RepositoryConfigurationError(`${this.constructor.name}: pool must be a pg.Pool`);
-      }
-      this.pool = options.pool;
-    }
-    if (options.table !== undefined && this.tableOverride === undefined) {
-      quoteTableName(options.table, `${this.constructor.name}: table`);
-      this.tableOverride = options.table;
-    }
-    if (options.foreignTransaction !== undefined && this.foreignTransaction === undefined) {
-      if (options.foreignTransaction !== 'refuse' && options.foreignTransaction !== 'autocommit') {
-        throw new RepositoryConfigurationError(
-          `${this.constructor.name}: foreignTransaction must be 'refuse' or 'autocommit'`,
-        );
-      }
-      this.foreignTransaction = options.foreignTransaction;
-    }
-    if (options.createTable !== undefined && this.createTableOnFirstUse === undefined) {
-      if (typeof options.createTable !== 'boolean')
-        throw new RepositoryConfigurationError(`${this.constructor.name}: createTable must be a boolean`);
-      this.createTableOnFirstUse = options.createTable;
-    }
+  /** Also takes the `pool`, `table` and `createTables` (each set once: a later value is ignored). */
+  override configure(options: PostgresRepositoryOptions<T>): void {
+    super.configure(options);
+    checkPostgresRepositoryOptions(this.constructor.name, options);
+    if (options.pool !== undefined && options.pool !== null) this.pool ??= options.pool;
+    if (options.table !== undefined) this.tableOverride ??= options.table;
+    if (options.foreignTransaction !== undefined) this.foreignTransaction ??= options.foreignTransaction;
+    if (options.createTables !== undefined) this.createTableOnFirstUse ??= options.createTables;
   }
 
-  /** True once a pool is configured (RepositoryModule checks it at bootstrap). */
+  /** True once a pool is configured. */
   get hasPool(): boolean {
     return this.pool !== undefined;
+  }
+
+  /** A pool is configured, and the table and column declaration is valid (the DDL builds). */
+  override checkConfiguration(): void {
+    if (this.pool === undefined) {
+      throw new RepositoryConfigurationError(
+        `${this.constructor.name} is a PostgresRepository but RepositoryModule has no PostgreSQL pool: pass { postgres: { url } } or ` +
+          '{ postgres: { pool } } to RepositoryModule.forRoot / forRootAsync.',
+      );
+    }
+    this.createTableStatement();
   }
 
   /** True when `pool` is the one this repository runs on. */
@@ -195,14 +163,14 @@ export abstract class PostgresRepository<
     return this.prepared().createTable;
   }
 
-  /** Creates the table now when it is missing, whatever `createTable` says; a no-op once done. */
+  /** Creates the table now when it is missing, whatever `createTables` says; a no-op once done. */
   async ensureTable(): Promise<void> {
     await this.tableSchema().create();
   }
 
   /**
    * What the module runs at bootstrap: creates the table when missing, or — with
-   * `createTable: false` — checks that it and every declared column exist, failing with what to run.
+   * `createTables: false` — checks that it and every declared column exist, failing with what to run.
    */
   async ensureSchema(): Promise<void> {
     await this.ready();
@@ -216,39 +184,30 @@ export abstract class PostgresRepository<
   // ---------------------------------------------------------------- AbstractRepository steps
 
   protected async doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    const id = this.checkedId(aggregate.id);
-    const s = this.readyStatements ?? (await this.ready());
-    const values: unknown[] = [id, aggregate.newVersion];
-    this.pushColumnValues(values, s, aggregate);
-    const inserted = await this.executeWrite(
-      await this.withOutbox({ text: s.insert, values }, events),
-      this.statementsToCommitWith(aggregate, 'insert', events),
-    );
-    if (!inserted) throw this.duplicate(aggregate);
+    if (!(await this.writeRow('insert', aggregate, events))) throw this.duplicate(aggregate);
   }
 
   protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    const id = this.checkedId(aggregate.id);
-    const s = this.readyStatements ?? (await this.ready());
-    const values: unknown[] = [id, aggregate.oldVersion];
-    this.pushColumnValues(values, s, aggregate);
-    values.push(aggregate.newVersion);
-    const updated = await this.executeWrite(
-      await this.withOutbox({ text: s.update, values }, events),
-      this.statementsToCommitWith(aggregate, 'update', events),
-    );
-    if (!updated) throw this.conflict(aggregate);
+    if (!(await this.writeRow('update', aggregate, events))) throw this.conflict(aggregate);
   }
 
   protected async doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    if (!(await this.writeRow('remove', aggregate, events))) throw this.conflict(aggregate);
+  }
+
+  /** The operation's conditional statement, with its events (the outbox) and what commits with it; true when it matched. */
+  private async writeRow(operation: PostgresWriteOperation, aggregate: T, events: readonly DataSyncEvent[]) {
     const id = this.checkedId(aggregate.id);
     const s = this.readyStatements ?? (await this.ready());
-    const values = [id, aggregate.oldVersion];
-    const deleted = await this.executeWrite(
-      await this.withOutbox({ text: s.remove, values }, events),
-      this.statementsToCommitWith(aggregate, 'remove', events),
+    const values: unknown[] = [id, operation === 'insert' ? aggregate.newVersion : aggregate.oldVersion];
+    if (operation !== 'remove') this.pushColumnValues(values, s, aggregate);
+    if (operation === 'update') values.push(aggregate.newVersion);
+    const outbox = this.outbox as PostgresOutboxStore | undefined;
+    const write = { text: s[operation], values };
+    return this.executeWrite(
+      outbox === undefined ? write : await outbox.joinWrite(this.requirePool(), this.constructor.name, write, events),
+      this.statementsToCommitWith(aggregate, operation, events),
     );
-    if (!deleted) throw this.conflict(aggregate);
   }
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
@@ -287,22 +246,6 @@ export abstract class PostgresRepository<
 
   protected override acceptsOutbox(outbox: OutboxStore): boolean {
     return outbox instanceof PostgresOutboxStore;
-  }
-
-  /**
-   * The write extended to insert its events into the outbox in the same statement (so in the
-   * same transaction, and with no extra round trip), when the outbox is on.
-   */
-  private async withOutbox(write: PostgresStatement, events: readonly DataSyncEvent[]): Promise<PostgresStatement> {
-    const outbox = this.outbox as PostgresOutboxStore | undefined;
-    if (outbox === undefined || events.length === 0) return write;
-    if (outbox.pool !== this.pool) {
-      throw new RepositoryConfigurationError(
-        `${this.constructor.name}: its outbox (PostgresOutboxStore) must use the repository's own pool, so that events commit in the same transaction as the row`,
-      );
-    }
-    await outbox.ensureTable();
-    return outbox.withEvents({ text: write.text, values: write.values ?? [] }, events);
   }
 
   /** Reservations on this pool (PostgresPrepareKeyFactory given the same pool) commit with the write. */
@@ -370,45 +313,14 @@ export abstract class PostgresRepository<
     write: PostgresStatement,
     alongside: readonly PostgresStatement[] = NO_STATEMENTS,
   ): Promise<boolean> {
-    const pool = this.requirePool();
-    const queryable = this.queryable();
-    if (queryable !== pool) return this.runWrite(queryable, write, alongside);
-    if (alongside.length === 0) {
-      try {
-        return (await pool.query(write.text, write.values as unknown[] | undefined)).rowCount !== 0;
-      } catch (error) {
-        throw this.explain(error);
-      }
-    }
-
-    return runTransaction(pool as PgPool, undefined, (context) => this.runWrite(context.guarded, write, alongside), {
-      local: true,
-    });
+    return executeWriteOn(this.requirePool(), this.queryable(), write, alongside, (error) => this.explain(error));
   }
 
   // ---------------------------------------------------------------- internals
 
-  private async runWrite(
-    queryable: PgQueryable,
-    write: PostgresStatement,
-    alongside: readonly PostgresStatement[],
-  ): Promise<boolean> {
-    const result = await this.run(queryable, write);
-    if (result.rowCount === 0) return false;
-    for (const statement of alongside) await queryable.query(statement.text, statement.values as unknown[] | undefined);
-    return true;
-  }
-
   /** One of this repository's own statements (a missing table is explained, see `explain`). */
-  private async run<R extends Record<string, any>>(
-    queryable: PgQueryable,
-    statement: PostgresStatement,
-  ): Promise<QueryResult<R>> {
-    try {
-      return (await queryable.query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
-    } catch (error) {
-      throw this.explain(error);
-    }
+  private run<R extends Record<string, any>>(queryable: PgQueryable, statement: PostgresStatement) {
+    return runStatement<R>(queryable, statement, (error) => this.explain(error));
   }
 
   /** Where statements run now: the ambient transaction's client, else the pool (see @ddd-kit/core/postgres). */
@@ -456,25 +368,11 @@ export abstract class PostgresRepository<
 
   /** The id as it is bound: refused (nothing sent) when the id column cannot hold it as it is. */
   private checkedId(id: ID): ID {
-    if (this.idType === 'bigint' ? Number.isSafeInteger(id) : typeof id === 'string') return id;
-    throw new InvalidAggregateIdError(
-      this.aggregateName(),
-      id,
-      this.idType === 'bigint'
-        ? 'this repository stores bigint ids: an id must be a safe integer'
-        : "this repository stores text ids: an id must be a string (a number would come back as a string; use idType 'bigint' for numeric ids)",
-    );
+    return checkBoundId(this.idType, this.aggregateName(), id);
   }
 
   private versionOf(value: unknown, id: ID): number {
-    const version = typeof value === 'string' || typeof value === 'bigint' ? Number(value) : value;
-    if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
-      throw new RepositoryError(
-        `${this.aggregateName()} ${JSON.stringify(id)}: the stored row has no valid ${quoteIdentifier(this.versionColumn, 'versionColumn')} ` +
-          '(a positive integer); it was not written by this repository.',
-      );
-    }
-    return version;
+    return storedVersion(value, this.versionColumn, this.aggregateName(), id);
   }
 
   private requirePool(): Pool {
@@ -487,14 +385,12 @@ export abstract class PostgresRepository<
     return this.pool;
   }
 
-  /** A missing table is a setup mistake: say what to do. Everything else passes through as the driver raised it. */
+  /** A missing table is a setup mistake: say what to do (see explainMissingTable). */
   private explain(error: unknown): unknown {
-    if ((error as { code?: string } | null)?.code !== UNDEFINED_TABLE) return error;
-    const table = this.statements?.table ?? String(this.tableOverride ?? this.table);
-    return new RepositoryConfigurationError(
-      `${this.constructor.name}: table ${table} does not exist. Create it (createTableStatement() gives the DDL) ` +
-        'or let the repository create it on first use (createTable: true, the default).',
-      { cause: error },
+    return explainMissingTable(
+      error,
+      this.constructor.name,
+      this.statements?.table ?? String(this.tableOverride ?? this.table),
     );
   }
 }

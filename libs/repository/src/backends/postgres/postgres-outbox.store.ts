@@ -1,10 +1,10 @@
-import { Logger } from '@nestjs/common';
-import type { Client, Pool, QueryResult } from 'pg';
-import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import type { Pool, QueryResult } from 'pg';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { PgSchema, queryableFor, type PgPool } from '@ddd-kit/core/postgres';
-import { quoteIdentifier, quoteTableName } from '../backends/postgres/postgres-sql.utils.js';
+import { listenOnChannel } from './postgres-outbox.listener.js';
+import { toRecord, type Row } from './postgres-outbox.rows.js';
+import { quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 import {
   checkEventId,
   checkEventIds,
@@ -12,7 +12,7 @@ import {
   checkPositiveInteger,
   checkText,
   checkTime,
-} from './outbox-arguments.js';
+} from '../../outbox/outbox-arguments.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -22,7 +22,7 @@ import type {
   OutboxRecord,
   OutboxStatus,
   OutboxStore,
-} from './outbox.interfaces.js';
+} from '../../outbox/outbox.interfaces.js';
 
 export interface PostgresOutboxStoreOptions {
   /** The pool of the repositories whose writes store their events here (the same database). */
@@ -30,7 +30,7 @@ export interface PostgresOutboxStoreOptions {
   /** The outbox table, `name` or `schema.name` (default `ddd_kit_outbox`). */
   table?: string;
   /** Create the table and its indexes on first use when missing (default true); `createTableStatement()` prints the DDL. */
-  createTable?: boolean;
+  createTables?: boolean;
   /**
    * The LISTEN/NOTIFY channel a write notifies on commit and `watch` listens to (default
    * `ddd_kit_outbox`); `false`: no NOTIFY (relays then find new events by polling alone).
@@ -44,23 +44,6 @@ interface Statement {
   values?: readonly unknown[];
 }
 
-interface Row {
-  seq: string;
-  event_id: string;
-  aggregate: string;
-  aggregate_id: string;
-  version: string;
-  payload: DataSyncEvent;
-  stored_at: string;
-  attempts: number;
-  next_attempt_at: string;
-  last_error: string | null;
-  dead_at: string | null;
-  owner: string | null;
-  lease_until: string | null;
-}
-
-const logger = new Logger('PostgresOutboxStore');
 const COLUMNS = [
   'seq',
   'event_id',
@@ -111,11 +94,11 @@ export class PostgresOutboxStore implements OutboxStore {
     this.table = quoteTableName(this.tableName, 'PostgresOutboxStore: table');
     const bare = this.tableName.split('.').pop()!;
     this.indexPrefix = bare.slice(0, 40);
-    if (options.createTable !== undefined && typeof options.createTable !== 'boolean')
-      throw new RepositoryConfigurationError('PostgresOutboxStore: createTable must be a boolean');
+    if (options.createTables !== undefined && typeof options.createTables !== 'boolean')
+      throw new RepositoryConfigurationError('PostgresOutboxStore: createTables must be a boolean');
     this.schema = new PgSchema(pool as unknown as PgPool, {
       owner: 'PostgresOutboxStore',
-      create: options.createTable ?? true,
+      create: options.createTables ?? true,
       tables: () => [{ name: this.table, ddl: [this.createTableStatement()], columns: COLUMNS }],
     });
     const channel = options.notifyChannel ?? 'ddd_kit_outbox';
@@ -149,7 +132,7 @@ export class PostgresOutboxStore implements OutboxStore {
     );
   }
 
-  /** Creates the table (or, with `createTable: false`, checks it exists) before the first statement; a no-op once done. */
+  /** Creates the table (or, with `createTables: false`, checks it exists) before the first statement; a no-op once done. */
   async ensureTable(): Promise<void> {
     if (!this.schema.ready) await this.schema.ensure();
   }
@@ -157,6 +140,26 @@ export class PostgresOutboxStore implements OutboxStore {
   /** Every statement creating the table and its indexes, in order (for a migration). */
   schemaStatements(): string[] {
     return this.schema.statements();
+  }
+
+  /**
+   * A PostgresRepository's write on `pool` with its events (see `withEvents`), once the table
+   * exists; the store must be on the repository's own pool, so that events commit with the row.
+   */
+  async joinWrite(
+    pool: Pool,
+    repository: string,
+    write: Statement,
+    events: readonly DataSyncEvent[],
+  ): Promise<Statement> {
+    if (events.length === 0) return write;
+    if (this.pool !== pool) {
+      throw new RepositoryConfigurationError(
+        `${repository}: its outbox (PostgresOutboxStore) must use the repository's own pool, so that events commit in the same transaction as the row`,
+      );
+    }
+    await this.ensureTable();
+    return this.withEvents(write, events);
   }
 
   /**
@@ -342,42 +345,7 @@ export class PostgresOutboxStore implements OutboxStore {
    */
   async watch(listener: () => void): Promise<() => Promise<void>> {
     if (this.channel === undefined) return async () => undefined;
-    const channel = this.channel;
-    const { default: pg } = await import('pg');
-    let client: Client | undefined;
-    let stopped = false;
-    let retry: NodeJS.Timeout | undefined;
-    const connect = async (): Promise<void> => {
-      const next = new pg.Client((this.pool as unknown as { options: object }).options);
-      next.on('notification', (message) => message.channel === channel && listener());
-      const onLost = (error?: Error) => {
-        if (stopped || client !== next) return;
-        client = undefined;
-        if (error) logger.warn(`LISTEN ${channel} connection lost (${error.message}); reconnecting, polling meanwhile`);
-        next.end().catch(() => undefined);
-        retry = setTimeout(() => void connect().catch(() => undefined), 1000);
-        retry.unref();
-      };
-      next.on('error', onLost);
-      next.on('end', () => onLost());
-      client = next;
-      try {
-        await next.connect();
-        await next.query(`LISTEN ${quoteIdentifier(channel, 'notifyChannel')}`);
-        listener(); // events may have arrived while not listening
-      } catch (error) {
-        onLost(error as Error);
-        throw error;
-      }
-    };
-    await connect();
-    return async () => {
-      stopped = true;
-      if (retry !== undefined) clearTimeout(retry);
-      const current = client;
-      client = undefined;
-      await current?.end().catch(() => undefined);
-    };
+    return listenOnChannel(this.pool, this.channel, listener);
   }
 
   private async run<R extends Record<string, any> = Record<string, unknown>>(
@@ -399,20 +367,4 @@ export class PostgresOutboxStore implements OutboxStore {
       throw error;
     }
   }
-}
-
-function toRecord(row: Row): OutboxRecord {
-  const event = Object.freeze(row.payload);
-  return {
-    eventId: row.event_id,
-    aggregate: row.aggregate,
-    aggregateId: event.id as AggregateId,
-    version: Number(row.version),
-    event,
-    storedAt: Number(row.stored_at),
-    attempts: row.attempts,
-    nextAttemptAt: Number(row.next_attempt_at),
-    lastError: row.last_error,
-    deadAt: row.dead_at === null ? null : Number(row.dead_at),
-  };
 }

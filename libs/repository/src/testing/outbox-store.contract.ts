@@ -1,12 +1,14 @@
-// The cases every OutboxStore must pass (memory, PostgreSQL, MongoDB): run with
-// outboxStoreContract(name, makeStore) from the backend's spec. Events get into the store the
-// way they do in production, through a repository's writes; time is the caller's `now`, so
-// leases and retries are checked without waiting.
+// The cases every OutboxStore passes (memory, PostgreSQL, MongoDB, and yours). Events get into
+// the store the way they do in production, through a repository's writes; time is the caller's
+// `now`, so leases and retries are checked without waiting.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { OptimisticLockError, type IRepository, type OutboxClaim, type OutboxStore } from '@ddd-kit/repository';
+import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import type { OutboxClaim, OutboxStore } from '../outbox/outbox.interfaces.js';
+import type { IRepository } from '../repository/repository.interfaces.js';
 import { Counter } from './counter.aggregate.js';
 
-export interface OutboxStoreHarness {
+/** What a store hands the contract: the store, and a Counter repository that writes its events into it. */
+export interface OutboxStoreContractTarget {
   /** The store under test, empty. */
   store: OutboxStore;
   /** A Counter repository whose writes store their data-sync events in `store`. */
@@ -17,13 +19,27 @@ export interface OutboxStoreHarness {
 const LEASE = 30_000;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-export function outboxStoreContract(name: string, makeStore: () => Promise<OutboxStoreHarness>): void {
+/**
+ * Defines the cases for one store. `setup` runs before every case (and `close` after it): each
+ * case starts on an empty store.
+ *
+ * ```ts
+ * describeOutboxStoreContract('my store', async () => {
+ *   const store = new MyOutboxStore();
+ *   return { store, repository: new MyCounterRepository({ aggregate: Counter, outbox: store }), close: async () => {} };
+ * });
+ * ```
+ */
+export function describeOutboxStoreContract(
+  name: string,
+  setup: () => OutboxStoreContractTarget | Promise<OutboxStoreContractTarget>,
+): void {
   describe(`outbox store contract: ${name}`, () => {
-    let harness: OutboxStoreHarness;
+    let harness: OutboxStoreContractTarget;
     let store: OutboxStore;
     let repository: IRepository<string, Counter>;
     beforeEach(async () => {
-      harness = await makeStore();
+      harness = await setup();
       store = harness.store;
       repository = harness.repository;
     });

@@ -1,20 +1,9 @@
 // The contract every store-backed MachineIdDistributor passes (Redis, Redis Cluster,
-// PostgreSQL): the same cases, run against each through a small adapter. They cover the steps,
-// holder-owned leases, the MachineIdHolder on the store, faults between client and store through
-// the fault proxy, and (where the store can be reached from child processes) exclusivity across
-// OS processes.
+// PostgreSQL, and yours): the same cases, run against each through a small adapter. They cover
+// the steps, holder-owned leases, the MachineIdHolder on the store, and faults between client and
+// store (through a fault injector the adapter provides).
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { uniqueName } from '../../../../test/support/servers.js';
-import {
-  checkIds,
-  ensureBuilt,
-  spawnWorker,
-  type WorkerBackend,
-} from '../../../../test/id-generator/support/id-workers.js';
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { MachineIdLeaseExpiredError } from '../errors/machine-id-lease-expired.error.js';
@@ -67,20 +56,37 @@ export interface DistributorContractTarget {
   floor(namespace: string, machineId: number): Promise<number>;
   cleanup(namespace: string): Promise<void>;
   close(): Promise<void>;
-  /** How a child process reaches the store (the multi-process case runs only with it). */
-  worker?: WorkerBackend;
+}
+
+export interface MachineIdDistributorContractOptions {
+  /** Run the cases that need `faulty` (default true); false for a store without a fault injector. */
+  faults?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
+/**
+ * Defines the cases for one store. `setup` runs once (beforeAll), `close` once (afterAll); every
+ * case works in a namespace of its own (cleaned up afterwards), so the suite can share a server.
+ *
+ * ```ts
+ * describeMachineIdDistributorContract('my store', async () => myStoreTarget(), { faults: false });
+ * ```
+ */
 export function describeMachineIdDistributorContract(
   label: string,
   setup: () => Promise<DistributorContractTarget>,
+  options: MachineIdDistributorContractOptions = {},
 ): void {
+  const withFaults = options.faults ?? true;
+  const faultIt = withFaults ? it : it.skip;
+  const faultDescribe = withFaults ? describe : describe.skip;
   describe(`MachineIdDistributor contract: ${label}`, () => {
     let target: DistributorContractTarget;
     const namespaces: string[] = [];
+    const run = randomUUID().slice(0, 8);
+    let sequence = 0;
 
     beforeAll(async () => {
       target = await setup();
@@ -93,7 +99,7 @@ export function describeMachineIdDistributorContract(
 
     /** A fresh namespace, with characters that must not break key syntax or SQL. */
     function ns(): string {
-      const namespace = `${uniqueName('machine')}:{tag}%é'"`;
+      const namespace = `mdc_${run}_${++sequence}:{tag}%é'"`;
       namespaces.push(namespace);
       return namespace;
     }
@@ -366,79 +372,85 @@ export function describeMachineIdDistributorContract(
         expect(await target.floor(namespace, holder.machineId)).toBeGreaterThanOrEqual(generator.parse(last).timestamp);
       });
 
-      it('cut off from the store for longer than its lease: stops issuing (lease expired), and resumes when a heartbeat gets through', async () => {
-        const namespace = ns();
-        const store = await target.faulty('timeout');
-        try {
-          const distributor = store.create({ safeGuardMs: 400, guardIntervalMs: 100 });
-          const holder = await MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet });
-          const generator = new CosIdGenerator({ machineId: holder.machineId, lease: holder.lease });
-          generator.generate();
-          store.blackhole();
-          await sleep(450);
-          await Promise.resolve();
-          expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
-          store.heal();
-          expect(await holder.whenUsable(3_000)).toBe(true);
-          expect(() => generator.generate()).not.toThrow();
-          expect(holder.machineId).toBe(generator.machineId); // nobody took it meanwhile
-          expect(await holder.release()).toBe(true);
-        } finally {
-          await store.close();
-        }
-      });
+      faultIt(
+        'cut off from the store for longer than its lease: stops issuing (lease expired), and resumes when a heartbeat gets through',
+        async () => {
+          const namespace = ns();
+          const store = await target.faulty('timeout');
+          try {
+            const distributor = store.create({ safeGuardMs: 400, guardIntervalMs: 100 });
+            const holder = await MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet });
+            const generator = new CosIdGenerator({ machineId: holder.machineId, lease: holder.lease });
+            generator.generate();
+            store.blackhole();
+            await sleep(450);
+            await Promise.resolve();
+            expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
+            store.heal();
+            expect(await holder.whenUsable(3_000)).toBe(true);
+            expect(() => generator.generate()).not.toThrow();
+            expect(holder.machineId).toBe(generator.machineId); // nobody took it meanwhile
+            expect(await holder.release()).toBe(true);
+          } finally {
+            await store.close();
+          }
+        },
+      );
 
-      it('a holder whose ID was taken while it was cut off acquires a new machine ID; the old one never issues again', async () => {
-        const namespace = ns();
-        const store = await target.faulty('timeout');
-        const direct = target.create({ safeGuardMs: 60_000 });
-        try {
-          const distributor = store.create({ safeGuardMs: 300, guardIntervalMs: 100 });
-          const holder = await MachineIdHolder.acquire({
-            distributor,
-            ...request(namespace, 1, 'paused'),
-            logger: quiet,
-          });
-          const lost = holder.current;
-          const other = await direct.distribute(request(namespace, 1, 'other'));
-          const old = new CosIdGenerator({
-            machineId: lost.machineId,
-            lastTimestamp: lost.lastTimestamp,
-            lease: lost.lease,
-          });
-          holder.track(old);
-          const beforePause = old.generate();
-          const moved: HeldMachineId[] = [];
-          holder.onMachineId((held) => void moved.push(held));
+      faultIt(
+        'a holder whose ID was taken while it was cut off acquires a new machine ID; the old one never issues again',
+        async () => {
+          const namespace = ns();
+          const store = await target.faulty('timeout');
+          const direct = target.create({ safeGuardMs: 60_000 });
+          try {
+            const distributor = store.create({ safeGuardMs: 300, guardIntervalMs: 100 });
+            const holder = await MachineIdHolder.acquire({
+              distributor,
+              ...request(namespace, 1, 'paused'),
+              logger: quiet,
+            });
+            const lost = holder.current;
+            const other = await direct.distribute(request(namespace, 1, 'other'));
+            const old = new CosIdGenerator({
+              machineId: lost.machineId,
+              lastTimestamp: lost.lastTimestamp,
+              lease: lost.lease,
+            });
+            holder.track(old);
+            const beforePause = old.generate();
+            const moved: HeldMachineId[] = [];
+            holder.onMachineId((held) => void moved.push(held));
 
-          store.blackhole(); // a pause: no heartbeat gets through
-          const { taken } = await distributeWhenFree(direct, request(namespace, 1, 'newcomer'), 3_000);
-          expect(taken?.machineId).toBe(lost.machineId);
-          expect(taken!.lastTimestamp).toBeGreaterThan(old.parse(beforePause).timestamp);
-          await direct.revert(state(namespace, 1, 'other', other.machineId)); // a free ID to move to
-          store.heal();
+            store.blackhole(); // a pause: no heartbeat gets through
+            const { taken } = await distributeWhenFree(direct, request(namespace, 1, 'newcomer'), 3_000);
+            expect(taken?.machineId).toBe(lost.machineId);
+            expect(taken!.lastTimestamp).toBeGreaterThan(old.parse(beforePause).timestamp);
+            await direct.revert(state(namespace, 1, 'other', other.machineId)); // a free ID to move to
+            store.heal();
 
-          expect(await holder.whenUsable(5_000)).toBe(true);
-          expect(moved.map((h) => h.machineId)).toEqual([other.machineId]);
-          expect(holder.machineId).toBe(other.machineId);
-          expect(lost.lease.endedBy).toBeInstanceOf(MachineIdLostError);
-          expect(() => old.generate()).toThrow(MachineIdLostError);
-          const replacement = new CosIdGenerator({
-            machineId: holder.machineId,
-            lastTimestamp: holder.lastTimestamp,
-            lease: holder.lease,
-          });
-          expect(replacement.generate() > beforePause).toBe(true);
-          expect(await target.owner(namespace, lost.machineId)).toBe('newcomer');
-          expect(await holder.release()).toBe(true);
-          expect(await target.owner(namespace, other.machineId)).toBeNull();
-        } finally {
-          await store.close();
-        }
-      });
+            expect(await holder.whenUsable(5_000)).toBe(true);
+            expect(moved.map((h) => h.machineId)).toEqual([other.machineId]);
+            expect(holder.machineId).toBe(other.machineId);
+            expect(lost.lease.endedBy).toBeInstanceOf(MachineIdLostError);
+            expect(() => old.generate()).toThrow(MachineIdLostError);
+            const replacement = new CosIdGenerator({
+              machineId: holder.machineId,
+              lastTimestamp: holder.lastTimestamp,
+              lease: holder.lease,
+            });
+            expect(replacement.generate() > beforePause).toBe(true);
+            expect(await target.owner(namespace, lost.machineId)).toBe('newcomer');
+            expect(await holder.release()).toBe(true);
+            expect(await target.owner(namespace, other.machineId)).toBeNull();
+          } finally {
+            await store.close();
+          }
+        },
+      );
     });
 
-    describe('faults between the client and the store: every answer is right, or an error', () => {
+    faultDescribe('faults between the client and the store: every answer is right, or an error', () => {
       const kinds: FaultKind[] = ['lost-then-resent', 'lost', 'timeout'];
 
       it.each(kinds)(
@@ -538,57 +550,6 @@ export function describeMachineIdDistributorContract(
       async function faultyStore(kind: FaultKind): Promise<FaultyStore> {
         return target.faulty(kind);
       }
-    });
-
-    describe('OS processes', () => {
-      const children: ChildProcess[] = [];
-      let dir = '';
-
-      beforeAll(() => {
-        dir = mkdtempSync(join(tmpdir(), 'ddd-kit-contract-'));
-      });
-
-      afterAll(() => {
-        for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-        rmSync(dir, { recursive: true, force: true });
-      });
-
-      it('three application processes hold three distinct machine IDs and issue distinct IDs', async () => {
-        if (!target.worker)
-          throw new Error(`${label}: the contract target names no worker backend for the multi-process case`);
-        ensureBuilt();
-        const namespace = ns();
-        const count = 200_000;
-        const workers = [0, 1, 2].map((i) =>
-          spawnWorker(
-            `p${i}`,
-            {
-              backend: target.worker!,
-              namespace,
-              file: join(dir, `p${i}.ids`),
-              machineBits: 2,
-              safeGuardMs: 2_000,
-              guardIntervalMs: 200,
-              mode: 'count',
-              count,
-              chunk: 20_000,
-              pauseMs: 0,
-            },
-            children,
-          ),
-        );
-        const started = await Promise.all(workers.map((w) => w.started));
-        expect(new Set(started.map((s) => s.machineId)).size).toBe(3);
-        expect(new Set(started.map((s) => s.instanceId)).size).toBe(3);
-        await Promise.all(workers.map((w) => w.generated));
-        workers.forEach((w) => w.child.send('finish'));
-        await Promise.all(workers.map((w) => w.closed));
-        const result = checkIds(workers.map((w, i) => ({ file: w.file, machineIds: [started[i].machineId] })));
-        expect(result.problems).toEqual([]);
-        expect(result.total).toBe(3 * count);
-        expect(result.distinct).toBe(3 * count);
-        expect((await target.released(namespace)).sort()).toEqual(started.map((s) => s.machineId).sort());
-      }, 120_000);
     });
   });
 }

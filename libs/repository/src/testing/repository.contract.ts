@@ -1,55 +1,60 @@
-// The cases every repository backend must pass, run by mongoose.contract.spec.ts,
-// postgres.contract.spec.ts and in-memory.contract.spec.ts against their own store.
+// The cases every repository backend passes (memory, MongoDB, PostgreSQL, and yours): the
+// write template, optimistic locking, the data-sync hook, ids and concurrency, run against each
+// backend's repository of the contract's Counter aggregate.
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import {
-  AggregateStateError,
-  DataSyncEventBus,
-  DuplicateAggregateError,
-  InvalidAggregateIdError,
-  MissingIdGeneratorError,
-  OptimisticLockError,
-  retryOnConflict,
-  type AggregateIdGeneratorSource,
-  DataSyncEvent,
-  type IRepository,
-  type MongooseRepositoryOptions,
-  type PostgresRepositoryOptions,
-} from '@ddd-kit/repository';
+import { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import { DataSyncEventBus } from '../data-sync/data-sync-event-bus.js';
+import { AggregateStateError } from '../errors/aggregate-state.error.js';
+import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
+import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
+import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js';
+import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import { retryOnConflict } from '../repository/retry-on-conflict.js';
+import type {
+  AggregateIdGeneratorSource,
+  IRepository,
+  RepositoryOptions,
+} from '../repository/repository.interfaces.js';
 import { Counter } from './counter.aggregate.js';
 
-export interface CounterRepository extends IRepository<string, Counter> {
-  deleteBehindTheRepository(id: string): Promise<void>;
-}
+export type CounterRepository = IRepository<string, Counter>;
 
-/** Constructor options of any backend's Counter repository. */
-export type CounterRepositoryOptions = MongooseRepositoryOptions<Counter> & PostgresRepositoryOptions<Counter>;
+/** Constructor options of a backend's Counter repository: the common ones, and the backend's own. */
+export type CounterRepositoryOptions = RepositoryOptions<Counter> & Record<string, unknown>;
 
 export type CounterRepositoryClass = new (options?: CounterRepositoryOptions) => CounterRepository;
 
-export interface RepositoryHarness {
-  /** The backend's Counter repository class (cases subclass it to inject failures). */
+/** What a backend hands the contract: its Counter repository, and how to give it a fresh store. */
+export interface RepositoryContractTarget {
+  /**
+   * The backend's Counter repository class: an AbstractRepository subclass mapping `label`,
+   * `count` and `tags` (cases subclass it to inject failures into `doUpdate`).
+   */
   Repository: CounterRepositoryClass;
   /** Constructor options for a repository on a fresh, empty store (its own collection or table). */
   options(): CounterRepositoryOptions;
+  /** Everything the store holds for `repository`, read around the repository (when the backend allows). */
+  raw?(repository: CounterRepository): Promise<unknown[]>;
+  close(): Promise<void>;
+}
+
+export interface RepositoryContractOptions {
   /**
    * What the store does with a numeric id: keeps it apart from the equal string (documents,
    * memory; the default), or refuses it before anything is sent (a text id column, which
    * would hand it back as a string).
    */
   numericIds?: 'distinct' | 'refused';
-  /** Everything the store holds for `repository`, read around the repository (when the backend allows). */
-  raw?(repository: CounterRepository): Promise<unknown[]>;
-  close(): Promise<void>;
 }
 
 /** A repository on a fresh store, with every event it publishes recorded. */
-export interface Fixture {
+interface Fixture {
   repository: CounterRepository;
   bus: DataSyncEventBus;
   published: DataSyncEvent[];
 }
 
-export const BAD_IDS: Array<[string, unknown]> = [
+const BAD_IDS: Array<[string, unknown]> = [
   ['an operator object', { $ne: null }],
   ['a $gt object', { $gt: '' }],
   ['an array', ['a']],
@@ -62,9 +67,25 @@ export const BAD_IDS: Array<[string, unknown]> = [
   ['an over-long string', 'x'.repeat(1025)],
 ];
 
-export function describeRepositoryContract(backend: string, setup: () => Promise<RepositoryHarness>): void {
-  describe(`repository contract: ${backend}`, () => {
-    let harness: RepositoryHarness;
+/**
+ * Defines the cases for one backend. `setup` runs once (beforeAll) and `close` once (afterAll);
+ * every case asks `options()` for a fresh store, so the suite can share a server.
+ *
+ * ```ts
+ * describeRepositoryContract('my store', async () => ({
+ *   Repository: MyCounterRepository,
+ *   options: () => ({ namespace: randomUUID() }),
+ *   close: async () => {},
+ * }));
+ * ```
+ */
+export function describeRepositoryContract(
+  name: string,
+  setup: () => RepositoryContractTarget | Promise<RepositoryContractTarget>,
+  options: RepositoryContractOptions = {},
+): void {
+  describe(`repository contract: ${name}`, () => {
+    let harness: RepositoryContractTarget;
 
     beforeAll(async () => {
       harness = await setup();
@@ -400,7 +421,7 @@ export function describeRepositoryContract(backend: string, setup: () => Promise
         expect(await f.repository.currentVersion('$ne')).toBe(1);
         expect((await f.repository.findById('$ne'))!.label).toBe('dollar');
         const numeric = new Counter(42 as unknown as string, 'numeric');
-        if (harness.numericIds === 'refused') {
+        if (options.numericIds === 'refused') {
           await expect(f.repository.insert(numeric)).rejects.toBeInstanceOf(InvalidAggregateIdError);
           await expect(f.repository.currentVersion(42 as unknown as string)).rejects.toBeInstanceOf(
             InvalidAggregateIdError,

@@ -1,5 +1,5 @@
-import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import {
   checkEventId,
   checkEventIds,
@@ -7,7 +7,7 @@ import {
   checkPositiveInteger,
   checkText,
   checkTime,
-} from './outbox-arguments.js';
+} from '../../outbox/outbox-arguments.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
@@ -17,7 +17,7 @@ import type {
   OutboxRecord,
   OutboxStatus,
   OutboxStore,
-} from './outbox.interfaces.js';
+} from '../../outbox/outbox.interfaces.js';
 
 interface Entry {
   seq: number;

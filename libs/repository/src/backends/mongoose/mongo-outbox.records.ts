@@ -11,10 +11,10 @@
 //   _outboxDead   the number of dead letters in the document; absent when none
 //   _deleted      true on a removed aggregate whose PURGE (or another event) is still stored:
 //                 a tombstone, invisible to reads, deleted once its outbox is empty
-import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { RepositoryError } from '../errors/repository.error.js';
-import type { OutboxRecord } from './outbox.interfaces.js';
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { RepositoryError } from '../../errors/repository.error.js';
+import type { OutboxRecord } from '../../outbox/outbox.interfaces.js';
 
 export const OUTBOX = '_outbox';
 export const OUTBOX_REV = '_outboxRev';

@@ -1,0 +1,59 @@
+import { runTransaction, type PgPool, type PgQueryable } from '@ddd-kit/core/postgres';
+import type { Pool, QueryResult } from 'pg';
+import type { PostgresStatement } from './postgres-repository.statements.js';
+
+// How PostgresRepository runs its statements (see PostgresRepository.executeWrite). `explain`
+// turns a driver error into the one to throw (a missing table into a configuration error).
+
+export const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
+
+/** One statement on `queryable`. */
+export async function runStatement<R extends Record<string, any>>(
+  queryable: PgQueryable,
+  statement: PostgresStatement,
+  explain: (error: unknown) => unknown,
+): Promise<QueryResult<R>> {
+  try {
+    return (await queryable.query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
+  } catch (error) {
+    throw explain(error);
+  }
+}
+
+/** The write and, only when it matched a row, the statements alongside it; true when it matched. */
+async function runWrite(
+  queryable: PgQueryable,
+  write: PostgresStatement,
+  alongside: readonly PostgresStatement[],
+  explain: (error: unknown) => unknown,
+): Promise<boolean> {
+  const result = await runStatement(queryable, write, explain);
+  if (result.rowCount === 0) return false;
+  for (const statement of alongside) await queryable.query(statement.text, statement.values as unknown[] | undefined);
+  return true;
+}
+
+/**
+ * The write where the repository's statements run (`queryable`: the ambient transaction's
+ * client, else `pool`): in the ambient transaction as they come; on the pool, a lone statement
+ * autocommitted, several in a transaction of their own.
+ */
+export async function executeWriteOn(
+  pool: Pool,
+  queryable: PgQueryable,
+  write: PostgresStatement,
+  alongside: readonly PostgresStatement[],
+  explain: (error: unknown) => unknown,
+): Promise<boolean> {
+  if (queryable !== pool) return runWrite(queryable, write, alongside, explain);
+  if (alongside.length === 0) {
+    try {
+      return (await pool.query(write.text, write.values as unknown[] | undefined)).rowCount !== 0;
+    } catch (error) {
+      throw explain(error);
+    }
+  }
+  return runTransaction(pool as PgPool, undefined, (context) => runWrite(context.guarded, write, alongside, explain), {
+    local: true,
+  });
+}

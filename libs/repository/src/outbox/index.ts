@@ -1,0 +1,21 @@
+// `@ddd-kit/repository/outbox`: durable data-sync events. RepositoryModule.forRoot({ outbox })
+// wires all of it; this entry is for the relay's operators (status, dead letters, replay), for
+// relays and stores built by hand, and for backends that bring an outbox store of their own.
+export type {
+  OutboxClaim,
+  OutboxClaimRequest,
+  OutboxDeadLetterQuery,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+  OutboxStore,
+} from './outbox.interfaces.js';
+export { OutboxRelay } from './outbox-relay.js';
+export type { OutboxDelivery, OutboxRelayCounters, OutboxRelayOptions, OutboxRelaySettings } from './outbox-relay.js';
+export { InMemoryOutboxStore } from '../backends/memory/in-memory-outbox.store.js';
+export { PostgresOutboxStore } from '../backends/postgres/postgres-outbox.store.js';
+export type { PostgresOutboxStoreOptions } from '../backends/postgres/postgres-outbox.store.js';
+export { MongoOutboxStore } from '../backends/mongoose/mongo-outbox.store.js';
+export type { MongoOutboxStoreOptions } from '../backends/mongoose/mongo-outbox.store.js';
+export { recordOutboxLag } from '../telemetry/outbox.telemetry.js';

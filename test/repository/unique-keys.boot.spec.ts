@@ -1,0 +1,110 @@
+// The boot order of @UniqueKey aggregates: a repository whose aggregate declares unique keys
+// needs PrepareKeyModule's keys, which exist only once the module's Redis client connected.
+// Declared as a dependency, the repository waits for them, whatever order or speed the stores
+// connect in — here behind a proxy that makes Redis slow to answer, with `machine: 0` (no
+// machine-ID lease that would happen to take longer), an in-memory repository and a MongoDB one.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Redis } from 'ioredis';
+import { Aggregate, IdGeneratorModule } from '@ddd-kit/id-generator';
+import { PrepareKeyModule } from '@ddd-kit/prepare-key';
+import {
+  AggregateRoot,
+  getRepositoryToken,
+  MongooseRepository,
+  RepositoryModule,
+  UniqueKey,
+  UniqueKeyViolationError,
+  type IRepository,
+  type StoredDocument,
+} from '@ddd-kit/repository';
+import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
+import { mongoUri, redisUrl, uniqueName } from '../support/servers.js';
+
+@Aggregate({ name: 'boot-user' })
+@UniqueKey('boot-username', (user: BootUser) => user.username)
+class BootUser extends AggregateRoot<string> {
+  constructor(
+    id: string | undefined,
+    public username: string,
+  ) {
+    super(id);
+  }
+}
+
+@Aggregate({ name: 'boot-product' })
+@UniqueKey('boot-sku', (product: BootProduct) => product.sku)
+class BootProduct extends AggregateRoot<string> {
+  constructor(
+    id: string | undefined,
+    public sku: string,
+  ) {
+    super(id);
+  }
+}
+
+class BootProductRepository extends MongooseRepository<string, BootProduct, { sku: string }> {
+  protected toDocument(product: BootProduct) {
+    return { sku: product.sku };
+  }
+  protected toAggregate(document: StoredDocument<string, { sku: string }>) {
+    return new BootProduct(document._id, document.sku);
+  }
+}
+
+describe('a @UniqueKey repository boots after PrepareKeyModule’s own Redis client, however slow', () => {
+  let proxy: FaultProxy;
+  let url: string;
+
+  beforeAll(async () => {
+    ({ proxy, url } = await proxyUrl('redis', redisUrl()));
+  });
+
+  afterAll(async () => {
+    await proxy?.close();
+  });
+
+  it.each([0, 300, 1_500])(
+    'Redis answering its first command %i ms late: the application starts, and the keys are kept in Redis',
+    async (delayMs) => {
+      if (delayMs > 0) proxy.delayReply({ ms: delayMs });
+      const keyPrefix = `${uniqueName('boot')}:`;
+      @Module({
+        imports: [
+          PrepareKeyModule.forRoot({ redis: { url, keyPrefix } }),
+          IdGeneratorModule.forRoot({ machine: 0 }),
+          RepositoryModule.forRoot({ uri: mongoUri(), connectionOptions: { dbName: uniqueName('boot') } }),
+          RepositoryModule.forFeature([BootUser, { aggregate: BootProduct, repository: BootProductRepository }]),
+        ],
+      })
+      class AppModule {}
+
+      const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+      const app = await moduleRef.init();
+      try {
+        const users = app.get<IRepository<string, BootUser>>(getRepositoryToken(BootUser));
+        const products = app.get<IRepository<string, BootProduct>>(getRepositoryToken(BootProduct));
+        await users.insert(new BootUser(undefined, 'ann'));
+        await expect(users.insert(new BootUser(undefined, 'ann'))).rejects.toBeInstanceOf(UniqueKeyViolationError);
+        await products.insert(new BootProduct(undefined, 'SKU-1'));
+        await expect(products.insert(new BootProduct(undefined, 'SKU-1'))).rejects.toBeInstanceOf(
+          UniqueKeyViolationError,
+        );
+        const redis = new Redis(redisUrl());
+        try {
+          expect((await redis.keys(`${keyPrefix}*`)).sort()).toEqual([
+            `${keyPrefix}{boot-sku:SKU-1}`,
+            `${keyPrefix}{boot-username:ann}`,
+          ]);
+        } finally {
+          redis.disconnect();
+        }
+      } finally {
+        await app.close();
+        proxy.clear();
+      }
+    },
+    30_000,
+  );
+});
