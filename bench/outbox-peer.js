@@ -11,7 +11,8 @@
 //   run on the ddd-kit side, and is counted and reported on the peer's (a peer's bug is a finding,
 //   not a reason to stop).
 import pg from 'pg';
-import * as repositoryLib from '@ddd-kit/repository';
+import { DataSyncEventBus } from '@ddd-kit/repository';
+import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { transactionalOutboxPeer } from './peers/transactional-outbox.js';
 import {
   Counter,
@@ -36,8 +37,6 @@ import {
   perWriterOpsPerSecond,
   sliceMs,
 } from './util.js';
-
-const { DataSyncEventBus, OutboxRelay, PostgresOutboxStore } = repositoryLib;
 
 const SLICE_MS = sliceMs(250);
 const PAIRS = pairsOf(16);

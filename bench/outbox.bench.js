@@ -21,7 +21,8 @@
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import pg from 'pg';
-import * as repositoryLib from '@ddd-kit/repository';
+import { DataSyncEvent, DataSyncEventBus } from '@ddd-kit/repository';
+import { MongoOutboxStore, OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { peerRows } from './outbox-peer.js';
 import {
   Counter,
@@ -48,7 +49,6 @@ import {
   sliceMs,
 } from './util.js';
 
-const { DataSyncEventBus, MongoOutboxStore, PostgresOutboxStore } = repositoryLib;
 /** The issue's target for the update with its event (default settings, durable commits) against the update alone, 16 writers. */
 const WITH_EVENT_TARGET = 0.7;
 
@@ -128,7 +128,7 @@ async function postgresWriteRows({ log, url, mode }) {
     });
     let rawStored = 0;
     const rawWithEvent = async () => {
-      const event = repositoryLib.DataSyncEvent.upsert('counter', 'a', raw.a + 1, { label: 'a', count: raw.a });
+      const event = DataSyncEvent.upsert('counter', 'a', raw.a + 1, { label: 'a', count: raw.a });
       const result = await pool.query(store.withEvents(rawUpdate('a'), [event]));
       if (result.rowCount !== 1) throw new Error(`raw UPDATE + outbox INSERT inserted ${result.rowCount} rows`);
       raw.a++;
@@ -395,9 +395,6 @@ function checkingHandler(aggregates) {
  *   lag = when the handler got the event − when the write's call resolved (its commit known).
  */
 async function relayRowsOn({ label, suffix = '', repository, store, aggregates, relaySettings, wakeNote, log }) {
-  const { OutboxRelay } = repositoryLib;
-  if (typeof OutboxRelay !== 'function')
-    throw new Error('@ddd-kit/repository exports no OutboxRelay (built from a branch without the relay?)');
   const writes = rotatingUpdates(repository, aggregates);
   await drain(store);
 
