@@ -1,5 +1,8 @@
 // The transactional outbox (@ddd-kit/repository): what storing a write's data-sync events with
-// the write costs, and how fast the relay hands them on.
+// the write costs, and how fast the relay hands them on. Every PostgreSQL row runs on a private
+// cluster this bench starts (bench/postgres.js: wal_level=logical, fsync on), in both commit
+// modes (synchronous_commit off, and on as by default), and so do the rows against
+// pg-transactional-outbox (bench/outbox-peer.js), which need logical replication.
 //
 // Write cost, each side in the same run, alternating slices:
 // - PostgreSQL: PostgresRepository.update with a PostgresOutboxStore (the UPDATE and the
@@ -13,148 +16,68 @@
 //
 // Relay (see relayRows): throughput draining a backlog, and delivery lag from commit to the
 // handler under a steady write load.
+//
+// OUTBOX_BENCH_ONLY=postgres|peer|mongo|relay runs one group (while developing).
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import pg from 'pg';
-import * as repositoryLib from '@ddd-kit/repository';
-import { alternate, cpuNote, measureBatches, median, notes } from './util.js';
+import { DataSyncEvent, DataSyncEventBus } from '@ddd-kit/repository';
+import { MongoOutboxStore, OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
+import { peerRows } from './outbox-peer.js';
+import {
+  Counter,
+  CounterDocuments,
+  CounterRows,
+  drain,
+  loadAggregates,
+  pacedWrites,
+  PER_WRITER,
+  rotatingUpdates,
+  until,
+  WRITERS,
+} from './outbox-support.js';
+import { COMMIT_MODES, privateLogicalCluster, serverFacts } from './postgres.js';
+import {
+  alternate,
+  cpuNote,
+  measureBatches,
+  median,
+  notes,
+  pairsOf,
+  percentile,
+  perWriterOpsPerSecond,
+  sliceMs,
+} from './util.js';
 
-const {
-  AggregateRoot,
-  DataSyncEventBus,
-  MongooseRepository,
-  MongoOutboxStore,
-  PostgresOutboxStore,
-  PostgresRepository,
-} = repositoryLib;
-
-class Counter extends AggregateRoot {
-  constructor(id, label) {
-    super(id);
-    this.label = label;
-    this.count = 0;
-  }
-}
-
-class CounterDocuments extends MongooseRepository {
-  toDocument(counter) {
-    return { label: counter.label, count: counter.count };
-  }
-
-  toAggregate(document) {
-    const counter = new Counter(document._id, document.label);
-    counter.count = document.count;
-    return counter;
-  }
-}
-
-class CounterRows extends PostgresRepository {
-  table = 'outbox_bench_counters';
-  columns = { label: 'text NOT NULL', count: 'integer NOT NULL' };
-
-  toRow(counter) {
-    return { label: counter.label, count: counter.count };
-  }
-
-  toAggregate(row) {
-    const counter = new Counter(row.id, row.label);
-    counter.count = row.count;
-    return counter;
-  }
-}
-
-const WRITERS = 16;
-/**
- * Aggregates each writer takes in turn: a relay keeps an aggregate's outbox short (an aggregate
- * is written far less often than the relay runs), so no document carries a slice's worth of
- * events and no side updates a row that is still hot from its previous write.
- */
-const PER_WRITER = 32;
-const OWNER = 'outbox-bench';
-
-/** `writers` loops, each calling `op(itsIndex)`, for `ms`. */
-async function perWriterOpsPerSecond(op, { writers, ms }) {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(ms) * 1_000_000n;
-  let ops = 0;
-  await Promise.all(
-    Array.from({ length: writers }, async (_, index) => {
-      while (process.hrtime.bigint() < deadline) {
-        await op(index);
-        ops++;
-      }
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return {
-    opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9),
-    cpuUsPerOp: (used.user + used.system) / ops,
-  };
-}
-
-/**
- * Updates of a set of loaded aggregates, writer `w` cycling through its own PER_WRITER of them.
- * Each update is checked: the version advanced by one (the repository throws
- * OptimisticLockError when its conditional write matched nothing).
- */
-function rotatingUpdates(repository, aggregates) {
-  const next = new Array(WRITERS).fill(0);
-  let done = 0;
-  const update = async (w) => {
-    const counter = aggregates[w * PER_WRITER + (next[w]++ % PER_WRITER)];
-    const before = counter.oldVersion;
-    counter.count++;
-    await repository.update(counter);
-    if (counter.oldVersion !== before + 1) throw new Error(`update left version ${counter.oldVersion} after ${before}`);
-    done++;
-  };
-  return { update, done: () => done };
-}
-
-async function loadAggregates(repository, prefix) {
-  const aggregates = [];
-  for (let i = 0; i < WRITERS * PER_WRITER; i++) {
-    const counter = new Counter(`${prefix}${i}`, `counter ${i}`);
-    await repository.insert(counter);
-    aggregates.push(await repository.findById(counter.id));
-  }
-  return aggregates;
-}
-
-/** Claims and acks everything pending in `store`; resolves the number of events taken. */
-async function drain(store) {
-  let taken = 0;
-  for (;;) {
-    const claims = await store.claim({ owner: OWNER, limit: 500, leaseMs: 60_000, now: Date.now() });
-    if (claims.length === 0) return taken;
-    const ids = claims.flatMap((claim) => claim.events.map((record) => record.eventId));
-    const acked = await store.ack(OWNER, ids);
-    if (acked !== ids.length) throw new Error(`ack removed ${acked} of ${ids.length} claimed events`);
-    taken += acked;
-  }
-}
+/** The issue's target for the update with its event (default settings, durable commits) against the update alone, 16 writers. */
+const WITH_EVENT_TARGET = 0.7;
 
 export default async function outboxBench({ log }) {
-  const only = process.env.OUTBOX_BENCH_ONLY; // 'postgres' | 'mongo' | 'relay': one group while developing
+  const only = process.env.OUTBOX_BENCH_ONLY;
   const rows = [];
-  if (!only || only === 'postgres') rows.push(...(await postgresWriteRows({ log })));
-  if (!only || only === 'mongo') rows.push(...(await mongoWriteRows({ log })));
-  if (!only || only === 'relay') rows.push(...(await relayRows({ log })));
+  const cluster = !only || only !== 'mongo' ? await privateLogicalCluster() : undefined;
+  log(cluster ? `PostgreSQL rows on a ${cluster.source}` : 'no PostgreSQL rows');
+  try {
+    const url = cluster?.url;
+    if (!only || only === 'postgres')
+      for (const mode of COMMIT_MODES) rows.push(...(await postgresWriteRows({ log, url, mode })));
+    if (!only || only === 'peer') rows.push(...(await peerRows({ log, url })));
+    if (!only || only === 'mongo') rows.push(...(await mongoWriteRows({ log })));
+    if (!only || only === 'relay') rows.push(...(await relayRows({ log, url })));
+  } finally {
+    await cluster?.stop();
+  }
   return rows;
 }
 
 // ---------------------------------------------------------------- PostgreSQL write cost
 
-const PG_SLICE_MS = 250;
-const PG_PAIRS = 16;
+const PG_SLICE_MS = sliceMs(250);
+const PG_PAIRS = pairsOf(16);
+const WARM_MS = sliceMs(3000);
 
-async function postgresWriteRows({ log }) {
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set (bench/run.js provides it)');
-  // As in repository.bench.js: synchronous_commit off on every side, so a WAL flush's swings on
-  // a shared machine do not drown what is measured.
-  const pool = new pg.Pool({ connectionString: url, max: WRITERS, options: '-c synchronous_commit=off' });
+async function postgresWriteRows({ log, url, mode }) {
+  const pool = new pg.Pool({ connectionString: url, max: WRITERS, options: mode.options });
   const tables = [
     'outbox_bench_counters',
     'outbox_bench_plain',
@@ -205,7 +128,7 @@ async function postgresWriteRows({ log }) {
     });
     let rawStored = 0;
     const rawWithEvent = async () => {
-      const event = repositoryLib.DataSyncEvent.upsert('counter', 'a', raw.a + 1, { label: 'a', count: raw.a });
+      const event = DataSyncEvent.upsert('counter', 'a', raw.a + 1, { label: 'a', count: raw.a });
       const result = await pool.query(store.withEvents(rawUpdate('a'), [event]));
       if (result.rowCount !== 1) throw new Error(`raw UPDATE + outbox INSERT inserted ${result.rowCount} rows`);
       raw.a++;
@@ -217,7 +140,7 @@ async function postgresWriteRows({ log }) {
       raw.b++;
     };
 
-    const warmUntil = Date.now() + 3000;
+    const warmUntil = Date.now() + WARM_MS;
     while (Date.now() < warmUntil) {
       await subject.update(0);
       await baseline.update(0);
@@ -232,7 +155,7 @@ async function postgresWriteRows({ log }) {
       before: emptyOutbox,
     });
     log(
-      `postgres sequential: update + outbox ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`,
+      `postgres ${mode.label}, sequential: update + outbox ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`,
     );
     const concurrent = await alternate(
       () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
@@ -240,7 +163,7 @@ async function postgresWriteRows({ log }) {
       { pairs: PG_PAIRS, before: emptyOutbox },
     );
     log(
-      `postgres ${WRITERS} writers: update + outbox ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`,
+      `postgres ${mode.label}, ${WRITERS} writers: update + outbox ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`,
     );
     const concurrentQuiet = await alternate(
       () => perWriterOpsPerSecond(quietSubject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
@@ -248,49 +171,51 @@ async function postgresWriteRows({ log }) {
       { pairs: PG_PAIRS, before: emptyOutbox },
     );
     log(
-      `postgres ${WRITERS} writers, no NOTIFY: update + outbox ${Math.round(concurrentQuiet.ops)} ops/s, update alone ${Math.round(concurrentQuiet.baselineOps)} ops/s`,
+      `postgres ${mode.label}, ${WRITERS} writers, no NOTIFY: update + outbox ${Math.round(concurrentQuiet.ops)} ops/s, update alone ${Math.round(concurrentQuiet.baselineOps)} ops/s`,
     );
     const driver = await alternate(one(rawWithEvent), one(rawAlone), { pairs: PG_PAIRS, before: emptyOutbox });
     log(
-      `postgres driver: UPDATE + outbox INSERT ${Math.round(driver.ops)} ops/s, UPDATE alone ${Math.round(driver.baselineOps)} ops/s`,
+      `postgres ${mode.label}, driver: UPDATE + outbox INSERT ${Math.round(driver.ops)} ops/s, UPDATE alone ${Math.round(driver.baselineOps)} ops/s`,
     );
     await emptyOutbox();
 
-    // Every update of the outbox side stored exactly one event, and the rows really moved.
+    // Every update of the outbox side stored exactly one event, and the rows really moved: each
+    // table's counts add up to its side's updates.
     const updates = subject.done() + quietSubject.done() + rawStored;
     if (stored !== updates) throw new Error(`the outbox held ${stored} events for ${updates} updates`);
-    for (const [repository, side] of [
-      [withOutbox, 'o'],
-      [alone, 'p'],
-      [quiet, 'q'],
+    for (const [table, side] of [
+      ['outbox_bench_counters', subject],
+      ['outbox_bench_plain', baseline],
+      ['outbox_bench_quiet', quietSubject],
     ]) {
-      for (const i of [0, WRITERS * PER_WRITER - 1]) {
-        const loaded = await repository.findById(`${side}${i}`);
-        if (loaded === null || loaded.count === 0) throw new Error(`${side}${i} was never updated`);
-      }
+      const { rows } = await pool.query(`SELECT COALESCE(sum("count"), 0)::int AS n FROM "${table}"`);
+      if (rows[0].n !== side.done())
+        throw new Error(`${table}: counts add up to ${rows[0].n} for ${side.done()} updates`);
     }
 
-    const server = 'PostgreSQL, synchronous_commit off on both sides';
+    const server = `${await serverFacts(pool)}, ${mode.label} on every side`;
     const checked = `every update checked (version advanced); the ${stored} events of the outbox sides' updates all found in the outbox (one per update)`;
+    const suffix = `, ${mode.label}`;
     return [
       {
-        case: 'PostgreSQL update with its outbox row',
+        case: `PostgreSQL update with its outbox row${suffix}`,
         subject: 'PostgresRepository.update, outbox on',
         baseline: 'PostgresRepository.update, outbox off',
         ...sequential,
-        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after 3 s of warm-up; one writer over ${PER_WRITER} aggregates, autocommit, NOTIFY on; outbox emptied between slices; ${server}`,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer over ${PER_WRITER} aggregates, autocommit, NOTIFY on; outbox emptied between slices; ${server}`,
         note: notes(checked, cpuNote(sequential)),
       },
       {
-        case: `PostgreSQL update with its outbox row, ${WRITERS} writers`,
+        case: `PostgreSQL update with its outbox row, ${WRITERS} writers${suffix}`,
         subject: 'PostgresRepository.update, outbox on',
         baseline: 'PostgresRepository.update, outbox off',
         ...concurrent,
+        target: mode.name === 'on' ? WITH_EVENT_TARGET : undefined,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}, NOTIFY on; ${server}`,
         note: notes(checked, cpuNote(concurrent)),
       },
       {
-        case: `PostgreSQL update with its outbox row, ${WRITERS} writers, no NOTIFY`,
+        case: `PostgreSQL update with its outbox row, ${WRITERS} writers, no NOTIFY${suffix}`,
         subject: 'PostgresRepository.update, outbox on (notifyChannel: false)',
         baseline: 'PostgresRepository.update, outbox off',
         ...concurrentQuiet,
@@ -298,7 +223,7 @@ async function postgresWriteRows({ log }) {
         note: notes(checked, cpuNote(concurrentQuiet)),
       },
       {
-        case: 'PostgreSQL UPDATE with an outbox INSERT, driver only (the floor of the rows above)',
+        case: `PostgreSQL UPDATE with an outbox INSERT, driver only (the floor of the rows above)${suffix}`,
         subject: 'pg: WITH w AS (UPDATE … RETURNING 1) INSERT INTO outbox … (+ pg_notify)',
         baseline: 'pg: the same UPDATE alone',
         ...driver,
@@ -317,8 +242,8 @@ async function postgresWriteRows({ log }) {
 
 // ---------------------------------------------------------------- MongoDB-wire write cost
 
-const MONGO_SLICE_MS = 1000;
-const MONGO_PAIRS = 6;
+const MONGO_SLICE_MS = sliceMs(1000);
+const MONGO_PAIRS = pairsOf(6);
 
 async function mongoWriteRows({ log }) {
   const uri = process.env.MONGODB_URI;
@@ -357,7 +282,7 @@ async function mongoWriteRows({ log }) {
       stored += await drain(store);
     };
 
-    const warmUntil = Date.now() + 3000;
+    const warmUntil = Date.now() + WARM_MS;
     while (Date.now() < warmUntil) {
       await subject.update(0);
       await baseline.update(0);
@@ -391,7 +316,7 @@ async function mongoWriteRows({ log }) {
         subject: 'MongooseRepository.update, outbox on',
         baseline: 'MongooseRepository.update, outbox off',
         ...sequential,
-        settings: `${MONGO_SLICE_MS} ms slices, ${MONGO_PAIRS} alternating pairs, after 3 s of warm-up; one writer over ${PER_WRITER} aggregates; outbox emptied between slices`,
+        settings: `${MONGO_SLICE_MS} ms slices, ${MONGO_PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer over ${PER_WRITER} aggregates; outbox emptied between slices`,
         note: notes(checked, cpuNote(sequential)),
       },
       {
@@ -419,15 +344,9 @@ async function mongoWriteRows({ log }) {
 
 // ---------------------------------------------------------------- relay
 
-const RELAY_PAIRS = 3;
-const BACKLOG_WRITE_MS = 1500;
-const STEADY_MS = 8000;
-
-/** The p-th percentile (0–100) of sorted numbers, nearest rank. */
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
+const RELAY_PAIRS = pairsOf(3);
+const BACKLOG_WRITE_MS = sliceMs(1500);
+const STEADY_MS = sliceMs(8000);
 
 /**
  * A handler that checks what it receives: for each aggregate, versions one after another from
@@ -468,15 +387,6 @@ function checkingHandler(aggregates) {
   };
 }
 
-/** Resolves once `done()` holds, checking every few ms; throws after `withinMs` (a relay that stalls fails the run). */
-async function until(done, what, withinMs = 120_000) {
-  const deadline = Date.now() + withinMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
 /**
  * Relay throughput and delivery lag on one backend:
  * - throughput: a backlog written by WRITERS writers (relay stopped), then drained by one relay;
@@ -484,10 +394,7 @@ async function until(done, what, withinMs = 120_000) {
  * - lag: a steady write load at half the drain rate measured (paced writers), the relay running;
  *   lag = when the handler got the event − when the write's call resolved (its commit known).
  */
-async function relayRowsOn({ label, repository, store, aggregates, relaySettings, wakeNote, log }) {
-  const { OutboxRelay } = repositoryLib;
-  if (typeof OutboxRelay !== 'function')
-    throw new Error('@ddd-kit/repository exports no OutboxRelay (built from a branch without the relay?)');
+async function relayRowsOn({ label, suffix = '', repository, store, aggregates, relaySettings, wakeNote, log }) {
   const writes = rotatingUpdates(repository, aggregates);
   await drain(store);
 
@@ -521,7 +428,7 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
     drainRates.push(backlog / seconds);
     writeRates.push(written.opsPerSec);
     log(
-      `${label} relay: drained ${backlog} events at ${Math.round(backlog / seconds)} events/s; written at ${Math.round(written.opsPerSec)} writes/s`,
+      `${label}${suffix} relay: drained ${backlog} events at ${Math.round(backlog / seconds)} events/s; written at ${Math.round(written.opsPerSec)} writes/s`,
     );
   }
   const ratios = drainRates.map((rate, i) => rate / writeRates[i]);
@@ -544,30 +451,17 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
     ...relaySettings,
   });
   await relay.start();
-  const committed = [];
-  const periodMs = (1000 * WRITERS) / rate;
-  const begin = performance.now();
-  const next = new Array(WRITERS).fill(0);
-  let late = 0;
-  await Promise.all(
-    Array.from({ length: WRITERS }, async (_, w) => {
-      for (let k = 0; ; k++) {
-        const due = begin + (w / WRITERS) * periodMs + k * periodMs;
-        if (due > begin + STEADY_MS) return;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        else late++;
-        const counter = aggregates[w * PER_WRITER + (next[w]++ % PER_WRITER)];
-        const before = counter.oldVersion;
-        counter.count++;
-        await repository.update(counter);
-        if (counter.oldVersion !== before + 1)
-          throw new Error(`update left version ${counter.oldVersion} after ${before}`);
-        committed.push([counter.id, counter.oldVersion, performance.now()]);
-      }
-    }),
-  );
-  const wroteFor = (performance.now() - begin) / 1000;
+  const {
+    committed,
+    late,
+    begin,
+    seconds: wroteFor,
+  } = await pacedWrites({
+    writers: WRITERS,
+    rate,
+    ms: STEADY_MS,
+    write: writes.update,
+  });
   await until(
     () => handler.delivered() >= committed.length || handler.duplicates() > 0,
     `${label}: delivering the steady load`,
@@ -580,17 +474,17 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
     );
   let early = 0;
   const lags = committed
-    .map(([id, version, at]) => {
+    .map(([[id, version], at]) => {
       const lag = handler.arrivedAt(id, version) - at;
       if (lag < 0) early++;
       return Math.max(0, lag);
     })
     .sort((a, b) => a - b);
   const [p50, p99, max] = [percentile(lags, 50), percentile(lags, 99), lags[lags.length - 1]];
-  const lastArrival = Math.max(...committed.map(([id, version]) => handler.arrivedAt(id, version)));
+  const lastArrival = Math.max(...committed.map(([[id, version]]) => handler.arrivedAt(id, version)));
   const deliveredPerSec = committed.length / ((lastArrival - begin) / 1000);
   log(
-    `${label} steady ${rate} writes/s: lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`,
+    `${label}${suffix} steady ${rate} writes/s: lag p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`,
   );
 
   const settings = `one relay (${
@@ -600,7 +494,7 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
   }); ${wakeNote}; handler: an order check per aggregate, no I/O`;
   return [
     {
-      case: `${label} relay throughput (a backlog drained)`,
+      case: `${label} relay throughput (a backlog drained)${suffix}`,
       subject: 'OutboxRelay: events/s delivered',
       baseline: `update with the outbox on, ${WRITERS} writers: events/s written`,
       ...throughput,
@@ -608,7 +502,7 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
       note: 'ratio > 1: one relay drains faster than 16 writers fill; every event checked: in version order per aggregate, none missing, none repeated; outbox empty after each drain',
     },
     {
-      case: `${label} relay delivery lag under a steady write load`,
+      case: `${label} relay delivery lag under a steady write load${suffix}`,
       subject: 'OutboxRelay: events/s delivered',
       baseline: 'paced writes/s',
       ops: deliveredPerSec,
@@ -623,37 +517,38 @@ async function relayRowsOn({ label, repository, store, aggregates, relaySettings
   ];
 }
 
-async function relayRows({ log }) {
+async function relayRows({ log, url }) {
   const rows = [];
   // PostgreSQL: woken by LISTEN/NOTIFY on commit, polling every second as the fallback.
-  const url = process.env.DATABASE_URL;
-  if (!url) throw new Error('DATABASE_URL is not set (bench/run.js provides it)');
-  const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: '-c synchronous_commit=off' });
-  try {
-    const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_relay_events' });
-    const repository = new CounterRows({
-      pool,
-      aggregate: Counter,
-      publisher: new DataSyncEventBus(),
-      outbox: store,
-      table: 'outbox_bench_relay',
-    });
-    await repository.ensureTable();
-    const aggregates = await loadAggregates(repository, 'r');
-    rows.push(
-      ...(await relayRowsOn({
-        label: 'PostgreSQL',
-        repository,
-        store,
-        aggregates,
-        relaySettings: {},
-        wakeNote: 'woken by LISTEN/NOTIFY, polling every 1 s besides',
-        log,
-      })),
-    );
-  } finally {
-    await pool.query('DROP TABLE IF EXISTS "outbox_bench_relay", "outbox_bench_relay_events"').catch(() => undefined);
-    await pool.end();
+  for (const mode of COMMIT_MODES) {
+    const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: mode.options });
+    try {
+      const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_relay_events' });
+      const repository = new CounterRows({
+        pool,
+        aggregate: Counter,
+        publisher: new DataSyncEventBus(),
+        outbox: store,
+        table: 'outbox_bench_relay',
+      });
+      await repository.ensureTable();
+      const aggregates = await loadAggregates(repository, 'r');
+      rows.push(
+        ...(await relayRowsOn({
+          label: 'PostgreSQL',
+          suffix: `, ${mode.label}`,
+          repository,
+          store,
+          aggregates,
+          relaySettings: {},
+          wakeNote: `woken by LISTEN/NOTIFY, polling every 1 s besides; ${await serverFacts(pool)}, ${mode.label}`,
+          log,
+        })),
+      );
+    } finally {
+      await pool.query('DROP TABLE IF EXISTS "outbox_bench_relay", "outbox_bench_relay_events"').catch(() => undefined);
+      await pool.end();
+    }
   }
 
   // MongoDB-wire: no change stream on the emulator, so the relay polls.

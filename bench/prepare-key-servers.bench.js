@@ -11,6 +11,11 @@
 // prefix of its own) and must answer that it wrote: true from `prepare`, 1 from the script, an
 // upsert from the driver, a record per request from redis-benchmark (counted afterwards).
 // Subject and baseline share one client per row, so auto-pipelining is compared like with like.
+// Against the peer a user would pick instead, a bare SET: `SET key value NX` for a reservation
+// held forever, `SET key value PX <ttl> NX` for one that expires (setNxRows). There every answer
+// is checked as above, and after each row a sample of each side's keys must be held by the value
+// its side wrote and refuse a second reservation; for forever records each side's stored keys are
+// counted (one per true answer) and deleted.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
@@ -19,12 +24,24 @@ import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, toTtlAt } from '@ddd-ki
 import { PREPARE } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.scripts.js';
 import { encodeRecord, recordKeyHead } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.utils.js';
 import { newOperationId } from '../libs/prepare-key/dist/operation-id.js';
-import { alternate, cpuNote, freshKeys, measureConcurrent, median, notes, schedSample, schedShares } from './util.js';
+import { isDeepStrictEqual } from 'node:util';
+import {
+  alternate,
+  cpuNote,
+  freshKeys,
+  measureConcurrent,
+  median,
+  notes,
+  pairsOf,
+  schedSample,
+  schedShares,
+  sliceMs,
+} from './util.js';
 
 const execFileAsync = promisify(execFile);
 
-const SLICE_MS = 500;
-const PAIRS = 10;
+const SLICE_MS = sliceMs(500);
+const PAIRS = pairsOf(10);
 /** Records live this long (ttlAt, retentionMs 0), so Redis drops what the bench wrote. */
 const TTL_MS = 3000;
 const TARGET = 0.95;
@@ -33,8 +50,13 @@ const SERVER_TARGET = 0.5;
 const RB_PIPELINE = 16;
 const RB_CLIENTS = 50;
 const NODE_CALLERS = 256;
-const SERVER_SLICE_MS = 1000;
-const SERVER_PAIRS = 4;
+const SERVER_SLICE_MS = sliceMs(1000);
+const SERVER_PAIRS = pairsOf(4);
+/** The issue's targets against SET NX: 0.9× with 64 and 256 callers, 0.8× with 256 auto-pipelined. */
+const SET_NX_TARGET = 0.9;
+const SET_NX_PIPELINED_TARGET = 0.8;
+/** Keys of each side checked after a SET NX row: the last ones it reserved. */
+const HOLDER_SAMPLE = 64;
 
 const value = { tenant: 'acme', userId: 'u-1f3a9c' }; // keys in canonical order: JSON.stringify gives the canonical JSON
 const json = JSON.stringify(value);
@@ -144,6 +166,107 @@ async function redisRows(log, label, makeClient, cases) {
     }
   }
   return rows;
+}
+
+/** Keeps the last `size` values pushed. */
+function lastOf(size) {
+  const ring = [];
+  let next = 0;
+  return {
+    push: (value) => {
+      ring[next] = value;
+      next = (next + 1) % size;
+    },
+    values: () => ring.slice(),
+  };
+}
+
+/**
+ * RedisPrepareKeyFactory.prepare against a bare SET … NX on one client: forever records against
+ * `SET key value NX`, records with a ttlAt against `SET key value PX <ttl> NX`. Each side reserves
+ * fresh keys and must win each one; after the row, the holder checks of holderChecks().
+ */
+async function setNxRows(log, cases) {
+  const rows = [];
+  for (const { concurrency, autoPipelining } of cases) {
+    for (const expiring of [false, true]) {
+      const client = new Redis(process.env.REDIS_URL, { enableAutoPipelining: autoPipelining });
+      try {
+        const prefix = `ddd-kit:bench:${run}:nx${concurrency}${autoPipelining ? 'ap' : ''}${expiring ? 'ttl' : 'forever'}`;
+        const pk = new RedisPrepareKeyFactory(client, { keyPrefix: prefix, retentionMs: 0 }).create('sku');
+        const rawPrefix = `${prefix}:set:`;
+        const subjectKey = freshKeys('k');
+        const rawKey = freshKeys(rawPrefix);
+        const won = { subject: 0, baseline: 0 };
+        const recent = { subject: lastOf(HOLDER_SAMPLE), baseline: lastOf(HOLDER_SAMPLE) };
+        const subject = async () => {
+          const key = subjectKey();
+          const reserved = await pk.prepare(key, expiring ? toTtlAt(value, Date.now() + TTL_MS) : value);
+          checkTrue(reserved);
+          won.subject++;
+          recent.subject.push(key);
+        };
+        const baseline = async () => {
+          const key = rawKey();
+          const reply = expiring ? await client.set(key, json, 'PX', TTL_MS, 'NX') : await client.set(key, json, 'NX');
+          if (reply !== 'OK') throw new Error(`SET … NX on a fresh key answered ${reply}`);
+          won.baseline++;
+          recent.baseline.push(key);
+        };
+        const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
+        const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS });
+        const checked = await holderChecks({ client, pk, recent, won, expiring, prefix, rawPrefix });
+        const mode = autoPipelining ? ', auto-pipelining' : '';
+        const peer = expiring ? `SET key value PX ${TTL_MS} NX` : 'SET key value NX';
+        log(
+          `Redis prepare ×${concurrency}${mode}, ${expiring ? 'ttlAt' : 'forever'}: ${count(result.ops)} vs ${peer} ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
+        );
+        rows.push({
+          case: `Redis reservation ${expiring ? 'with a ttlAt' : 'held forever'}, ${concurrency} caller${concurrency > 1 ? 's' : ''}${mode}`,
+          subject: 'RedisPrepareKeyFactory.prepare',
+          baseline: `ioredis ${peer}`,
+          peer: true,
+          ...result,
+          target: concurrency < 64 ? undefined : autoPipelining ? SET_NX_PIPELINED_TARGET : SET_NX_TARGET,
+          settings:
+            `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${concurrency} concurrent callers on one client; ` +
+            `enableAutoPipelining ${autoPipelining}; ${expiring ? `ttlAt now + ${TTL_MS / 1000} s and PX ${TTL_MS}` : 'forever records, no expiry on either side'}, retentionMs 0`,
+          note: notes('fresh keys, every answer checked (true / OK)', checked, cpuNote(result)),
+        });
+      } finally {
+        await client.quit();
+      }
+    }
+  }
+  return rows;
+}
+
+/**
+ * After a SET NX row: the last keys each side reserved are held by the value it wrote, and a
+ * second reservation of each is refused; forever records are counted, one per true answer (and
+ * deleted). Throws on any difference; resolves to what was checked, for the row's note.
+ */
+async function holderChecks({ client, pk, recent, won, expiring, prefix, rawPrefix }) {
+  for (const key of recent.subject.values()) {
+    if (!isDeepStrictEqual(await pk.get(key), value))
+      throw new Error(`prepare won ${key}, which does not hold its value`);
+    if ((await pk.prepare(key, value)) !== false) throw new Error(`a second prepare of ${key} answered true`);
+  }
+  for (const key of recent.baseline.values()) {
+    if ((await client.get(key)) !== json) throw new Error(`SET NX won ${key}, which does not hold its value`);
+    if ((await client.set(key, json, 'NX')) !== null) throw new Error(`a second SET NX of ${key} answered OK`);
+  }
+  const sample = `the last ${HOLDER_SAMPLE} keys of each side hold its value and refuse a second reservation`;
+  if (expiring) return sample;
+  const stored = {
+    subject: await countAndDelete(client, `${recordKeyHead(prefix, 'sku')}*`),
+    baseline: await countAndDelete(client, `${rawPrefix}*`),
+  };
+  if (stored.subject !== won.subject || stored.baseline !== won.baseline)
+    throw new Error(
+      `stored ${stored.subject} records for ${won.subject} reservations (SET NX: ${stored.baseline} keys for ${won.baseline})`,
+    );
+  return `${sample}; ${count(stored.subject)} and ${count(stored.baseline)} keys stored, one per reservation won`;
 }
 
 /** host, port and password of REDIS_URL, as redis-benchmark takes them. */
@@ -397,6 +520,7 @@ export default async function bench({ log }) {
   });
   return [
     ...(await redisRows(log, 'Redis', (options) => new Redis(process.env.REDIS_URL, options), cases)),
+    ...(await setNxRows(log, cases)),
     ...(await redisRows(log, 'Redis Cluster', (options) => new Cluster(nodes, options), [
       { concurrency: 64, autoPipelining: false },
       { concurrency: 256, autoPipelining: false },

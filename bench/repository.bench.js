@@ -3,13 +3,20 @@
 // same work: updateOne({ _id, version }, { $set: fields, $inc: { version: 1 } }).
 // The repository adds the id check, the data-sync hook (a snapshot per write) and the version
 // bookkeeping; the round trip is the same single updateOne.
-// On PostgreSQL: PostgresRepository.update beside pg running the same conditional UPDATE
-// (same text, same parameters) on a table of the same shape.
+// On PostgreSQL, in both commit modes (synchronous_commit off, and on as by default):
+// - PostgresRepository.update beside pg running the same conditional UPDATE (same text, same
+//   parameters) on a table of the same shape, and an A/A control;
+// - load + version-checked update, 16 writers: findById then update, beside raw pg (the same
+//   SELECT and UPDATE) and the ORMs a user would pick instead, MikroORM and TypeORM
+//   (bench/peers/orms.js says what each one sends and checks).
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import mongoose from 'mongoose';
 import pg from 'pg';
 import { AggregateRoot, DataSyncEventBus, MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
-import { alternate, cpuNote, measureBatches, notes } from './util.js';
+import { mikroOrmSide, typeOrmSide } from './peers/orms.js';
+import { COMMIT_MODES, serverFacts } from './postgres.js';
+import { alternate, cpuNote, measureBatches, notes, pairsOf, perWriterOpsPerSecond, sliceMs } from './util.js';
 
 class Counter extends AggregateRoot {
   constructor(id, label) {
@@ -32,8 +39,9 @@ class CounterRepository extends MongooseRepository {
 }
 
 const CONCURRENCY = 16;
-const SLICE_MS = 1000;
-const PAIRS = 6;
+const WARM_MS = sliceMs(3000);
+const SLICE_MS = sliceMs(1000);
+const PAIRS = pairsOf(6);
 
 /**
  * What the repository adds to each update, without I/O: the same update against a collection
@@ -65,27 +73,6 @@ async function libraryOverheadMicros() {
     best = Math.min(best, (withRepository - Number(process.hrtime.bigint() - start)) / n / 1000);
   }
   return best;
-}
-
-/** `writers` loops, each calling `op(itsIndex)` (so each owns one aggregate), for `ms`. */
-async function perWriterOpsPerSecond(op, { writers, ms }) {
-  const cpu = process.cpuUsage();
-  const start = process.hrtime.bigint();
-  const deadline = start + BigInt(ms) * 1_000_000n;
-  let ops = 0;
-  await Promise.all(
-    Array.from({ length: writers }, async (_, index) => {
-      while (process.hrtime.bigint() < deadline) {
-        await op(index);
-        ops++;
-      }
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return {
-    opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9),
-    cpuUsPerOp: (used.user + used.system) / ops,
-  };
 }
 
 export default async function repositoryBench({ log }) {
@@ -145,7 +132,7 @@ async function mongoRows({ log }) {
     };
 
     // Warm both paths (connection pool, JIT, and the server's, which is slow to settle) first.
-    const warmUntil = Date.now() + 3000;
+    const warmUntil = Date.now() + WARM_MS;
     while (Date.now() < warmUntil) {
       await repositoryUpdate(0);
       await rawUpdate(0);
@@ -182,7 +169,7 @@ async function mongoRows({ log }) {
         baseline: 'driver updateOne({_id, version}, {$set, $inc})',
         ...sequential,
         target: 0.9,
-        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after 3 s of warm-up; one writer, one aggregate re-used`,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer, one aggregate re-used`,
         note: notes(
           'every update checked (version advanced / matched one document)',
           `library work ≈ ${overheadUs.toFixed(1)} µs/update (measured on a stub collection)`,
@@ -216,9 +203,14 @@ async function mongoRows({ log }) {
 // ---------------------------------------------------------------- PostgreSQL
 
 // Shorter slices, more pairs: a PostgreSQL round trip is short, and many adjacent pairs keep
-// a passing disturbance of the shared machine out of the median.
-const PG_SLICE_MS = 250;
-const PG_PAIRS = 24;
+// a passing disturbance of the shared machine out of the median. Against the ORMs, whose
+// ratios are far from 1, fewer pairs do.
+const PG_SLICE_MS = sliceMs(250);
+const PG_PAIRS = pairsOf(24);
+const ORM_PAIRS = pairsOf(16);
+/** The issue's targets for a load + version-checked update: raw pg, and MikroORM. */
+const RAW_TARGET = 0.95;
+const MIKRO_ORM_TARGET = 3;
 
 class CounterRows extends PostgresRepository {
   table = 'repo_counters';
@@ -238,11 +230,17 @@ class CounterRows extends PostgresRepository {
 /** What PostgresRepository adds to each update, without I/O: the same update on a pool stub that answers at once, minus the stub call. */
 async function postgresLibraryOverheadMicros() {
   const answer = { rowCount: 1, rows: [] };
+  // The table check before the first statement (on a connection of its own) sees the table and its columns.
+  const columns = ['id', 'version', 'label', 'count'].map((attname) => ({ attname }));
+  const check = async (sql) =>
+    sql.includes('attname')
+      ? { rowCount: columns.length, rows: columns }
+      : sql.includes('to_regclass')
+        ? { rowCount: 1, rows: [{ present: true }] }
+        : answer;
   const stub = {
     query: async () => answer,
-    connect: async () => {
-      throw new Error('unused');
-    },
+    connect: async () => Object.assign(new EventEmitter(), { query: check, release: () => undefined }),
   };
   const repository = new CounterRows({
     pool: stub,
@@ -271,34 +269,46 @@ async function postgresLibraryOverheadMicros() {
 async function postgresRows({ log }) {
   const url = process.env.DATABASE_URL;
   if (!url) throw new Error('DATABASE_URL is not set (bench/run.js provides it)');
-  // synchronous_commit off on every side: each autocommit would otherwise wait for a WAL
-  // flush, whose time on a shared machine swings far more than anything measured here;
-  // without it the round trip is shorter, so the library's own work weighs more in the ratio.
-  const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY, options: '-c synchronous_commit=off' });
+  const overheadUs = await postgresLibraryOverheadMicros();
+  log(`postgres library work per update (pool stub, no I/O): ${overheadUs.toFixed(1)} µs`);
+  const rows = [];
+  for (const mode of COMMIT_MODES) rows.push(...(await postgresRowsIn(mode, { url, overheadUs, log })));
+  return rows;
+}
+
+/** Every PostgreSQL row in one commit mode, all sides' connections set alike. */
+async function postgresRowsIn(mode, { url, overheadUs, log }) {
+  const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY, options: mode.options });
+  const tables = ['repo_counters', 'raw_counters', 'raw_twins'];
   try {
+    const server = `${await serverFacts(pool)}, ${mode.label} on every side`;
     const repository = new CounterRows({ pool, aggregate: Counter, publisher: new DataSyncEventBus() });
+    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`);
     await repository.ensureTable();
     // The raw side (and its A/A twin): tables of the same shape, and the statement the
     // repository sends, verbatim but for the table.
     const ddl = repository.createTableStatement();
-    await pool.query(ddl.replace('"repo_counters"', '"raw_counters"'));
-    await pool.query(ddl.replace('"repo_counters"', '"raw_twins"'));
+    const ddlFor = (table) => ddl.replace('"repo_counters"', `"${table}"`);
+    await pool.query(ddlFor('raw_counters'));
+    await pool.query(ddlFor('raw_twins'));
     const updateSql = (table) =>
       `UPDATE "${table}" SET "label" = $3, "count" = $4, "version" = $5 WHERE "id" = $1 AND "version" = $2`;
 
+    // Rows c<i>: updated from an aggregate loaded once; rows l<i>: loaded before each update.
     const aggregates = [];
     const raw = { raw_counters: [], raw_twins: [] };
     for (let i = 0; i < CONCURRENCY; i++) {
-      const counter = new Counter(`c${i}`, `counter ${i}`);
-      await repository.insert(counter);
-      aggregates.push(await repository.findById(counter.id));
-      for (const table of Object.keys(raw)) {
-        await pool.query(`INSERT INTO "${table}" ("id", "version", "label", "count") VALUES ($1, 1, $2, 0)`, [
-          `c${i}`,
-          `counter ${i}`,
-        ]);
-        raw[table].push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
+      for (const id of [`c${i}`, `l${i}`]) {
+        await repository.insert(new Counter(id, `counter ${i}`));
+        for (const table of Object.keys(raw))
+          await pool.query(`INSERT INTO "${table}" ("id", "version", "label", "count") VALUES ($1, 1, $2, 0)`, [
+            id,
+            `counter ${i}`,
+          ]);
       }
+      aggregates.push(await repository.findById(`c${i}`));
+      for (const table of Object.keys(raw))
+        raw[table].push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
     }
 
     // Every update checked: the repository throws OptimisticLockError when its conditional
@@ -327,55 +337,90 @@ async function postgresRows({ log }) {
     const rawUpdate = rawUpdateOn('raw_counters');
     const twinUpdate = rawUpdateOn('raw_twins');
 
-    const warmUntil = Date.now() + 3000;
+    // Load + update: the repository's findById and update; raw pg sending the same SELECT and UPDATE.
+    const loadUpdates = { repository: new Array(CONCURRENCY).fill(0), raw: new Array(CONCURRENCY).fill(0) };
+    const repositoryLoadUpdate = async (i) => {
+      const counter = await repository.findById(`l${i}`);
+      const before = counter.oldVersion;
+      counter.count++;
+      await repository.update(counter);
+      if (counter.oldVersion !== before + 1)
+        throw new Error(`repository update left version ${counter.oldVersion} after ${before}`);
+      loadUpdates.repository[i]++;
+    };
+    const findSql = `SELECT "id" AS "id", "version" AS "version", "label", "count" FROM "raw_counters" WHERE "id" = $1`;
+    const rawLoadUpdate = async (i) => {
+      const { rows: found } = await pool.query(findSql, [`l${i}`]);
+      const row = found[0];
+      const version = Number(row.version);
+      const result = await pool.query(updateSql('raw_counters'), [
+        row.id,
+        version,
+        row.label,
+        row.count + 1,
+        version + 1,
+      ]);
+      if (result.rowCount !== 1) throw new Error('raw load + conditional UPDATE matched nothing');
+      loadUpdates.raw[i]++;
+    };
+
+    const warmUntil = Date.now() + WARM_MS;
     while (Date.now() < warmUntil) {
       await repositoryUpdate(0);
       await rawUpdate(0);
       await twinUpdate(0);
+      await repositoryLoadUpdate(0);
+      await rawLoadUpdate(0);
     }
 
     const one = (update) => () => measureBatches(async () => (await update(0), 1), { ms: PG_SLICE_MS });
+    const writers = (update) => () => perWriterOpsPerSecond(update, { writers: CONCURRENCY, ms: PG_SLICE_MS });
     const sequential = await alternate(one(repositoryUpdate), one(rawUpdate), { pairs: PG_PAIRS });
     log(
-      `postgres sequential: repository ${Math.round(sequential.ops)} ops/s, pg ${Math.round(sequential.baselineOps)} ops/s`,
+      `postgres ${mode.label}, sequential: repository ${Math.round(sequential.ops)} ops/s, pg ${Math.round(sequential.baselineOps)} ops/s`,
     );
-    const concurrent = await alternate(
-      () => perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
-      () => perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
-      { pairs: PG_PAIRS },
-    );
+    const concurrent = await alternate(writers(repositoryUpdate), writers(rawUpdate), { pairs: PG_PAIRS });
     log(
-      `postgres ${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, pg ${Math.round(concurrent.baselineOps)} ops/s`,
+      `postgres ${mode.label}, ${CONCURRENCY} writers: repository ${Math.round(concurrent.ops)} ops/s, pg ${Math.round(concurrent.baselineOps)} ops/s`,
     );
     // A/A: the same raw UPDATE on two tables. Its distance from 1.00× is what the rows above cannot resolve.
     const control = await alternate(one(twinUpdate), one(rawUpdate), { pairs: PG_PAIRS });
     log(
-      `postgres A/A control: pg ${Math.round(control.ops)} ops/s against pg ${Math.round(control.baselineOps)} ops/s`,
+      `postgres ${mode.label}, A/A control: pg ${Math.round(control.ops)} ops/s against pg ${Math.round(control.baselineOps)} ops/s`,
     );
-    const overheadUs = await postgresLibraryOverheadMicros();
-    log(`postgres library work per update (pool stub, no I/O): ${overheadUs.toFixed(1)} µs`);
+    const loaded = await alternate(writers(repositoryLoadUpdate), writers(rawLoadUpdate), { pairs: PG_PAIRS });
+    log(
+      `postgres ${mode.label}, load + update, ${CONCURRENCY} writers: repository ${Math.round(loaded.ops)} ops/s, pg ${Math.round(loaded.baselineOps)} ops/s`,
+    );
+    const ormRows = await ormComparisons(mode, { url, pool, ddlFor, server, repositoryLoadUpdate, log });
 
     for (let i = 0; i < CONCURRENCY; i++) {
       const stored = await repository.currentVersion(`c${i}`);
       if (stored !== aggregates[i].oldVersion)
         throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
+      const storedLoaded = await repository.currentVersion(`l${i}`);
+      if (storedLoaded !== 1 + loadUpdates.repository[i])
+        throw new Error(`repository l${i}: version ${storedLoaded} after ${loadUpdates.repository[i]} updates`);
       for (const table of Object.keys(raw)) {
-        const { rows } = await pool.query(`SELECT version FROM "${table}" WHERE id = $1`, [`c${i}`]);
-        if (Number(rows[0].version) !== raw[table][i].version)
-          throw new Error(`${table} version ${rows[0].version} != ${raw[table][i].version}`);
+        const { rows: found } = await pool.query(`SELECT version FROM "${table}" WHERE id = $1`, [`c${i}`]);
+        if (Number(found[0].version) !== raw[table][i].version)
+          throw new Error(`${table} version ${found[0].version} != ${raw[table][i].version}`);
       }
+      const { rows: found } = await pool.query(`SELECT version, count FROM "raw_counters" WHERE id = $1`, [`l${i}`]);
+      if (Number(found[0].version) !== 1 + loadUpdates.raw[i] || found[0].count !== loadUpdates.raw[i])
+        throw new Error(`raw_counters l${i}: version ${found[0].version} after ${loadUpdates.raw[i]} updates`);
     }
 
     const baseline = 'pg: the same UPDATE … WHERE id = $1 AND version = $2';
-    const server = 'PostgreSQL, synchronous_commit off on both sides';
+    const suffix = `, ${mode.label}`;
     return [
       {
-        case: 'PostgreSQL update (loaded aggregate, version-conditional)',
+        case: `PostgreSQL update (loaded aggregate, version-conditional)${suffix}`,
         subject: 'PostgresRepository.update',
         baseline,
         ...sequential,
-        target: 0.95,
-        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after 3 s of warm-up; one writer, one aggregate re-used, autocommit; ${server}`,
+        target: RAW_TARGET,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer, one aggregate re-used, autocommit; ${server}`,
         note: notes(
           'every update checked (version advanced / one row matched)',
           `library work ≈ ${overheadUs.toFixed(1)} µs/update (measured on a pool stub)`,
@@ -383,25 +428,104 @@ async function postgresRows({ log }) {
         ),
       },
       {
-        case: `PostgreSQL update, ${CONCURRENCY} writers`,
+        case: `PostgreSQL update, ${CONCURRENCY} writers${suffix}`,
         subject: 'PostgresRepository.update',
         baseline,
         ...concurrent,
-        target: 0.95,
+        target: RAW_TARGET,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${CONCURRENCY} aggregates, one per writer (no conflicts), a pool of ${CONCURRENCY}; ${server}`,
         note: notes('every update checked (version advanced / one row matched)', cpuNote(concurrent)),
       },
       {
-        case: 'PostgreSQL A/A control (the resolution of the two rows above)',
+        case: `PostgreSQL A/A control (the resolution of the two rows above)${suffix}`,
         subject: 'pg: the same UPDATE on a twin table',
         baseline,
         ...control,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; one writer; ${server}`,
         note: notes('nothing differs but the table: any distance from 1.00× is measurement noise', cpuNote(control)),
       },
+      {
+        case: `PostgreSQL load + version-checked update, ${CONCURRENCY} writers${suffix}`,
+        subject: 'PostgresRepository findById + update',
+        baseline: 'pg: the same SELECT, then UPDATE … WHERE id = $1 AND version = $2',
+        peer: true,
+        ...loaded,
+        target: RAW_TARGET,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${CONCURRENCY} writers, each loading and updating a row of its own, a pool of ${CONCURRENCY}; ${server}`,
+        note: notes(
+          "every update checked (version advanced / one row matched); each row's final version and count are its side's count of updates",
+          cpuNote(loaded),
+        ),
+      },
+      ...ormRows,
     ];
   } finally {
-    await pool.query('DROP TABLE IF EXISTS "repo_counters", "raw_counters", "raw_twins"').catch(() => undefined);
+    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`).catch(() => undefined);
     await pool.end();
   }
+}
+
+/** PostgresRepository's load + update beside MikroORM's and TypeORM's, one alternation each. */
+async function ormComparisons(mode, { url, pool, ddlFor, server, repositoryLoadUpdate, log }) {
+  const rows = [];
+  const peers = [
+    {
+      name: 'MikroORM',
+      make: mikroOrmSide,
+      table: 'mikro_orm_counters',
+      baseline: 'MikroORM: findOneOrFail, then flush (version: true)',
+      target: MIKRO_ORM_TARGET,
+      sends:
+        'MikroORM sends a SELECT, then BEGIN, UPDATE … WHERE id AND version RETURNING version, COMMIT (flush runs in a transaction)',
+    },
+    {
+      name: 'TypeORM',
+      make: typeOrmSide,
+      table: 'typeorm_counters',
+      baseline: 'TypeORM: findOneBy, then the checked UPDATE … WHERE id AND version (version column)',
+      sends: 'TypeORM sends a SELECT, then UPDATE … WHERE id AND version RETURNING version, checked on affected rows',
+    },
+  ];
+  for (const peer of peers) {
+    const side = await peer.make({
+      url,
+      pool,
+      ddl: ddlFor,
+      table: peer.table,
+      writers: CONCURRENCY,
+      connectionOptions: mode.options,
+    });
+    try {
+      const warmUntil = Date.now() + WARM_MS;
+      while (Date.now() < warmUntil) await side.loadUpdate(0);
+      const stale = await side.staleWrite();
+      const result = await alternate(
+        () => perWriterOpsPerSecond(repositoryLoadUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
+        () => perWriterOpsPerSecond(side.loadUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
+        { pairs: ORM_PAIRS },
+      );
+      await side.verify();
+      log(
+        `postgres ${mode.label}, load + update, ${CONCURRENCY} writers: repository ${Math.round(result.ops)} ops/s, ${peer.name} ${Math.round(result.baselineOps)} ops/s`,
+      );
+      rows.push({
+        case: `PostgreSQL load + version-checked update against ${peer.name}, ${CONCURRENCY} writers, ${mode.label}`,
+        subject: 'PostgresRepository findById + update',
+        baseline: peer.baseline,
+        peer: true,
+        ...result,
+        target: peer.target,
+        settings: `${PG_SLICE_MS} ms slices, ${ORM_PAIRS} alternating pairs, the ORM after ${WARM_MS / 1000} s of warm-up; ${CONCURRENCY} writers, each loading and updating a row of its own, a pool of ${CONCURRENCY} per side; same table DDL; ${server}`,
+        note: notes(
+          "every update checked on both sides (version advanced by one); each row's final version and count are its side's count of updates",
+          peer.sends,
+          stale,
+          cpuNote(result),
+        ),
+      });
+    } finally {
+      await side.close();
+    }
+  }
+  return rows;
 }

@@ -6,7 +6,8 @@
 // servers, to bench/RESULTS.md, and rewrites every block of docs/bench.md between
 // `<!-- bench:start [files=<part>] -->` and `<!-- bench:end -->` with the rows of the bench
 // files whose name contains <part> (all rows without it). No number in the docs is typed by hand.
-// A bench that throws (a wrong answer, a missing tool) fails the run and writes nothing.
+// A bench that throws (a wrong answer, a missing tool) fails the run and writes nothing, and so
+// does a quick run (BENCH_QUICK=1, see util.js), whose numbers mean little.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,6 +15,7 @@ import { dirname, join, relative } from 'node:path';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import { provideServers } from '../test/support/server-provider.js';
+import { QUICK } from './util.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -43,6 +45,7 @@ try {
   for (const file of files) {
     console.log(`\n# ${file}`);
     const before = load();
+    const fileStart = Date.now();
     try {
       const mod = await import(pathToFileURL(join(here, file)).href);
       const out = await mod.default({ log: (...a) => console.log('  ', ...a) });
@@ -54,7 +57,7 @@ try {
       failures.push(`${file}: ${error.stack ?? error}`);
       console.error(`   FAILED: ${error.stack ?? error}`);
     }
-    loads.push(`${file}: ${before} → ${load()}`);
+    loads.push(`${file}: ${before} → ${load()} (${Math.round((Date.now() - fileStart) / 1000)} s)`);
   }
 } finally {
   await servers.stop();
@@ -72,27 +75,50 @@ async function serverVersion() {
   }
 }
 
-function fmt(n) {
+function fmt(n, unit) {
   if (n === undefined || n === null || Number.isNaN(n)) return '—';
-  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2);
+  const number = n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2);
+  return unit ? `${number} ${unit}` : number;
 }
 
-// A row: { case, subject, baseline, ops, baselineOps, ratio, spread, pairs, target?, settings, note? }.
+/**
+ * A row: { case, subject, baseline, ops, baselineOps, ratio, spread, pairs, target?, peer?,
+ * unit?, settings, note? }.
+ * - ratio: subject ÷ baseline, so above 1 the subject is ahead; a row measuring something where
+ *   less is better (a lag) gives it as baseline ÷ subject, and its `unit` ('ms') labels ops.
+ * - target: a number (the ratio must reach it), or { max, value, unit } (a measured value that
+ *   must not exceed max, e.g. a p99 lag): the verdict is worked out here from what was measured.
+ * - peer: the baseline is the library a user would pick instead; the leads column says which
+ *   side is ahead, and whether the pairs agreed on it.
+ */
 function formatRow(r) {
   const ratio = r.ratio ?? (r.baselineOps ? r.ops / r.baselineOps : undefined);
-  const verdict = r.target === undefined || ratio === undefined ? '' : ratio >= r.target ? 'met' : 'MISSED';
   return [
     r.case,
     r.subject,
-    fmt(r.ops),
+    fmt(r.ops, r.unit),
     r.baseline ?? '—',
-    fmt(r.baselineOps),
+    fmt(r.baselineOps, r.unit),
     ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
     r.spread ? `${r.spread[0].toFixed(2)}–${r.spread[1].toFixed(2)}×` : '—',
-    r.target === undefined ? '' : `≥ ${r.target}× ${verdict}`,
+    target(r.target, ratio),
+    r.peer ? leads(ratio, r.spread) : '',
     r.settings ?? '',
     r.note ?? '',
   ].map((cell) => String(cell).replaceAll('|', '\\|'));
+}
+
+function target(t, ratio) {
+  if (t === undefined) return '';
+  if (typeof t === 'number') return `≥ ${t}× ${ratio === undefined ? '' : ratio >= t ? 'met' : 'MISSED'}`.trim();
+  const measured = fmt(t.value, t.unit);
+  return `≤ ${fmt(t.max, t.unit)} ${Number.isFinite(t.value) && t.value <= t.max ? 'met' : 'MISSED'} (${measured})`;
+}
+
+function leads(ratio, spread) {
+  if (ratio === undefined || ratio === 1) return ratio === 1 ? 'even' : '';
+  const side = ratio > 1 ? 'ddd-kit ahead' : 'peer ahead';
+  return spread && spread[0] < 1 && spread[1] > 1 ? `${side} (pairs split)` : side;
 }
 
 const header = [
@@ -104,6 +130,7 @@ const header = [
   'ratio',
   'spread',
   'target',
+  'leads',
   'settings',
   'note',
 ];
@@ -119,10 +146,12 @@ const about = [
   `Bench run ${startedAt.toISOString()} (${Math.round((Date.now() - startedAt.getTime()) / 1000)} s) on Node ${process.version} (V8 ${process.versions.v8}),` +
     ` ${os.type()} ${os.release()}, ${cpus.length} × ${cpus[0]?.model?.trim() ?? 'unknown CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB;` +
     ` Redis ${redisVersion}${redisBenchmarkVersion()}.`,
-  `Load average (1 / 5 / 15 min) at the start and end of each file, a sign of other work sharing the machine: ${loads.join('; ')}.`,
+  `Load average (1 / 5 / 15 min) at the start and end of each file (and the file's time), a sign of other work sharing the machine: ${loads.join('; ')}.`,
   `Servers: ${servers.report.join('; ')}.`,
   'ratio: the median of the per-pair ratios (subject ÷ baseline, measured in adjacent, alternating slices);' +
     ' ops/s: the median of each side; spread: the lowest and highest pair ratio. Every counted operation had its answer checked.',
+  "A ratio above 1 puts ddd-kit ahead (for lags, given in ms, the ratio is the baseline's lag ÷ ddd-kit's); leads: against a peer library," +
+    ' which side the median ratio puts ahead, "(pairs split)" when some pairs put the other side ahead. Targets are judged from the measured values.',
 ].join('\n');
 
 function redisBenchmarkVersion() {
@@ -140,7 +169,9 @@ if (failures.length > 0) {
   console.error(`\n${failures.length} bench file(s) failed; nothing written:\n${failures.join('\n')}`);
   process.exit(1);
 }
-if (only.length === 0) {
+if (QUICK) {
+  console.log('\nA quick run (BENCH_QUICK=1): its numbers are not written anywhere.');
+} else if (only.length === 0) {
   writeFileSync(join(here, 'RESULTS.md'), md);
   for (const page of PAGES) rewriteBlocks(join(root, page));
 }

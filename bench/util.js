@@ -9,7 +9,23 @@
 //   a pair ran side by side, under the same load); ops/s are the medians of each side, and the
 //   spread is the lowest and highest pair ratio.
 // - Results of synchronous work are kept in `sink`, so V8 cannot skip building them.
+// - BENCH_QUICK=1 shortens every slice and keeps two pairs: a check that each bench runs and
+//   its answer checks and loss counts hold, in a fraction of the time. Its numbers mean little,
+//   so run.js writes nothing from such a run.
 import { readFileSync } from 'node:fs';
+
+/** True in a quick run (BENCH_QUICK=1). */
+export const QUICK = process.env.BENCH_QUICK === '1';
+
+/** A slice length in ms: as given, or a fifth of it (at least 50 ms) in a quick run. */
+export function sliceMs(ms) {
+  return QUICK ? Math.max(50, Math.round(ms / 5)) : ms;
+}
+
+/** A number of alternating pairs: as given, or two in a quick run. */
+export function pairsOf(n) {
+  return QUICK ? Math.min(n, 2) : n;
+}
 
 /** Where synchronous benches put what they produce: reachable from the module, so never dead code. */
 export const sink = new Array(1024);
@@ -108,6 +124,32 @@ export async function measureConcurrent(op, { concurrency, ms }) {
   );
   const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
   return { opsPerSec: ops / elapsed, cpuUsPerOp: cpuMicros(cpu) / ops, sched: schedShares(sched, schedSample()) };
+}
+
+/**
+ * `writers` loops, each calling `op(itsIndex)` (so each can own its aggregates), until `ms` have
+ * passed; every resolved call counts.
+ */
+export async function perWriterOpsPerSecond(op, { writers, ms }) {
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const deadline = start + BigInt(ms) * 1_000_000n;
+  let ops = 0;
+  await Promise.all(
+    Array.from({ length: writers }, async (_, index) => {
+      while (process.hrtime.bigint() < deadline) {
+        await op(index);
+        ops++;
+      }
+    }),
+  );
+  return { opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: cpuMicros(cpu) / ops };
+}
+
+/** The p-th percentile (0–100) of sorted numbers, nearest rank. */
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
 
 /**

@@ -335,8 +335,12 @@ function postgresBinDir() {
   return versions.length ? join(root, versions[0], 'bin') : undefined;
 }
 
-/** A throwaway PostgreSQL cluster (initdb + pg_ctl) on a free port; as the postgres user when run as root. */
-async function startPostgresCluster() {
+/**
+ * A throwaway PostgreSQL cluster (initdb + pg_ctl) on a free port, in a temp dir removed by
+ * `stop`; as the postgres user when run as root. `settings` are server parameters (`-c`) over
+ * the defaults; the tests' default is `fsync` off, which a bench of durable commits turns on.
+ */
+export async function startPostgresCluster({ settings = {} } = {}) {
   const bin = postgresBinDir();
   if (!bin) throw new Error('no PostgreSQL binaries under /usr/lib/postgresql');
   const asRoot = process.getuid?.() === 0;
@@ -349,24 +353,33 @@ async function startPostgresCluster() {
   const data = join(dir, 'data');
   const port = await freePort();
   const user = asRoot ? 'postgres' : (process.env.USER ?? 'postgres');
-  await run('initdb', ['-D', data, '-A', 'trust', '-U', user, '--no-sync']);
-  await run('pg_ctl', [
-    '-D',
-    data,
-    '-o',
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off`,
-    '-l',
-    join(dir, 'log'),
-    '-w',
-    'start',
-  ]);
+  const parameters = { listen_addresses: '127.0.0.1', fsync: 'off', ...settings };
+  const stop = async () => {
+    if (existsSync(join(data, 'postmaster.pid')))
+      await run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await run('initdb', ['-D', data, '-A', 'trust', '-U', user, '--no-sync']);
+    await run('pg_ctl', [
+      '-D',
+      data,
+      '-o',
+      [`-p ${port} -k ${dir}`, ...Object.entries(parameters).map(([k, v]) => `-c ${k}=${v}`)].join(' '),
+      '-l',
+      join(dir, 'log'),
+      '-w',
+      'start',
+    ]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const shown = Object.entries(settings).map(([k, v]) => `${k}=${v}`);
   return {
     url: `postgres://${user}@127.0.0.1:${port}/postgres`,
-    source: `throwaway PostgreSQL cluster (initdb) on port ${port}`,
-    stop: async () => {
-      await run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).catch(() => undefined);
-      rmSync(dir, { recursive: true, force: true });
-    },
+    source: `throwaway PostgreSQL cluster (initdb) on port ${port}${shown.length ? ` (${shown.join(', ')})` : ''}`,
+    stop,
   };
 }
 
