@@ -9,3 +9,17 @@ export {
   MemoryIdempotencyStore,
   type MemoryIdempotencyStoreOptions,
 } from './stores/memory/memory-idempotency.store.js';
+export {
+  DEFAULT_HEADER,
+  getIdempotencyStoreToken,
+  IdempotencyInterceptor,
+  IdempotencyModule,
+  Idempotent,
+  InjectIdempotencyStore,
+  parseIdempotencyKey,
+  REPLAYED_HEADER,
+  type IdempotencyModuleAsyncOptions,
+  type IdempotencyModuleOptions,
+  type IdempotentOptions,
+  type IdempotentRequest,
+} from './http/index.js';
