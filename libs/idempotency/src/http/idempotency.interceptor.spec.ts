@@ -93,6 +93,16 @@ class UnsealedController {
   }
 }
 
+@Controller('whole')
+@Idempotent({ secretFields: ['secret'] })
+class WhollyUnsealedController {
+  @Post()
+  create() {
+    effects.push('whole');
+    return { n: effects.length, secret: `s-${effects.length}` };
+  }
+}
+
 const key = (() => {
   let n = 0;
   return () => `"key-${++n}-${Date.now()}"`;
@@ -100,7 +110,6 @@ const key = (() => {
 
 describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
   let app: INestApplication;
-  let plain: INestApplication;
   const store = new RecordingStore();
 
   beforeAll(async () => {
@@ -110,17 +119,10 @@ describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
-    const plainRef = await Test.createTestingModule({
-      imports: [IdempotencyModule.forRootAsync({ useFactory: async () => ({}) })],
-      controllers: [UnsealedController],
-    }).compile();
-    plain = plainRef.createNestApplication({ logger: false });
-    await plain.init();
   });
 
   afterAll(async () => {
     await app?.close();
-    await plain?.close();
   });
 
   const http = () => request(app.getHttpServer());
@@ -300,11 +302,37 @@ describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
     expect(res.status).toBe(400);
   });
 
-  it('refuses to run a route with secret fields when no encryptionKey is set (nothing runs, nothing kept)', async () => {
-    const before = effects.length;
-    const res = await request(plain.getHttpServer()).post('/unsealed').set('Idempotency-Key', key());
-    expect(res.status).toBe(500);
-    expect(effects.length).toBe(before);
+  it('refuses to start with a route naming secret fields and no encryptionKey (it would keep them in the clear)', async () => {
+    for (const controller of [UnsealedController, WhollyUnsealedController]) {
+      const moduleRef = await Test.createTestingModule({
+        imports: [IdempotencyModule.forRootAsync({ useFactory: async () => ({}) })],
+        controllers: [controller],
+      }).compile();
+      const unsealed = moduleRef.createNestApplication({ logger: false });
+      await expect(unsealed.init()).rejects.toThrow(
+        new RegExp(`${controller.name}\\.create name secretFields, but the module has no encryptionKey`),
+      );
+      await unsealed.close();
+    }
+  });
+
+  it('honours @Idempotent() on a whole controller', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ encryptionKey: 'another server secret of 32+ bytes!!' })],
+      controllers: [WhollyUnsealedController],
+    }).compile();
+    const whole = moduleRef.createNestApplication({ logger: false });
+    await whole.init();
+    try {
+      const k = key();
+      const first = await request(whole.getHttpServer()).post('/whole').set('Idempotency-Key', k);
+      const again = await request(whole.getHttpServer()).post('/whole').set('Idempotency-Key', k);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body).toEqual(first.body);
+      await request(whole.getHttpServer()).post('/whole').set('Idempotency-Key', '"a";b').expect(400);
+    } finally {
+      await whole.close();
+    }
   });
 
   it('refuses bad module options at once', () => {

@@ -46,7 +46,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
-    const route = this.reflector.get<IdempotentOptions | undefined>(IDEMPOTENT_METADATA, context.getHandler()) ?? {};
+    const route =
+      this.reflector.getAllAndOverride<IdempotentOptions | undefined>(IDEMPOTENT_METADATA, [
+        context.getHandler(),
+        context.getClass(),
+      ]) ?? {};
     const request = context.switchToHttp().getRequest<IdempotentRequest>();
     const response = context.switchToHttp().getResponse<IdempotentResponse>();
     const { header, headerName } = this.options;
@@ -62,7 +66,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const secretFields = route.secretFields ?? [];
     const secret = this.options.encryptionKey;
     if (secretFields.length > 0 && secret === undefined) {
-      // A configuration mistake, caught before anything runs: the response would be kept in the clear.
+      // Caught at start-up (IdempotencyStoreLifecycle); here only for a route it could not see.
       throw new Error(
         'IdempotencyModule: a route names secretFields but the module has no encryptionKey; set IdempotencyModule.forRoot({ encryptionKey })',
       );

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STORE } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
@@ -32,6 +33,7 @@ export class IdempotencyModule {
     return {
       module: IdempotencyModule,
       global: true,
+      imports: [DiscoveryModule],
       providers: [{ provide: IDEMPOTENCY_MODULE_OPTIONS, useValue: resolved }, ...shared],
       exports: [IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STORE, IdempotencyInterceptor],
     };
@@ -43,7 +45,7 @@ export class IdempotencyModule {
     return {
       module: IdempotencyModule,
       global: true,
-      imports: options.imports ?? [],
+      imports: [DiscoveryModule, ...(options.imports ?? [])],
       providers: [
         {
           provide: IDEMPOTENCY_MODULE_OPTIONS,
