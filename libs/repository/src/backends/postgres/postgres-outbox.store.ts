@@ -286,6 +286,20 @@ export class PostgresOutboxStore implements OutboxStore {
     return { attempts: row.attempts, dead, nextAttemptAt: dead ? null : Number(row.next_attempt_at) };
   }
 
+  async renew(owner: string, eventIds: readonly string[], leaseUntil: number): Promise<number> {
+    checkOwner(owner);
+    const ids = checkEventIds(eventIds);
+    checkTime(leaseUntil, 'leaseUntil');
+    if (ids.length === 0) return 0;
+    // A claim that takes an expired lease over sets its own owner in the same statement: once
+    // it committed, this matches nothing; while it runs, the row lock orders the two.
+    const result = await this.run(
+      `UPDATE ${this.table} SET lease_until = $3 WHERE event_id = ANY($1::text[]) AND owner = $2 AND dead_at IS NULL`,
+      [ids, owner, leaseUntil],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async release(owner: string, eventIds?: readonly string[]): Promise<number> {
     checkOwner(owner);
     const ids = eventIds === undefined ? null : checkEventIds(eventIds);
