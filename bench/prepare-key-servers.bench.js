@@ -56,6 +56,8 @@ const SET_NX_TARGET = 0.9;
 const SET_NX_PIPELINED_TARGET = 0.8;
 /** Keys of each side checked after a SET NX row: the last ones it reserved. */
 const HOLDER_SAMPLE = 64;
+/** Keys each side holds before a refused-reservation row, and asks for in turn. */
+const HELD_KEYS = 1000;
 
 const value = { tenant: 'acme', userId: 'u-1f3a9c' }; // keys in canonical order: JSON.stringify gives the canonical JSON
 const json = JSON.stringify(value);
@@ -265,6 +267,73 @@ async function holderChecks({ client, pk, recent, won, expiring, prefix, rawPref
       `stored ${stored.subject} records for ${won.subject} reservations (SET NX: ${stored.baseline} keys for ${won.baseline})`,
     );
   return `${sample}; ${count(stored.subject)} and ${count(stored.baseline)} keys stored, one per reservation won`;
+}
+
+/**
+ * A refused reservation, the other common path: RedisPrepareKeyFactory.prepare of a key held
+ * forever by another call (of the same value: still false) against `SET key value NX` of a key
+ * already set (nil). Each side holds HELD_KEYS keys before the row and asks for them in turn;
+ * every answer is checked, and afterwards every key still holds what it held and nothing else
+ * was stored.
+ */
+async function heldRows(log, cases) {
+  const rows = [];
+  for (const { concurrency, autoPipelining } of cases) {
+    const client = new Redis(process.env.REDIS_URL, { enableAutoPipelining: autoPipelining });
+    try {
+      const prefix = `ddd-kit:bench:${run}:held${concurrency}${autoPipelining ? 'ap' : ''}`;
+      const pk = new RedisPrepareKeyFactory(client, { keyPrefix: prefix, retentionMs: 0 }).create('sku');
+      const rawPrefix = `${prefix}:set:`;
+      const keys = Array.from({ length: HELD_KEYS }, (_, i) => `h${i}`);
+      const rawKeys = keys.map((key) => `${rawPrefix}${key}`);
+      for (const key of keys) checkTrue(await pk.prepare(key, value));
+      for (const key of rawKeys) {
+        if ((await client.set(key, json, 'NX')) !== 'OK') throw new Error(`SET NX of a fresh key ${key} failed`);
+      }
+      let s = 0;
+      let b = 0;
+      const subject = async () => {
+        if ((await pk.prepare(keys[s++ % HELD_KEYS], value)) !== false)
+          throw new Error('prepare of a key held forever answered true');
+      };
+      const baseline = async () => {
+        if ((await client.set(rawKeys[b++ % HELD_KEYS], json, 'NX')) !== null)
+          throw new Error('SET NX of a key already set answered OK');
+      };
+      const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
+      const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS });
+      for (const key of keys) {
+        if (!isDeepStrictEqual(await pk.get(key), value)) throw new Error(`${key} no longer holds its value`);
+      }
+      const stored = {
+        subject: await countAndDelete(client, `${recordKeyHead(prefix, 'sku')}*`),
+        baseline: await countAndDelete(client, `${rawPrefix}*`),
+      };
+      if (stored.subject !== HELD_KEYS || stored.baseline !== HELD_KEYS)
+        throw new Error(`${stored.subject} and ${stored.baseline} keys stored for ${HELD_KEYS} held on each side`);
+      const mode = autoPipelining ? ', auto-pipelining' : '';
+      log(
+        `Redis prepare of a held key ×${concurrency}${mode}: ${count(result.ops)} vs SET NX of a set key ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
+      );
+      rows.push({
+        case: `Redis reservation refused (key held forever), ${concurrency} callers${mode}`,
+        subject: 'RedisPrepareKeyFactory.prepare',
+        baseline: 'ioredis SET key value NX (key already set)',
+        peer: true,
+        ...result,
+        settings:
+          `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${concurrency} concurrent callers on one client; ` +
+          `enableAutoPipelining ${autoPipelining}; ${HELD_KEYS} keys held forever on each side, asked for in turn`,
+        note: notes(
+          'every answer checked (false / nil); afterwards each key holds its first value, and nothing else was stored',
+          cpuNote(result),
+        ),
+      });
+    } finally {
+      await client.quit();
+    }
+  }
+  return rows;
 }
 
 /** host, port and password of REDIS_URL, as redis-benchmark takes them. */
@@ -517,6 +586,10 @@ export default async function bench({ log }) {
   return [
     ...(await redisRows(log, 'Redis', (options) => new Redis(process.env.REDIS_URL, options), cases)),
     ...(await setNxRows(log, cases)),
+    ...(await heldRows(
+      log,
+      cases.filter(({ concurrency }) => concurrency >= 64),
+    )),
     ...(await redisRows(log, 'Redis Cluster', (options) => new Cluster(nodes, options), [
       { concurrency: 64, autoPipelining: false },
       { concurrency: 256, autoPipelining: false },
