@@ -100,6 +100,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private running?: Promise<void>;
   private stopping?: Promise<void>;
   private stopRequested = false;
+  private claimedAny = false;
   private released = false;
   private unwatch: Array<() => Promise<void>> = [];
   private wakeUp?: () => void;
@@ -265,6 +266,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * `detached`: the loop's lanes log their own errors; runOnce's reject to its caller.
    */
   private async claimRound(detached: boolean): Promise<{ claimed: number; lanes: Promise<void>[] }> {
+    this.claimedAny = true; // before the claim: a claim whose reply was lost holds rows too
     let claimed = 0;
     const lanes: Promise<void>[] = [];
     for (const store of this.stores) {
@@ -361,6 +363,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     // From here a lane still running (a handler that outlived the wait) calls no store: the
     // application may close its pools right after.
     this.released = true;
+    // A relay that never claimed holds nothing (and its tables may not even exist: `npm run schema`).
+    if (!this.claimedAny) return;
     // Whatever this relay still holds (a round cut short, a handler that outlived the wait) goes back now.
     await Promise.all(
       this.stores.map((store) =>
