@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { Server as NetServer, type Socket } from 'node:net';
 
 /** How long requests already received have to finish on SIGTERM when SHUTDOWN_TIMEOUT_MS is not set. */
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -8,20 +9,36 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 /** After the requests: the time left to release the machine ID and close the connections before the process exits anyway. */
 export const STORES_CLOSE_TIMEOUT_MS = 5_000;
 
-/** How often a connection that went idle while draining is looked for (and closed). */
-const IDLE_SWEEP_MS = 50;
+/** How often the connections are looked at while draining. */
+const SWEEP_MS = 50;
+
+/**
+ * How long a kept-alive connection may sit idle while draining before it is closed. A client in
+ * a loop sends its next request at once: it is read, answered with `Connection: close`, and the
+ * connection ends cleanly. Closing an idle connection at once would reset a request already on
+ * its way (sent, not yet read), which its client cannot tell from one that was lost mid-run.
+ */
+const IDLE_GRACE_MS = 1_000;
 
 const logger = new Logger('Shutdown');
+
+/** What the adapter knows of one connection: requests it is answering, and since when it has been idle. */
+interface Connection {
+  busy: number;
+  idleSince: number;
+}
 
 /**
  * Nest's Express adapter, drained before the application's shutdown hooks run. Nest calls
  * `beforeClose` first on close — before `onModuleDestroy` (where the machine ID is released)
  * and before the pools close —, and here it resolves only once every request already received
  * has been answered: the server stops accepting connections, each response still to be sent says
- * `Connection: close` (its keep-alive connection ends after it), idle connections are closed. A
- * request still running after `timeoutMs` has its connection cut, so that shutdown stays bounded.
+ * `Connection: close` (its keep-alive connection ends after it), and a connection idle for
+ * IDLE_GRACE_MS is closed. A request still running after `timeoutMs` has its connection cut, so
+ * that shutdown stays bounded.
  */
 export class DrainingExpressAdapter extends ExpressAdapter {
+  private readonly connections = new Map<Socket, Connection>();
   private readonly inFlight = new Set<ServerResponse>();
   private draining = false;
 
@@ -31,8 +48,13 @@ export class DrainingExpressAdapter extends ExpressAdapter {
 
   override initHttpServer(options: Parameters<ExpressAdapter['initHttpServer']>[0]): void {
     super.initHttpServer(options);
+    const server = this.getHttpServer() as Server;
+    server.on('connection', (socket: Socket) => {
+      this.connections.set(socket, { busy: 0, idleSince: Date.now() });
+      socket.once('close', () => this.connections.delete(socket));
+    });
     // Beside Express's own listener: every request, whatever answers it.
-    (this.getHttpServer() as Server).on('request', (_req: IncomingMessage, res: ServerResponse) => this.track(res));
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => this.track(req.socket, res));
   }
 
   override async beforeClose(): Promise<void> {
@@ -41,11 +63,11 @@ export class DrainingExpressAdapter extends ExpressAdapter {
     if (server === undefined || !server.listening || this.draining) return;
     this.draining = true;
     for (const res of this.inFlight) closeAfter(res);
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    // Node closes the idle connections when it stops listening; these sweeps close the ones that go
-    // idle later (a response sent before the drain began, its connection kept alive).
-    server.closeIdleConnections();
-    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    // net.Server's close: no new connections. http.Server's would also close every idle
+    // connection at once, resetting requests already sent on them (see IDLE_GRACE_MS).
+    const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
+    const sweep = setInterval(() => this.closeIdle(), SWEEP_MS);
+    this.closeIdle();
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<true>((resolve) => (timer = setTimeout(() => resolve(true), this.timeoutMs)));
     const running = this.inFlight.size;
@@ -62,11 +84,24 @@ export class DrainingExpressAdapter extends ExpressAdapter {
     }
   }
 
-  private track(res: ServerResponse): void {
+  private track(socket: Socket, res: ServerResponse): void {
     if (res.writableFinished) return;
+    const connection = this.connections.get(socket);
+    if (connection !== undefined) connection.busy++;
     this.inFlight.add(res);
     if (this.draining) closeAfter(res);
-    res.once('close', () => this.inFlight.delete(res));
+    res.once('close', () => {
+      this.inFlight.delete(res);
+      if (connection === undefined) return;
+      connection.busy--;
+      connection.idleSince = Date.now();
+    });
+  }
+
+  private closeIdle(): void {
+    const now = Date.now();
+    for (const [socket, { busy, idleSince }] of this.connections)
+      if (busy === 0 && now - idleSince >= IDLE_GRACE_MS) socket.destroy();
   }
 }
 
