@@ -21,6 +21,7 @@ const POOL_MAX = 4;
 const BURST = 48;
 const SUSTAINED = 2_000;
 const CLIENTS = 32;
+const READY_WITHIN_MS = 150_000;
 
 interface Deployment {
   label: string;
@@ -103,29 +104,43 @@ describe('the sample under load from a fresh start', () => {
       expect(burst.filter((o) => o.status !== 201 && o.status !== 409)).toEqual([]);
       // One winner a name.
       for (const name of names) expect(burst.filter((o) => o.name === name && o.status === 201)).toHaveLength(1);
-      await expectSettled(url, opened.database);
+      const readyAfterBurst = await expectSettled(url, opened.database);
 
       const started = performance.now();
       const sustained = await registrationLoop({ url, clients: CLIENTS, prefix: 'ls', total: SUSTAINED });
       const seconds = (performance.now() - started) / 1000;
       expect(sustained).toHaveLength(SUSTAINED);
       expect(sustained.filter((o) => !complete(o) || o.status !== 201)).toEqual([]);
-      await expectSettled(url, opened.database);
+      const readyAfterRun = await expectSettled(url, opened.database);
 
       process.stdout.write(
         `\n[load on ${label}] burst ${BURST}: p99 ${ms(percentile(latencies(burst), 99))}; ` +
-          `sustained ${SUSTAINED} × ${CLIENTS} clients: ${Math.round(SUSTAINED / seconds)}/s, p99 ${ms(percentile(latencies(sustained), 99))}\n`,
+          `sustained ${SUSTAINED} × ${CLIENTS} clients: ${Math.round(SUSTAINED / seconds)}/s, p99 ${ms(percentile(latencies(sustained), 99))}; ` +
+          `ready ${ms(readyAfterBurst)} after the burst, ${ms(readyAfterRun)} after the run\n`,
       );
     },
-    120_000,
+    300_000,
   );
 });
 
-/** After a run: nothing left holding a connection in a transaction, and the app ready. */
-async function expectSettled(url: string, database: string | undefined): Promise<void> {
+/**
+ * After a run: nothing left holding a connection in a transaction, and the app ready. Readiness
+ * includes the outbox: on a loaded machine the relay may trail the writes (on the MongoDB-wire
+ * emulator above all) and the probe's 1 s for the outbox store run out until it has caught up;
+ * so it is polled, for as long as a relay far behind needs. A lost lease or a starved pool stays
+ * down: that fails here. Resolves to how long readiness took to come back.
+ */
+async function expectSettled(url: string, database: string | undefined): Promise<number> {
   if (database !== undefined) expect(await idleInTransaction(database)).toBe(0);
-  const ready = await fetch(`${url}/health/ready`);
-  expect({ status: ready.status, body: await ready.json() }).toMatchObject({ status: 200 });
+  const started = Date.now();
+  let last = '';
+  while (Date.now() - started < READY_WITHIN_MS) {
+    const ready = await fetch(`${url}/health/ready`);
+    if (ready.status === 200) return Date.now() - started;
+    last = `${ready.status} ${await ready.text()}`;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`readiness did not come back within ${READY_WITHIN_MS} ms: ${last}`);
 }
 
 const latencies = (outcomes: Outcome[]) => outcomes.map((o) => o.ms);
