@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { connect, type Socket } from 'node:net';
 import pg from 'pg';
 import { freePort } from '../../../test/support/server-provider.js';
 import { AppProcess } from './support/app-process.js';
@@ -92,7 +93,71 @@ describe('graceful shutdown under load', () => {
       `\n[shutdown under load] ${answers.length} answered, ${failures.length} refused (${JSON.stringify(count(failures))}), exit after ${exitedAt! - signalledAt!} ms\n`,
     );
   }, 120_000);
+
+  describe('with a request that never finishes (its body never fully sent)', () => {
+    const start = async (extra: Record<string, string> = {}) => {
+      const port = await freePort();
+      const app = new AppProcess({
+        PREPARE_BACKEND: 'postgres',
+        REPOSITORY_BACKEND: 'postgres',
+        MACHINE_ID: 'postgres',
+        DATABASE_URL: database.url,
+        PORT: String(port),
+        ...extra,
+      });
+      await app.waitForHealth(`http://127.0.0.1:${port}`);
+      const socket = await stuckRequest(port);
+      return { app, socket };
+    };
+
+    it('is cut after SHUTDOWN_TIMEOUT_MS, and the shutdown completes', async () => {
+      const { app, socket } = await start({ SHUTDOWN_TIMEOUT_MS: '1500' });
+      try {
+        const signalled = Date.now();
+        void app.stop(30_000);
+        const exit = await app.exited;
+        expect(exit.signal === 'SIGTERM' || exit.code === 0).toBe(true);
+        // The bound, not a hang: well before the 30 s after which stop() kills it.
+        expect(Date.now() - signalled).toBeLessThan(15_000);
+        expect(app.output).toContain('1 request(s) still running after 1500 ms: their connections are cut');
+        expect(app.output).toContain('connections closed');
+      } finally {
+        socket.destroy();
+      }
+    });
+
+    it('a second SIGTERM exits at once', async () => {
+      const { app, socket } = await start({ SHUTDOWN_TIMEOUT_MS: '60000' });
+      try {
+        void app.stop(30_000);
+        await app.waitFor('the drain', () => app.output.includes('answering the requests already received'));
+        const again = Date.now();
+        void app.stop(30_000);
+        const exit = await app.exited;
+        expect(exit.code).toBe(1);
+        expect(Date.now() - again).toBeLessThan(15_000);
+        expect(app.output).toContain('SIGTERM again: exiting now');
+      } finally {
+        socket.destroy();
+      }
+    });
+  });
 });
+
+/** A POST whose body is announced and never sent in full: the app holds it as a request in flight. */
+function stuckRequest(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(
+        'POST /users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user',
+      );
+      // Long enough for the app to have read the head and started the request.
+      setTimeout(() => resolve(socket), 300);
+    });
+    socket.on('error', () => undefined);
+    socket.once('error', reject);
+  });
+}
 
 function count(outcomes: Outcome[]): Record<string, number> {
   const counts: Record<string, number> = {};
