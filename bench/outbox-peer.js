@@ -1,11 +1,11 @@
 // The outbox against pg-transactional-outbox (bench/peers/transactional-outbox.js says what it
 // sends and guarantees), both on the private cluster of bench/outbox.bench.js, durable commits
 // (synchronous_commit on, the default) on every connection of both sides:
-// - writes: PostgresRepository.update with its PostgresOutboxStore (default settings: NOTIFY on
-//   commit) beside the peer's transaction (the same checked UPDATE and its message), one writer
+// - writes: PostgresRepository.update with its PostgresOutboxStore (default settings: relays woken
+//   after the commit) beside the peer's transaction (the same checked UPDATE and its message), one writer
 //   and 16 writers, each over aggregates of its own; between slices both outboxes are emptied
 //   (untimed) and counted: one event or message per write, or the run fails;
-// - commit → handler lag at LAG_RATE writes/s: OutboxRelay (woken by LISTEN/NOTIFY) beside the
+// - commit → handler lag at LAG_RATE writes/s: OutboxRelay (woken after the commit) beside the
 //   peer's logical-replication listener, both running throughout, in alternating slices of paced
 //   writes. Every written event must reach its handler exactly once: a loss or a repeat fails the
 //   run on the ddd-kit side, and is counted and reported on the peer's (a peer's bug is a finding,
@@ -279,7 +279,7 @@ async function lagRows({ log, store, ours, peer, server }) {
     `${name}: ${f.events} events, ${f.lost} lost, ${f.repeats} delivered twice, max ${ms(f.max)}${f.early ? `, ${f.early} handled before the writer saw its commit (0 ms)` : ''}, ${f.late} writes started late`;
   const settings =
     `${LAG_PAIRS} alternating pairs of ${LAG_SLICE_MS / 1000} s slices at ${LAG_RATE} writes/s (${WRITERS} paced writers) per side; ` +
-    `lag: from the write's call resolving (its commit) to the handler's call; OutboxRelay with default settings (LISTEN/NOTIFY, polling every 1 s besides), ` +
+    `lag: from the write's call resolving (its commit) to the handler's call; OutboxRelay with default settings (woken after the commit: in process, LISTEN/NOTIFY; polling every 1 s besides), ` +
     `the peer's replication listener (pgoutput, default mutex strategy, outbox defaults); both consumers running throughout; ${server}`;
   const note = notes(
     side('ddd-kit', o),

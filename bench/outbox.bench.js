@@ -6,7 +6,7 @@
 //
 // Write cost, each side in the same run, alternating slices:
 // - PostgreSQL: PostgresRepository.update with a PostgresOutboxStore (the UPDATE and the
-//   outbox INSERT in one statement, NOTIFY on commit) beside PostgresRepository.update alone,
+//   outbox INSERT in one statement, relays woken by a NOTIFY of its own after the commit) beside PostgresRepository.update alone,
 //   and, as the floor the driver sets, pg running that same combined statement beside the
 //   plain conditional UPDATE.
 // - MongoDB-wire emulator: MongooseRepository.update with a MongoOutboxStore (the events ride in
@@ -90,7 +90,7 @@ async function postgresWriteRows({ log, url, mode }) {
     const bus = new DataSyncEventBus();
     const withOutbox = new CounterRows({ pool, aggregate: Counter, publisher: bus, outbox: store });
     const alone = new CounterRows({ pool, aggregate: Counter, publisher: bus, table: 'outbox_bench_plain' });
-    // The same outbox without NOTIFY (relays then poll): what the notification adds to commits.
+    // The same outbox without NOTIFY (relays then poll): what the wake-up after the commit adds.
     const quietStore = new PostgresOutboxStore({ pool, table: 'outbox_bench_events', notifyChannel: false });
     const quiet = new CounterRows({
       pool,
@@ -202,7 +202,7 @@ async function postgresWriteRows({ log, url, mode }) {
         subject: 'PostgresRepository.update, outbox on',
         baseline: 'PostgresRepository.update, outbox off',
         ...sequential,
-        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer over ${PER_WRITER} aggregates, autocommit, NOTIFY on; outbox emptied between slices; ${server}`,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer over ${PER_WRITER} aggregates, autocommit, NOTIFY after each commit (coalesced); outbox emptied between slices; ${server}`,
         note: notes(checked, cpuNote(sequential)),
       },
       {
@@ -211,7 +211,7 @@ async function postgresWriteRows({ log, url, mode }) {
         baseline: 'PostgresRepository.update, outbox off',
         ...concurrent,
         target: mode.name === 'on' ? WITH_EVENT_TARGET : undefined,
-        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}, NOTIFY on; ${server}`,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}, NOTIFY after the commits (coalesced); ${server}`,
         note: notes(checked, cpuNote(concurrent)),
       },
       {
@@ -519,7 +519,7 @@ async function relayRowsOn({ label, suffix = '', repository, store, aggregates, 
 
 async function relayRows({ log, url }) {
   const rows = [];
-  // PostgreSQL: woken by LISTEN/NOTIFY on commit, polling every second as the fallback.
+  // PostgreSQL: woken after each commit (in process, and LISTEN/NOTIFY), polling every second as the fallback.
   for (const mode of COMMIT_MODES) {
     const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: mode.options });
     try {
@@ -541,7 +541,7 @@ async function relayRows({ log, url }) {
           store,
           aggregates,
           relaySettings: {},
-          wakeNote: `woken by LISTEN/NOTIFY, polling every 1 s besides; ${await serverFacts(pool)}, ${mode.label}`,
+          wakeNote: `woken after the commit (in process; LISTEN/NOTIFY for other processes), polling every 1 s besides; ${await serverFacts(pool)}, ${mode.label}`,
           log,
         })),
       );

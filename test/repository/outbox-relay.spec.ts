@@ -177,6 +177,40 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     expect(hungDeliveries).toEqual(['a@1']); // it did not go on to a@2 without its lease
   });
 
+  it('a relay whose lease lapsed under a running handler (renewals failing) and claims the instance again does not deliver it twice at once', async () => {
+    const s = setup({ leaseMs: 10_000 });
+    // The store cannot renew (say it is briefly unreachable): the lease runs out under the handler.
+    const failingRenew = Object.assign(Object.create(s.store) as typeof s.store, {
+      renew: async () => {
+        throw new Error('store unreachable');
+      },
+    });
+    let hang: (() => void) | undefined;
+    const entered: string[] = [];
+    const relay = s.relay({
+      stores: [failingRenew],
+      deliver: (_aggregate, events) => {
+        entered.push(...events.map(tag));
+        if (hang !== undefined || events[0].version !== 1) return Promise.resolve();
+        return new Promise<void>((resolve) => (hang = resolve));
+      },
+    });
+    const counter = await writeVersions(s.repository, 'a', 2);
+    const first = relay.runOnce();
+    await until(() => hang !== undefined, 'the handler of a@1 was entered');
+    s.clock.now += 10_000;
+    counter.increment();
+    await s.repository.update(counter); // a@3, written after the first claim
+    // Its own next round gets the instance again: the lane running keeps it, a@1 is not re-entered.
+    expect(await relay.runOnce()).toBe(1);
+    expect(entered).toEqual(['a@1']);
+    hang!();
+    await first;
+    await relay.drain();
+    expect(entered).toEqual(['a@1', 'a@2', 'a@3']);
+    expect(relay.counters).toMatchObject({ delivered: 3, lost: 0 });
+  });
+
   it('shutdown finishes the write in progress, releases the rest at once, and the relay does not claim again', async () => {
     const s = setup();
     let release: (() => void) | undefined;
@@ -223,6 +257,12 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     expect(() => s.relay({ maxAttempts: 0 })).toThrow(RepositoryConfigurationError);
     expect(() => s.relay({ leaseMs: -1 })).toThrow(RepositoryConfigurationError);
     expect(() => new OutboxRelay({ stores: [], deliver: async () => undefined })).toThrow(RepositoryConfigurationError);
+    expect(() => s.relay({ handlerTimeoutMs: 0 })).toThrow(RepositoryConfigurationError);
+    // A store written before renew existed: refused up front, not found out under a slow handler.
+    const { renew: _renew, ...withoutRenew } = Object.fromEntries(
+      ['claim', 'ack', 'fail', 'release', 'status', 'renew'].map((m) => [m, async () => undefined]),
+    );
+    expect(() => s.relay({ stores: [withoutRenew as never] })).toThrow(/no renew/);
   });
 });
 

@@ -89,6 +89,167 @@ describe('PostgresOutboxStore: the write', () => {
   });
 });
 
+/** `pool` whose `SELECT pg_notify` statements are recorded, and held until `release()` while `hold` is set. */
+function notifyObservedPool(pool: pg.Pool) {
+  const observed = observedPool(pool);
+  const notifies: number[] = [];
+  let held: Array<() => void> = [];
+  const state = { hold: false };
+  const proxy = new Proxy(observed.pool, {
+    get(target, key) {
+      if (key !== 'query') return Reflect.get(target, key, target);
+      return async (text: string, values?: unknown[]) => {
+        if (typeof text === 'string' && text.startsWith('SELECT pg_notify')) {
+          notifies.push(observed.sent.length);
+          if (state.hold) await new Promise<void>((resolve) => held.push(resolve));
+        }
+        return target.query(text, values);
+      };
+    },
+  });
+  const release = () => {
+    state.hold = false;
+    const waiting = held;
+    held = [];
+    waiting.forEach((resolve) => resolve());
+  };
+  return { pool: proxy, sent: observed.sent, notifies, state, release };
+}
+
+async function eventually(what: string, done: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`still waiting for ${what} after ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe('PostgresOutboxStore: waking relays after the commit, never inside it', () => {
+  it("the writer's statement carries no NOTIFY; an autocommitted pg_notify follows the write", async () => {
+    const observed = notifyObservedPool(pool);
+    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake' });
+    const repository = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool: observed.pool,
+      table: 'counters_wake',
+      outbox: store,
+    });
+    await repository.ensureTable();
+    await store.ensureTable();
+    observed.sent.length = 0;
+    await repository.insert(new Counter('w', 'wake'));
+    await eventually('the NOTIFY', () => observed.notifies.length === 1);
+    const writes = observed.sent.filter((s) => /INSERT INTO "outbox_wake"/.test(s.text));
+    expect(writes).toHaveLength(1);
+    expect(writes[0].text).not.toMatch(/notify/i);
+    // Sent after the write (its own statement, on the pool), with the channel as a parameter.
+    const notify = observed.sent[observed.notifies[0]];
+    expect(observed.sent.indexOf(writes[0])).toBeLessThan(observed.notifies[0]);
+    expect(notify).toEqual({ text: 'SELECT pg_notify($1, $2)', values: ['ddd_kit_outbox', ''] });
+  });
+
+  it('in a transaction: no NOTIFY before the commit, one after it, none after a rollback', async () => {
+    const observed = notifyObservedPool(pool);
+    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_tx' });
+    const repository = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool: observed.pool,
+      table: 'counters_wake_tx',
+      outbox: store,
+    });
+    await repository.ensureTable();
+    await store.ensureTable();
+    await runInTransaction(observed.pool, async () => {
+      await repository.insert(new Counter('t1', 'one'));
+      await repository.insert(new Counter('t2', 'two'));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(observed.notifies).toEqual([]);
+    });
+    await eventually('the NOTIFY after the commit', () => observed.notifies.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(observed.notifies).toHaveLength(1); // one per transaction, not per write
+    const commit = observed.sent.findIndex((s) => s.text === 'COMMIT');
+    expect(commit).toBeGreaterThanOrEqual(0);
+    expect(observed.notifies.every((at) => at > commit)).toBe(true);
+    expect(observed.sent.filter((s) => /notify/i.test(s.text) && !s.text.startsWith('SELECT pg_notify'))).toEqual([]);
+    await expect(
+      runInTransaction(observed.pool, async () => {
+        await repository.insert(new Counter('t3', 'undone'));
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(observed.notifies).toHaveLength(1);
+  });
+
+  it('coalesced: writes that commit while a NOTIFY is on its way get one more NOTIFY after it, not one each', async () => {
+    const observed = notifyObservedPool(pool);
+    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_burst' });
+    const repository = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool: observed.pool,
+      table: 'counters_wake_burst',
+      outbox: store,
+    });
+    await repository.ensureTable();
+    await store.ensureTable();
+    observed.state.hold = true;
+    await repository.insert(new Counter('first', 'first'));
+    await eventually('the first NOTIFY', () => observed.notifies.length === 1);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => repository.insert(new Counter(`b${i}`, 'burst'))));
+    expect(observed.notifies).toHaveLength(1);
+    observed.release();
+    await eventually('the second NOTIFY', () => observed.notifies.length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(observed.notifies).toHaveLength(2);
+  });
+
+  it('a relay of this process is woken in process (before any NOTIFY), one elsewhere by the NOTIFY', async () => {
+    const observed = notifyObservedPool(pool);
+    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_relays' });
+    const repository = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool: observed.pool,
+      table: 'counters_wake_relays',
+      outbox: store,
+    });
+    await repository.ensureTable();
+    await store.ensureTable();
+    const delivered: string[] = [];
+    // Polls once a minute: only a wake-up delivers within the case.
+    const local = new OutboxRelay({
+      stores: [store],
+      deliver: async (_aggregate, events) => void delivered.push(...events.map((e) => `local ${String(e.id)}`)),
+      pollIntervalMs: 60_000,
+    });
+    // Another process's relay: a store of its own, on a pool of its own.
+    const otherPool = new pg.Pool({ connectionString: schema.url, max: 2 });
+    const other = new OutboxRelay({
+      stores: [new PostgresOutboxStore({ pool: otherPool, table: 'outbox_wake_relays' })],
+      deliver: async (_aggregate, events) => void delivered.push(...events.map((e) => `other ${String(e.id)}`)),
+      pollIntervalMs: 60_000,
+    });
+    try {
+      await local.start();
+      observed.state.hold = true;
+      await repository.insert(new Counter('in-process', 'local'));
+      await eventually('the in-process delivery', () => delivered.includes('local in-process'));
+      await local.stop();
+      observed.release();
+      await other.start();
+      // The other relay's own start claims what is there: a write after it needs the NOTIFY.
+      await eventually('the other relay to settle', async () => (await store.status(Date.now())).pending === 0);
+      await repository.insert(new Counter('elsewhere', 'other'));
+      await eventually('the delivery elsewhere', () => delivered.includes('other elsewhere'));
+    } finally {
+      observed.release();
+      await local.stop();
+      await other.stop();
+      await otherPool.end();
+    }
+  });
+});
+
 describe('PostgresOutboxStore: in an ambient transaction', () => {
   it('the events commit with the transaction, and a rollback takes them away with the row', async () => {
     const store = new PostgresOutboxStore({ pool, table: 'outbox_tx' });

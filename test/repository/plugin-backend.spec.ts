@@ -73,6 +73,9 @@ class MapOutboxStore implements OutboxStore {
   claim(request: OutboxClaimRequest) {
     return this.events.claim(request);
   }
+  renew(owner: string, eventIds: readonly string[], leaseUntil: number) {
+    return this.events.renew(owner, eventIds, leaseUntil);
+  }
   ack(owner: string, eventIds: readonly string[]) {
     return this.events.ack(owner, eventIds);
   }

@@ -12,6 +12,7 @@ import { User } from '../users/user.aggregate.js';
 import { UsernamePrepareKey } from '../users/username.prepare-key.js';
 import { UserPostgresRepository } from '../users/user.repository.js';
 import { MACHINE_ID_NAMESPACE, required, type Backend, type StoreConnection, type UsersBackend } from './backend.js';
+import { boundedWaitPool, DEFAULT_CONNECTION_WAIT_MS, DEFAULT_POOL_MAX } from './postgres-pool.js';
 
 // PostgreSQL: the username reservations, the users with their outbox and read model, and
 // machine IDs leased one per instance, all on one pool, so that a request commits in one
@@ -24,9 +25,11 @@ export const postgresConnection: StoreConnection<Pool> = {
   async open(config) {
     // Loaded only here: deployments without PostgreSQL need not have pg.
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({
+    // A request that finds every connection busy waits a bounded time, then is a 503 (never a hang).
+    const pool = boundedWaitPool(pg.Pool, {
       connectionString: required(config.databaseUrl, 'DATABASE_URL'),
-      max: 10,
+      max: config.postgresPoolMax ?? DEFAULT_POOL_MAX,
+      connectionTimeoutMillis: config.postgresConnectionWaitMs ?? DEFAULT_CONNECTION_WAIT_MS,
       query_timeout: 10_000,
     });
     // An idle client losing its connection emits 'error'; the pool replaces it.

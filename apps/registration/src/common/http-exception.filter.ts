@@ -5,8 +5,10 @@ import {
   HttpException,
   InternalServerErrorException,
   Logger,
+  ServiceUnavailableException,
 } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
+import { ConnectionWaitTimeoutError } from '../backends/postgres-pool.js';
 import { loggableError } from './log-text.js';
 
 /** Payload Too Large and Unsupported Media Type: how Nest reports a body the parser refused. */
@@ -15,9 +17,9 @@ const UNREADABLE_BODY = new Set([413, 415]);
 /**
  * Bad input is always a 400 with a message. Nest's Express adapter already turns body-parser
  * failures into HttpExceptions (malformed JSON is a 400); a body over the limit (413) or in an
- * unsupported charset (415) is rewritten as a 400 here. An unexpected error is logged once,
- * its text escaped (it may quote the request), and answered with a bare 500; everything else
- * is Nest's default handling.
+ * unsupported charset (415) is rewritten as a 400 here. No free database connection in time is a
+ * 503 that says so. An unexpected error is logged once, its text escaped (it may quote the
+ * request), and answered with a bare 500; everything else is Nest's default handling.
  */
 @Catch()
 export class HttpErrorFilter extends BaseExceptionFilter {
@@ -30,6 +32,9 @@ export class HttpErrorFilter extends BaseExceptionFilter {
       return super.catch(new BadRequestException(reason), host);
     }
     if (exception instanceof HttpException) return super.catch(exception, host);
+    // Every database connection stayed busy: nothing was sent, the client may retry.
+    if (exception instanceof ConnectionWaitTimeoutError)
+      return super.catch(new ServiceUnavailableException(exception.message), host);
     // Not passed on as it is: Nest's default handling would log it again, unescaped.
     const { message, stack } = loggableError(exception);
     this.logger.error(message, stack);

@@ -13,7 +13,16 @@ describe('loadConfig', () => {
       port: 3000,
       reconcileGraceMs: undefined,
       prepareKeyPrefix: undefined,
+      postgresPoolMax: undefined,
+      postgresConnectionWaitMs: undefined,
+      shutdownTimeoutMs: undefined,
     });
+  });
+
+  it('reads the PostgreSQL pool size, the connection wait and the shutdown bound', () => {
+    expect(
+      loadConfig({ POSTGRES_POOL_MAX: '4', POSTGRES_CONNECTION_WAIT_MS: '250', SHUTDOWN_TIMEOUT_MS: '3000' }),
+    ).toMatchObject({ postgresPoolMax: 4, postgresConnectionWaitMs: 250, shutdownTimeoutMs: 3000 });
   });
 
   it('reads the backends, URLs, machine ID and port', () => {
@@ -78,6 +87,10 @@ describe('loadConfig', () => {
     [{ PORT: '70000' }, 'PORT'],
     [{ PORT: 'http' }, 'PORT'],
     [{ PREPARE_KEY_PREFIX: 'a{b}' }, 'PREPARE_KEY_PREFIX'],
+    [{ POSTGRES_POOL_MAX: '0' }, 'POSTGRES_POOL_MAX'],
+    // 0 is pg's "wait for ever".
+    [{ POSTGRES_CONNECTION_WAIT_MS: '0' }, 'POSTGRES_CONNECTION_WAIT_MS'],
+    [{ SHUTDOWN_TIMEOUT_MS: 'soon' }, 'SHUTDOWN_TIMEOUT_MS'],
   ];
   it.each(bad)('refuses %j naming %s', (env, variable) => {
     let error: unknown;

@@ -19,6 +19,12 @@ export interface AppConfig {
   prepareKeyPrefix?: string;
   /** Reservations younger than this are spared by reconciliation (in-flight requests). */
   reconcileGraceMs?: number;
+  /** Connections of the PostgreSQL pool (default 10). */
+  postgresPoolMax?: number;
+  /** How long a request waits for a free PostgreSQL connection before it is a 503 (default 5 s). */
+  postgresConnectionWaitMs?: number;
+  /** On SIGTERM, how long requests already received have to finish before the rest are cut (default 10 s). */
+  shutdownTimeoutMs?: number;
   /**
    * Run the outbox relay in this process (default true, on a shared repository). Not from the
    * environment: `npm run reconcile` turns it off, a one-off job has no events to deliver.
@@ -120,6 +126,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }
   }
   const reconcileGraceMs = integer(env, 'RECONCILE_GRACE_MS', 0, 7 * 24 * 3600_000);
+  const postgresPoolMax = integer(env, 'POSTGRES_POOL_MAX', 1, 1_000);
+  // 0 would be pg's "wait for ever": the very hang this bound is there to prevent.
+  const postgresConnectionWaitMs = integer(env, 'POSTGRES_CONNECTION_WAIT_MS', 1, 600_000);
+  const shutdownTimeoutMs = integer(env, 'SHUTDOWN_TIMEOUT_MS', 0, 600_000);
   const prepareKeyPrefix = env.PREPARE_KEY_PREFIX?.trim() || undefined;
   if (prepareKeyPrefix !== undefined && !/^[A-Za-z0-9_.:-]{1,100}$/.test(prepareKeyPrefix)) {
     throw new InvalidConfigError(
@@ -137,6 +147,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port,
     reconcileGraceMs,
     prepareKeyPrefix,
+    postgresPoolMax,
+    postgresConnectionWaitMs,
+    shutdownTimeoutMs,
     ...(oneOf(env, 'OUTBOX_TEST_PARK', ['none', 'after-claim'] as const, 'none') === 'after-claim'
       ? { outboxParkAfterClaim: true }
       : {}),

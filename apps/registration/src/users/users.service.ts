@@ -15,6 +15,7 @@ import {
   UniqueKeyViolationError,
   type IRepository,
 } from '@ddd-kit/repository';
+import { ConnectionWaitTimeoutError } from '../backends/postgres-pool.js';
 import { loggableError, logText } from '../common/log-text.js';
 import { UserReadModel } from '../read-model/user-read-model.js';
 import { RequestTransaction } from './request-transaction.js';
@@ -141,6 +142,8 @@ export class UsersService {
   private unavailable(err: unknown, what: string): HttpException {
     if (err instanceof HttpException) return err;
     this.logFailure(`${what} failed`, err);
+    // Nothing was sent to the store: say why, the client may retry as it is.
+    if (err instanceof ConnectionWaitTimeoutError) return new ServiceUnavailableException(err.message);
     return new ServiceUnavailableException(`the store did not answer while ${what}; retry later`);
   }
 

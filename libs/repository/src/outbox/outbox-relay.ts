@@ -6,9 +6,9 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
 import { errorText } from './outbox-arguments.js';
+import { OutboxLane, type OutboxDelivery, type OutboxLaneContext, type OutboxRelayCounters } from './outbox-lane.js';
 import type {
   OutboxClaim,
   OutboxDeadLetterQuery,
@@ -17,14 +17,23 @@ import type {
   OutboxStore,
 } from './outbox.interfaces.js';
 
-/** How the relay delivers one write's events of one aggregate; rejects when a handler failed. */
-export type OutboxDelivery = (aggregate: string, events: readonly DataSyncEvent[]) => Promise<void>;
+export type { OutboxDelivery, OutboxRelayCounters } from './outbox-lane.js';
 
 export interface OutboxRelaySettings {
-  /** Instances claimed per round (default 50). */
+  /** The most instances this relay delivers at once (default 50): each round claims up to what is free of it. */
   batchSize?: number;
-  /** How long a claim holds before another relay may take it over (default 30 s); keep it well above a handler's run time. */
+  /**
+   * How long a claim holds before another relay may take it over (default 30 s). The relay
+   * renews it every third of `leaseMs` while the instance's handlers run, so a handler may take
+   * longer; it bounds how long the events of a relay that died wait for another relay.
+   */
   leaseMs?: number;
+  /**
+   * How long one handler call (one write's events) may run before it counts as failed (default
+   * 60 s): it then takes the retry path (a backoff, a dead letter after `maxAttempts`). The late
+   * call is not stopped; the retry may overlap it.
+   */
+  handlerTimeoutMs?: number;
   /** The polling interval when nothing wakes the relay (default 1 s). */
   pollIntervalMs?: number;
   /** Failed deliveries after which an event becomes a dead letter (default 10). */
@@ -54,26 +63,25 @@ export interface OutboxRelayOptions extends OutboxRelaySettings {
   clock?: () => number;
 }
 
-/** What one relay has done since it started (for logs and tests). */
-export interface OutboxRelayCounters {
-  delivered: number;
-  failed: number;
-  deadLettered: number;
-  /** Claims ended early because another relay took them over (a lease ran out). */
-  lost: number;
-}
+/** The methods a relay calls on each store. */
+const RELAY_SIDE = ['claim', 'renew', 'ack', 'fail', 'release', 'status'] as const;
 
 /**
  * Delivers the events stored by writes (the outbox) to the data-sync handlers, at least once,
  * in version order per aggregate instance. Any number of relays, in any number of processes,
- * may run against one store: each claims a batch of instances with a lease, delivers each
- * instance's events oldest first (one write's events per handler call), acks what the handlers
- * took and stops at an instance's first failure (`fail`: retried after a backoff that doubles,
- * a dead letter after `maxAttempts`). A relay that dies leaves its claims to expire; one that
- * shuts down finishes the write in progress and releases the rest.
+ * may run against one store.
  *
- * It wakes on new events when the store can tell (PostgreSQL LISTEN/NOTIFY, in process) and
- * polls every `pollIntervalMs` regardless. `status()` is for health checks.
+ * Each claimed instance gets a lane of its own: its events are delivered oldest first (one
+ * write's events per handler call), each write acked before the next, stopping at the first
+ * failure (`fail`: retried after a backoff that doubles, a dead letter after `maxAttempts`) or
+ * timeout (`handlerTimeoutMs`). Its lease is renewed while it runs, so no other claim gets the
+ * instance meanwhile. Lanes run side by side, up to `batchSize`, and the relay goes on claiming
+ * while they run: a slow handler holds up its own instance only. A relay that dies leaves its
+ * claims to expire; one that shuts down finishes the writes in progress and releases the rest.
+ *
+ * It claims when the store tells it of new events (PostgreSQL LISTEN/NOTIFY, in process), when
+ * a lane ends (its instance may have more), and every `pollIntervalMs` regardless. `status()`
+ * is for health checks.
  */
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly owner: string;
@@ -85,20 +93,31 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly settings: ValidatedRelaySettings;
   private readonly onClaimed: OutboxRelaySettings['onClaimed'];
   private readonly autoStart: boolean;
+  private readonly lanes = new Map<OutboxStore, Map<string, OutboxLane>>();
+  /** Every lane running (their ends), for shutdown to wait on. */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly laneContext: OutboxLaneContext;
   private running?: Promise<void>;
   private stopping?: Promise<void>;
   private stopRequested = false;
   private claimedAny = false;
+  private released = false;
   private unwatch: Array<() => Promise<void>> = [];
   private wakeUp?: () => void;
   private signalled = false;
-  private round?: Promise<number>;
 
   constructor(options: OutboxRelayOptions) {
     if (options === null || typeof options !== 'object')
       throw new RepositoryConfigurationError('OutboxRelay: options are required');
     if (!Array.isArray(options.stores) || options.stores.length === 0)
       throw new RepositoryConfigurationError('OutboxRelay: stores must name at least one OutboxStore');
+    options.stores.forEach((store: Partial<OutboxStore> | null, i) => {
+      const missing = RELAY_SIDE.filter((method) => typeof store?.[method] !== 'function');
+      if (missing.length > 0)
+        throw new RepositoryConfigurationError(
+          `OutboxRelay: stores[${i}] is not an OutboxStore (no ${missing.join(', ')}); a store of your own needs renew since the relay renews leases`,
+        );
+    });
     if (typeof options.deliver !== 'function')
       throw new RepositoryConfigurationError('OutboxRelay: deliver must be a function');
     this.stores = options.stores;
@@ -110,6 +129,16 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.autoStart = options.autoStart ?? true;
     this.settings = validateRelaySettings(options);
     this.onClaimed = options.onClaimed;
+    this.laneContext = {
+      owner: this.owner,
+      settings: this.settings,
+      counters: this.counters,
+      logger: this.logger,
+      deliver: this.deliverTo,
+      clock: this.clock,
+      stopping: () => this.stopRequested,
+      closed: () => this.released,
+    };
   }
 
   /** Starts relaying (RepositoryModule calls it on bootstrap); a no-op when running. */
@@ -155,26 +184,14 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * One round: claims a batch from every store and delivers it. Resolves the number of
-   * instances claimed (0: nothing was due). The running loop calls it; so can a test or a
-   * script that relays without the loop.
+   * One round: claims a batch from every store and delivers it, resolving once those
+   * deliveries ended. Resolves the number of instances claimed (0: nothing was due). The
+   * running loop does not wait so (it claims on while lanes run); a test or a script that
+   * relays without the loop calls this.
    */
   async runOnce(): Promise<number> {
-    this.claimedAny = true; // before the claim: a claim whose reply was lost holds rows too
-    let claimed = 0;
-    for (const store of this.stores) {
-      if (this.stopRequested) break;
-      const claims = await store.claim({
-        owner: this.owner,
-        limit: this.settings.batchSize,
-        leaseMs: this.settings.leaseMs,
-        now: this.clock(),
-      });
-      claimed += claims.length;
-      if (claims.length === 0) continue;
-      if (this.onClaimed !== undefined) await this.onClaimed(claims);
-      await Promise.all(claims.map((claim) => this.deliverClaim(store, claim)));
-    }
+    const { claimed, lanes } = await this.claimRound(false);
+    await Promise.all(lanes);
     return claimed;
   }
 
@@ -222,8 +239,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       let claimed = 0;
       this.signalled = false;
       try {
-        this.round = this.runOnce();
-        claimed = await this.round;
+        claimed = (await this.claimRound(true)).claimed;
         errors = 0;
       } catch (error) {
         errors++;
@@ -231,13 +247,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           `An outbox round failed (${errors} in a row); retrying`,
           error instanceof Error ? error.stack : String(error),
         );
-      } finally {
-        this.round = undefined;
       }
       if (this.stopRequested) break;
-      // More may be due at once after a full round, or after a notification during it.
-      if (claimed > 0 && errors === 0) continue;
-      if (this.signalled && errors === 0) continue;
+      const free = this.settings.batchSize - this.active();
+      // More may be due at once after a round that claimed, after a notification or the end of
+      // a lane during it; with every lane busy, the end of one wakes the loop.
+      if (errors === 0 && free > 0 && (claimed > 0 || this.signalled)) continue;
       await this.sleep(
         errors === 0
           ? this.settings.pollIntervalMs
@@ -246,64 +261,64 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  /** Delivers one claimed instance, one write at a time, stopping at a failure, a lost lease or shutdown. */
-  private async deliverClaim(store: OutboxStore, claim: OutboxClaim): Promise<void> {
-    const writes = groupByWrite(claim.events);
-    // Stop early enough that the lease cannot run out under a handler.
-    const deadline = claim.leaseUntil - Math.floor(this.settings.leaseMs / 5);
-    for (let i = 0; i < writes.length; i++) {
-      const write = writes[i];
-      if (this.stopRequested || this.clock() >= deadline) {
-        await store.release(
-          this.owner,
-          writes
-            .slice(i)
-            .flat()
-            .map((r) => r.eventId),
-        );
-        return;
-      }
-      try {
-        await this.deliverTo(
-          claim.aggregate,
-          write.map((record) => record.event),
-        );
-      } catch (error) {
-        this.counters.failed++;
-        const head = write[0];
-        const delay = Math.min(this.settings.backoff.maxMs, this.settings.backoff.initialMs * 2 ** head.attempts);
-        const now = this.clock();
-        const outcome = await store.fail(this.owner, head.eventId, {
-          error: errorText(error),
-          retryAt: now + delay,
-          maxAttempts: this.settings.maxAttempts,
-          now,
-        });
-        if (outcome === null) this.counters.lost++;
-        else if (outcome.dead) {
-          this.counters.deadLettered++;
-          this.logger.error(
-            `Data-sync event ${head.eventId} (${claim.aggregate} ${JSON.stringify(claim.aggregateId)} v${head.version}) failed ${outcome.attempts} times: ` +
-              `it is a dead letter now, until replayed (OutboxRelay.replayDeadLetters). Last error: ${errorText(error)}`,
-          );
-        } else {
-          this.logger.warn(
-            `Delivering ${claim.aggregate} ${JSON.stringify(claim.aggregateId)} v${head.version} failed (attempt ${outcome.attempts}); retrying in ${delay} ms: ${errorText(error)}`,
-          );
-        }
-        return;
-      }
-      const acked = await store.ack(
-        this.owner,
-        write.map((record) => record.eventId),
-      );
-      this.counters.delivered += write.length;
-      if (acked < write.length) {
-        // Another relay took the instance over (our lease ran out): it goes on from here.
-        this.counters.lost++;
-        return;
-      }
+  /**
+   * Claims from every store, up to the lanes free, and opens a lane per claimed instance.
+   * `detached`: the loop's lanes log their own errors; runOnce's reject to its caller.
+   */
+  private async claimRound(detached: boolean): Promise<{ claimed: number; lanes: Promise<void>[] }> {
+    this.claimedAny = true; // before the claim: a claim whose reply was lost holds rows too
+    let claimed = 0;
+    const lanes: Promise<void>[] = [];
+    for (const store of this.stores) {
+      const free = this.settings.batchSize - this.active();
+      if (this.stopRequested || free <= 0) break;
+      const claims = await store.claim({
+        owner: this.owner,
+        limit: free,
+        leaseMs: this.settings.leaseMs,
+        now: this.clock(),
+      });
+      claimed += claims.length;
+      if (claims.length === 0) continue;
+      if (this.onClaimed !== undefined) await this.onClaimed(claims);
+      for (const claim of claims) lanes.push(this.openLane(store, claim, detached));
     }
+    return { claimed, lanes };
+  }
+
+  private openLane(store: OutboxStore, claim: OutboxClaim, detached: boolean): Promise<void> {
+    let lanes = this.lanes.get(store);
+    if (lanes === undefined) this.lanes.set(store, (lanes = new Map()));
+    const key = instanceKey(claim);
+    const running = lanes.get(key);
+    // The store hands an instance out again only when the lease lapsed; the lane still running
+    // here must stay the only one delivering it.
+    const done =
+      running !== undefined
+        ? running.adopt(claim)
+        : (() => {
+            const lane = new OutboxLane(this.laneContext, store, claim);
+            lanes.set(key, lane);
+            return lane.run().finally(() => {
+              lanes.delete(key);
+              this.wake();
+            });
+          })();
+    this.inFlight.add(done);
+    const tracked = done.finally(() => this.inFlight.delete(done));
+    if (!detached) return tracked;
+    tracked.catch((error: unknown) =>
+      this.logger.error(
+        `Delivering ${claim.aggregate} ${JSON.stringify(claim.aggregateId)} stopped on a store error (${errorText(error)}); its claim expires with its lease`,
+      ),
+    );
+    return Promise.resolve();
+  }
+
+  private active(): number {
+    let n = 0;
+    for (const lanes of this.lanes.values()) n += lanes.size;
+    return n;
   }
 
   private wake(): void {
@@ -331,18 +346,23 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const unwatch = this.unwatch;
     this.unwatch = [];
     await Promise.all(unwatch.map((stop) => stop().catch(() => undefined)));
-    if (this.running !== undefined) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<'late'>(
-        (resolve) => (timer = setTimeout(() => resolve('late'), this.settings.shutdownTimeoutMs)),
-      );
-      const outcome = await Promise.race([this.running.then(() => 'done' as const), late]);
-      clearTimeout(timer);
-      if (outcome === 'late')
-        this.logger.warn(
-          `Deliveries still running after ${this.settings.shutdownTimeoutMs} ms; releasing their claims`,
-        );
-    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>(
+      (resolve) => (timer = setTimeout(() => resolve('late'), this.settings.shutdownTimeoutMs)),
+    );
+    const finished = (async () => {
+      await this.running;
+      // The loop has stopped claiming: the lanes open now are all there will be.
+      await Promise.all([...this.inFlight].map((lane) => lane.catch(() => undefined)));
+      return 'done' as const;
+    })();
+    const outcome = await Promise.race([finished, late]);
+    clearTimeout(timer);
+    if (outcome === 'late')
+      this.logger.warn(`Deliveries still running after ${this.settings.shutdownTimeoutMs} ms; releasing their claims`);
+    // From here a lane still running (a handler that outlived the wait) calls no store: the
+    // application may close its pools right after.
+    this.released = true;
     // A relay that never claimed holds nothing (and its tables may not even exist: `npm run schema`).
     if (!this.claimedAny) return;
     // Whatever this relay still holds (a round cut short, a handler that outlived the wait) goes back now.
@@ -358,15 +378,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 }
 
-/** The events of one claim cut into writes: consecutive events of the same version. */
-function groupByWrite(events: readonly OutboxRecord[]): OutboxRecord[][] {
-  const writes: OutboxRecord[][] = [];
-  for (const event of events) {
-    const last = writes[writes.length - 1];
-    if (last !== undefined && last[0].version === event.version) last.push(event);
-    else writes.push([event]);
-  }
-  return writes;
+function instanceKey(claim: OutboxClaim): string {
+  return `${claim.aggregate}\u0000${typeof claim.aggregateId}\u0000${String(claim.aggregateId)}`;
 }
 
 type ValidatedRelaySettings = Required<Omit<OutboxRelaySettings, 'backoff' | 'onClaimed'>> & {
@@ -387,6 +400,7 @@ export function validateRelaySettings(options: OutboxRelaySettings): ValidatedRe
   const settings = {
     batchSize: positive(options.batchSize, 'batchSize', 50),
     leaseMs: positive(options.leaseMs, 'leaseMs', 30_000),
+    handlerTimeoutMs: positive(options.handlerTimeoutMs, 'handlerTimeoutMs', 60_000),
     pollIntervalMs: positive(options.pollIntervalMs, 'pollIntervalMs', 1_000),
     maxAttempts: positive(options.maxAttempts, 'maxAttempts', 10),
     shutdownTimeoutMs: positive(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 10_000),

@@ -7,7 +7,7 @@ import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
  * write's transaction, pending events carried inside a MongoDB document, a Map in memory).
  *
  * Writing events is not part of this port: each backend stores them inside its own write.
- * This port is the relay's side — claim, ack, fail, release — and the operator's side —
+ * This port is the relay's side — claim, renew, ack, fail, release — and the operator's side —
  * status, dead letters, replay.
  *
  * Terms used by every contract below:
@@ -67,6 +67,15 @@ export interface OutboxStore {
    * nothing) when the event is not pending or not leased to `owner`.
    */
   fail(owner: string, eventId: string, failure: OutboxFailure): Promise<OutboxFailureOutcome | null>;
+
+  /**
+   * Extends to `leaseUntil` the lease of each of these events that is still pending and leased
+   * to `owner` (a relay calls it while a handler runs, so that a slow handler keeps its
+   * instance). An event acked, failed, released or taken over by another relay is not renewed:
+   * the relay learns from the count that its claim is gone. Unknown ids are ignored. Resolves
+   * the number of events renewed.
+   */
+  renew(owner: string, eventIds: readonly string[], leaseUntil: number): Promise<number>;
 
   /**
    * Clears every lease held by `owner` (graceful shutdown, or giving up a claim without

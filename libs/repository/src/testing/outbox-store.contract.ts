@@ -136,6 +136,39 @@ export function describeOutboxStoreContract(
       ).toBe(2);
     });
 
+    it('renew extends a live claim (no other claim gets the instance until the new end), and only for its owner', async () => {
+      await writeVersions('a', 2);
+      const now = Date.now();
+      const [c] = await claim('relay-1', now);
+      const eventIds = c.events.map((e) => e.eventId);
+      expect(await store.renew('relay-2', eventIds, now + 3 * LEASE)).toBe(0);
+      expect(await store.renew('relay-1', [...eventIds, 'no-such-event'], now + 3 * LEASE)).toBe(2);
+      // Past the first lease, before the renewed one: still relay-1's.
+      expect(await claim('relay-2', now + 2 * LEASE)).toEqual([]);
+      const taken = await claim('relay-2', now + 3 * LEASE);
+      expect(taken.map((t) => t.events.map((e) => e.version))).toEqual([[1, 2]]);
+      // Taken over: relay-1 can no longer renew (nor ack) it.
+      expect(await store.renew('relay-1', eventIds, now + 10 * LEASE)).toBe(0);
+      expect(await store.ack('relay-2', eventIds)).toBe(2);
+    });
+
+    it('renew leaves alone what is no longer leased: acked, released or failed events', async () => {
+      await writeVersions('a', 3);
+      const now = Date.now();
+      const [c] = await claim('r', now);
+      const [v1, v2, v3] = c.events.map((e) => e.eventId);
+      expect(await store.ack('r', [v1])).toBe(1);
+      expect(await store.renew('r', [v1, v2, v3], now + 2 * LEASE)).toBe(2);
+      expect(await store.release('r', [v3])).toBe(1);
+      expect(await store.renew('r', [v2, v3], now + 2 * LEASE)).toBe(1);
+      expect(await store.fail('r', v2, { error: 'x', retryAt: now, maxAttempts: 5, now })).toMatchObject({
+        attempts: 1,
+      });
+      expect(await store.renew('r', [v2, v3], now + 2 * LEASE)).toBe(0);
+      // Nothing renewed, nothing leased: claimable at once.
+      expect((await claim('other', now)).map((t) => t.events.map((e) => e.version))).toEqual([[2, 3]]);
+    });
+
     it('an event written after its instance was claimed waits behind the claimed ones', async () => {
       const counter = await writeVersions('a', 1);
       const now = Date.now() + 10;
@@ -342,6 +375,9 @@ export function describeOutboxStoreContract(
       await expect(store.ack('r', [{ $ne: null } as unknown as string])).rejects.toThrow();
       await expect(store.listDeadLetters({ limit: 0 })).rejects.toThrow();
       await expect(store.replayDeadLetters([id], Number.NaN)).rejects.toThrow();
+      await expect(store.renew('', [id], now + LEASE)).rejects.toThrow();
+      await expect(store.renew('r', [id], Number.NaN)).rejects.toThrow();
+      await expect(store.renew('r', [{ $ne: null } as unknown as string], now + LEASE)).rejects.toThrow();
       expect(await store.status(now)).toMatchObject({ pending: 1, deadLetters: 0 });
       expect(await store.ack('r', [id])).toBe(1);
     });

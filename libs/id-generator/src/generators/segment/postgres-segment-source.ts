@@ -1,3 +1,4 @@
+import { companionPool } from '@ddd-kit/core/postgres';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { assertPool, idSourceSchema, tableName, type PgPool } from '../../pg/pg.utils.js';
 import type { SegmentSource } from './segment-source.js';
@@ -17,16 +18,21 @@ export interface PostgresSegmentSourceOptions {
  * makes concurrent reservations queue, each getting its own block). It runs on a connection of
  * the pool's own and commits at once, never inside a transaction the caller has open: a block
  * handed out must stay taken even if that transaction rolls back, or two instances would issue
- * the same numbers.
+ * the same numbers. That connection comes from a one-connection pool made from the pool's
+ * settings: an ID asked for inside a request's transaction never waits for a connection of the
+ * pool that every such request may be holding.
  */
 export class PostgresSegmentSource implements SegmentSource {
   readonly table: string;
   private readonly pool: PgPool;
+  /** Where blocks are reserved (the pool itself when it is not a pg.Pool). */
+  private readonly reservePool: PgPool & { end?(): Promise<void> };
   private readonly statement: string;
   private readonly ensureTable: () => Promise<void>;
 
   constructor(pool: PgPool, options: PostgresSegmentSourceOptions = {}) {
     this.pool = assertPool(pool, 'PostgresSegmentSource');
+    this.reservePool = companionPool(this.pool, { max: 1 });
     this.table = tableName(options.schema, options.tablePrefix ?? 'ddd_kit_', 'segments', 'PostgresSegmentSource');
     const createTables = options.createTables ?? true;
     if (typeof createTables !== 'boolean')
@@ -46,7 +52,12 @@ export class PostgresSegmentSource implements SegmentSource {
 
   async reserve(key: string, size: number): Promise<number> {
     await this.ensureTable();
-    const result = await this.pool.query(this.statement, [key, size]);
+    const result = await this.reservePool.query(this.statement, [key, size]);
     return Number(result.rows[0].max);
+  }
+
+  /** Ends the reservations' own connection (the pool it was given stays the caller's; idle, it lets the process exit anyway). */
+  async close(): Promise<void> {
+    if (this.reservePool !== this.pool) await this.reservePool.end?.();
   }
 }

@@ -134,6 +134,20 @@ export class InMemoryOutboxStore implements OutboxStore {
     return { attempts: entry.attempts, dead, nextAttemptAt: dead ? null : retryAt };
   }
 
+  async renew(owner: string, eventIds: readonly string[], leaseUntil: number): Promise<number> {
+    checkOwner(owner);
+    const ids = checkEventIds(eventIds);
+    checkTime(leaseUntil, 'leaseUntil');
+    let renewed = 0;
+    for (const id of ids) {
+      const entry = this.entries.get(id);
+      if (entry === undefined || entry.deadAt !== null || entry.owner !== owner) continue;
+      entry.leaseUntil = leaseUntil;
+      renewed++;
+    }
+    return renewed;
+  }
+
   async release(owner: string, eventIds?: readonly string[]): Promise<number> {
     checkOwner(owner);
     const only = eventIds === undefined ? undefined : new Set(checkEventIds(eventIds));

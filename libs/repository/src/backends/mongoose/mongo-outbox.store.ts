@@ -253,6 +253,33 @@ export class MongoOutboxStore implements OutboxStore {
     return outcome;
   }
 
+  async renew(owner: string, eventIds: readonly string[], leaseUntil: number): Promise<number> {
+    checkOwner(owner);
+    checkIds(eventIds);
+    checkTime(leaseUntil, 'leaseUntil');
+    const wanted = new Set(eventIds);
+    let renewed = 0;
+    await this.resolveSources();
+    await this.forDocumentsHolding(
+      eventIds,
+      owner,
+      async (_collection, document) => {
+        const outbox = { ...(document[OUTBOX] ?? {}) };
+        let count = 0;
+        for (const id of wanted) {
+          const entry = outbox[id];
+          if (entry === undefined || entry.deadAt !== null || entry.owner !== owner) continue;
+          outbox[id] = { ...entry, leaseUntil };
+          count++;
+        }
+        // Nothing of ours left here (taken over, acked): no write, the revision stays.
+        return count === 0 ? null : { outbox, result: count };
+      },
+      (count) => (renewed += count),
+    );
+    return renewed;
+  }
+
   async release(owner: string, eventIds?: readonly string[]): Promise<number> {
     checkOwner(owner);
     if (eventIds !== undefined) checkIds(eventIds);

@@ -3,6 +3,7 @@ import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import { PgSchema, queryableFor, type PgPool } from '@ddd-kit/core/postgres';
 import { listenOnChannel } from './postgres-outbox.listener.js';
+import { OutboxWakeUp } from './postgres-outbox.wake.js';
 import { toRecord, type Row } from './postgres-outbox.rows.js';
 import { quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 import {
@@ -32,8 +33,10 @@ export interface PostgresOutboxStoreOptions {
   /** Create the table and its indexes at start-up when missing (default true); `createTableStatement()` prints the DDL. */
   createTables?: boolean;
   /**
-   * The LISTEN/NOTIFY channel a write notifies on commit and `watch` listens to (default
-   * `ddd_kit_outbox`); `false`: no NOTIFY (relays then find new events by polling alone).
+   * The LISTEN/NOTIFY channel relays are woken on after a write with events committed, and
+   * `watch` listens to (default `ddd_kit_outbox`); `false`: no wake-up (relays then find new
+   * events by polling alone). The NOTIFY is a statement of its own after the commit, never part
+   * of the writer's transaction (see OutboxWakeUp).
    */
   notifyChannel?: string | false;
 }
@@ -83,6 +86,7 @@ export class PostgresOutboxStore implements OutboxStore {
   private readonly indexPrefix: string;
   private readonly schema: PgSchema;
   private readonly channel: string | undefined;
+  private readonly wakeUp: OutboxWakeUp | undefined;
 
   constructor(options: PostgresOutboxStoreOptions) {
     const pool = options?.pool;
@@ -104,6 +108,7 @@ export class PostgresOutboxStore implements OutboxStore {
     const channel = options.notifyChannel ?? 'ddd_kit_outbox';
     if (channel !== false) quoteIdentifier(channel, 'PostgresOutboxStore: notifyChannel');
     this.channel = channel === false ? undefined : channel;
+    this.wakeUp = this.channel === undefined ? undefined : new OutboxWakeUp(pool, this.channel);
   }
 
   /** The DDL of the table and its indexes, for teams that migrate by hand. */
@@ -159,15 +164,27 @@ export class PostgresOutboxStore implements OutboxStore {
       );
     }
     await this.ensureTable();
-    return this.withEvents(write, events);
+    return this.withEvents(write, events, Date.now(), OutboxWakeUp.mustNotifyInStatement(pool));
+  }
+
+  /**
+   * The repository's write with events (from `joinWrite`) ran and matched: wakes the relays once
+   * it is committed — at once when it autocommitted, after the ambient transaction's commit
+   * otherwise (never after a rollback). A no-op without a notify channel.
+   */
+  wrote(): void {
+    this.wakeUp?.afterWrite();
   }
 
   /**
    * The repository's conditional write extended to insert `events` in the same statement when
    * (and only when) it matched a row; its row count is then the number of events inserted.
-   * Every value is a parameter; the write's own `$n` stay as they are.
+   * Every value is a parameter; the write's own `$n` stay as they are. With `notify` (a
+   * transaction whose commit cannot be observed) the statement also calls `pg_notify`, which
+   * then holds PostgreSQL's notify lock through the writer's commit; otherwise `wrote()` wakes
+   * the relays after the commit.
    */
-  withEvents(write: Statement, events: readonly DataSyncEvent[], now: number = Date.now()): Statement {
+  withEvents(write: Statement, events: readonly DataSyncEvent[], now: number = Date.now(), notify = false): Statement {
     if (events.length === 0) return write;
     const values: unknown[] = [...(write.values ?? [])];
     const rows = events.map((event, i) => {
@@ -177,17 +194,17 @@ export class PostgresOutboxStore implements OutboxStore {
     });
     values.push(now);
     const time = values.length;
-    let notify = '';
-    if (this.channel !== undefined) {
+    let notifying = '';
+    if (notify && this.channel !== undefined) {
       values.push(this.channel);
-      notify = ` RETURNING pg_notify($${values.length}, '')`;
+      notifying = ` RETURNING pg_notify($${values.length}, '')`;
     }
     const text =
       `WITH w AS (${write.text} RETURNING 1) ` +
       `INSERT INTO ${this.table} (event_id, aggregate, aggregate_id, version, payload, stored_at, next_attempt_at) ` +
       `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, $${time}::bigint, $${time}::bigint ` +
       `FROM w CROSS JOIN (VALUES ${rows.join(', ')}) AS v(event_id, aggregate, aggregate_id, version, payload, ord) ORDER BY v.ord` +
-      notify;
+      notifying;
     return { text, values };
   }
 
@@ -286,6 +303,20 @@ export class PostgresOutboxStore implements OutboxStore {
     return { attempts: row.attempts, dead, nextAttemptAt: dead ? null : Number(row.next_attempt_at) };
   }
 
+  async renew(owner: string, eventIds: readonly string[], leaseUntil: number): Promise<number> {
+    checkOwner(owner);
+    const ids = checkEventIds(eventIds);
+    checkTime(leaseUntil, 'leaseUntil');
+    if (ids.length === 0) return 0;
+    // A claim that takes an expired lease over sets its own owner in the same statement: once
+    // it committed, this matches nothing; while it runs, the row lock orders the two.
+    const result = await this.run(
+      `UPDATE ${this.table} SET lease_until = $3 WHERE event_id = ANY($1::text[]) AND owner = $2 AND dead_at IS NULL`,
+      [ids, owner, leaseUntil],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async release(owner: string, eventIds?: readonly string[]): Promise<number> {
     checkOwner(owner);
     const ids = eventIds === undefined ? null : checkEventIds(eventIds);
@@ -329,23 +360,36 @@ export class PostgresOutboxStore implements OutboxStore {
     const ids = checkEventIds(eventIds);
     checkTime(now, 'now');
     if (ids.length === 0) return 0;
-    const notify = this.channel === undefined ? '' : `, pg_notify($3, '')`;
+    const inStatement = this.channel !== undefined && OutboxWakeUp.mustNotifyInStatement(this.pool);
     const result = await this.run(
       `UPDATE ${this.table} SET attempts = 0, next_attempt_at = $2, owner = NULL, lease_until = NULL, dead_at = NULL, last_error = NULL
-       WHERE event_id = ANY($1::text[]) AND dead_at IS NOT NULL RETURNING 1${notify}`,
-      this.channel === undefined ? [ids, now] : [ids, now, this.channel],
+       WHERE event_id = ANY($1::text[]) AND dead_at IS NOT NULL RETURNING 1${inStatement ? `, pg_notify($3, '')` : ''}`,
+      inStatement ? [ids, now, this.channel] : [ids, now],
     );
-    return result.rowCount ?? 0;
+    const replayed = result.rowCount ?? 0;
+    if (replayed > 0 && !inStatement) this.wakeUp?.afterWrite();
+    return replayed;
   }
 
   /**
-   * LISTEN on a connection of its own (from the pool's settings): `listener` runs on every
-   * commit of a write with events. A lost connection is reopened after a second; meanwhile the
-   * relay's polling finds the events.
+   * `listener` runs after every commit of a write with events: in process for this store's own
+   * writes (no round trip), and on LISTEN, on a connection of its own (from the pool's
+   * settings), for every process's. A lost connection is reopened after a second; meanwhile
+   * the relay's polling finds the events.
    */
   async watch(listener: () => void): Promise<() => Promise<void>> {
-    if (this.channel === undefined) return async () => undefined;
-    return listenOnChannel(this.pool, this.channel, listener);
+    if (this.channel === undefined || this.wakeUp === undefined) return async () => undefined;
+    const stopLocal = this.wakeUp.watchInProcess(listener);
+    try {
+      const stopListening = await listenOnChannel(this.pool, this.channel, listener);
+      return async () => {
+        stopLocal();
+        await stopListening();
+      };
+    } catch (error) {
+      stopLocal();
+      throw error;
+    }
   }
 
   private async run<R extends Record<string, any> = Record<string, unknown>>(

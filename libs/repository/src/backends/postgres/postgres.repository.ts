@@ -204,10 +204,13 @@ export abstract class PostgresRepository<
     if (operation === 'update') values.push(aggregate.newVersion);
     const outbox = this.outbox as PostgresOutboxStore | undefined;
     const write = { text: s[operation], values };
-    return this.executeWrite(
+    const matched = await this.executeWrite(
       outbox === undefined ? write : await outbox.joinWrite(this.requirePool(), this.constructor.name, write, events),
       this.statementsToCommitWith(aggregate, operation, events),
     );
+    // The relays are woken after the commit, not by a NOTIFY inside it (see OutboxWakeUp).
+    if (matched && outbox !== undefined && events.length > 0) outbox.wrote();
+    return matched;
   }
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
