@@ -1,0 +1,25 @@
+// `@ddd-kit/idempotency`: a request ID recognises a repeated command request and replays the
+// first result. The contract suite is on `@ddd-kit/idempotency/testing`.
+export type { IdempotencyOutcome, IdempotencyRequest, IdempotencyStore } from './idempotency.interfaces.js';
+export { MAX_KEY_LENGTH } from './idempotency.validation.js';
+export { IdempotencyConflictError } from './errors/idempotency-conflict.error.js';
+export { IdempotencyInProgressError } from './errors/idempotency-in-progress.error.js';
+export { IdempotencyArgumentError } from './errors/idempotency-argument.error.js';
+export {
+  MemoryIdempotencyStore,
+  type MemoryIdempotencyStoreOptions,
+} from './stores/memory/memory-idempotency.store.js';
+export {
+  DEFAULT_HEADER,
+  getIdempotencyStoreToken,
+  IdempotencyInterceptor,
+  IdempotencyModule,
+  Idempotent,
+  InjectIdempotencyStore,
+  parseIdempotencyKey,
+  REPLAYED_HEADER,
+  type IdempotencyModuleAsyncOptions,
+  type IdempotencyModuleOptions,
+  type IdempotentOptions,
+  type IdempotentRequest,
+} from './http/index.js';
