@@ -23,3 +23,4 @@ export {
   type IdempotentOptions,
   type IdempotentRequest,
 } from './http/index.js';
+export { RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './stores/redis/redis-idempotency.store.js';

@@ -1,0 +1,93 @@
+// How the IdempotencyStore contract meets its faults: a fault proxy in front of the real server,
+// and a client set up as a caller meeting that fault would be (ioredis resending after a cut,
+// a command timeout shorter than the late reply).
+import type { ArmedIdempotencyFault, IdempotencyFault, IdempotencyFaultTarget } from '@ddd-kit/idempotency/testing';
+import { RedisIdempotencyStore } from '@ddd-kit/idempotency';
+import { Cluster, Redis } from 'ioredis';
+import * as scripts from '../../../libs/idempotency/src/stores/redis/redis-idempotency.scripts.js';
+import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
+import { proxyRedisCluster, proxyUrl } from './index.js';
+
+const CLIENT_TIMEOUT_MS = 300;
+const RESENDING_CLIENT_TIMEOUT_MS = 3_000;
+const LATE_REPLY_MS = 700;
+const timeoutFor = (fault: IdempotencyFault) => (fault === 'timeout' ? CLIENT_TIMEOUT_MS : RESENDING_CLIENT_TIMEOUT_MS);
+
+function armOn(
+  proxy: FaultProxy,
+  fault: IdempotencyFault,
+  match: (r: RequestInfo) => boolean,
+  nth: number,
+): FaultHandle {
+  switch (fault) {
+    case 'lost-reply-resent':
+      return proxy.dropReply({ match, nth, then: 'cut' });
+    case 'timeout':
+      return proxy.delayReply({ match, nth, ms: LATE_REPLY_MS });
+    case 'reset':
+      return proxy.resetMidReply({ match, nth });
+  }
+}
+
+/** Loads the scripts first, so that the armed fault meets the script itself (not a NOSCRIPT answer). */
+async function loadScripts(node: Redis): Promise<void> {
+  for (const script of Object.values(scripts)) {
+    if (typeof script === 'object' && script !== null && 'lua' in script) await node.script('LOAD', script.lua);
+  }
+}
+
+/** A script run on a record under `prefix` (`EVALSHA sha 1 <prefix><key> …`). */
+const recordCommand = (prefix: string) => (r: RequestInfo) =>
+  (r.command === 'EVALSHA' || r.command === 'EVAL') && (r.args[3] ?? '').startsWith(prefix);
+
+export async function redisIdempotencyFaults(
+  url: string,
+  prefix: string,
+): Promise<{ faults: IdempotencyFaultTarget; close: () => Promise<void> }> {
+  const { proxy } = await proxyUrl('redis', url);
+  const faults: IdempotencyFaultTarget = {
+    open: async (fault) => {
+      const redis = new Redis({
+        host: proxy.host,
+        port: proxy.port,
+        commandTimeout: timeoutFor(fault),
+        retryStrategy: () => 10,
+      });
+      await loadScripts(redis);
+      return { store: new RedisIdempotencyStore(redis, { keyPrefix: prefix }), close: async () => redis.disconnect() };
+    },
+    arm: (fault, nth) => armOn(proxy, fault, recordCommand(prefix), nth),
+  };
+  return { faults, close: () => proxy.close() };
+}
+
+export async function redisClusterIdempotencyFaults(
+  nodes: Array<{ host: string; port: number }>,
+  prefix: string,
+): Promise<{ faults: IdempotencyFaultTarget; close: () => Promise<void> }> {
+  const proxied = await proxyRedisCluster(nodes);
+  const faults: IdempotencyFaultTarget = {
+    open: async (fault) => {
+      const cluster = new Cluster(proxied.startupNodes, {
+        natMap: proxied.natMap,
+        redisOptions: { commandTimeout: timeoutFor(fault) },
+        clusterRetryStrategy: () => 10,
+      });
+      await Promise.all(cluster.nodes('master').map(loadScripts));
+      return {
+        store: new RedisIdempotencyStore(cluster, { keyPrefix: prefix }),
+        close: async () => cluster.disconnect(),
+      };
+    },
+    // One count shared by every node's proxy: a run's commands all go to the node of its key,
+    // but which node that is depends on the key.
+    arm: (fault, nth): ArmedIdempotencyFault => {
+      const isRecord = recordCommand(prefix);
+      let seen = 0;
+      const match = (r: RequestInfo) => isRecord(r) && ++seen === nth;
+      const handles = proxied.proxies.map((p) => armOn(p, fault, match, 1));
+      return { fired: Promise.any(handles.map((h) => h.fired)), cancel: () => handles.forEach((h) => h.cancel()) };
+    },
+  };
+  return { faults, close: proxied.close };
+}
