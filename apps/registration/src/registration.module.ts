@@ -5,7 +5,7 @@ import { ConnectionsModule } from './backends/connections.module.js';
 import { fixedMachineId, memoryIdempotency, memoryReservations, memoryUsers } from './backends/memory.js';
 import { mongoReservations, mongoUsers } from './backends/mongo.js';
 import { postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
-import { redisMachineId, redisReservations } from './backends/redis.js';
+import { redisIdempotency, redisMachineId, redisReservations } from './backends/redis.js';
 import { HttpErrorFilter } from './common/http-exception.filter.js';
 import { RequestValidationPipe } from './common/request-validation.pipe.js';
 import type { AppConfig, PrepareBackend, RepositoryBackend } from './config/app-config.js';
@@ -39,6 +39,7 @@ const machineIdsFrom: Record<'redis' | 'postgres', () => Backend> = {
  * repository with no store of records (MongoDB), on Redis when the app has it.
  */
 function idempotencyOn(config: AppConfig): Backend {
+  if (config.prepareBackend === 'redis' || config.machineId === 'redis') return redisIdempotency(config);
   return memoryIdempotency(config);
 }
 

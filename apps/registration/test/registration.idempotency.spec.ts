@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { getIdempotencyStoreToken, type IdempotencyStore } from '@ddd-kit/idempotency';
 import request from 'supertest';
 import { RequestTransaction } from '../src/users/request-transaction.js';
@@ -12,7 +12,8 @@ import {
   redisAndPostgresInProcess,
   type Deployment,
 } from './support/deployments.js';
-import { bearer, freshName } from './support/test-app.js';
+import { mongoLabel } from '../../../test/support/servers.js';
+import { bearer, createTestApp, freshName, sharedBackend } from './support/test-app.js';
 
 /**
  * `Idempotency-Key` on the sample's commands (SPEC §4, "Repeated requests"): a repeat of a
@@ -219,4 +220,64 @@ describe.each(deployments)('Idempotency-Key on $label', (deployment) => {
       await http.get(`/users/${repeat.body.id}`).expect(200);
     });
   }
+});
+
+// Beside MongoDB the records live on Redis, shared by the instances: a repeat may reach another one.
+describe(`Idempotency-Key across two instances on Redis + ${mongoLabel()}`, () => {
+  const apps: INestApplication[] = [];
+
+  beforeAll(async () => {
+    // One deployment: the same stores and prefix, and the same IDEMPOTENCY_SECRET on both.
+    const config = { ...sharedBackend.config(), idempotencySecret: randomBytes(32).toString('base64') };
+    for (let i = 0; i < 2; i++) apps.push(await createTestApp(config));
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(apps.map((app) => app.close()));
+  });
+
+  it('a registration repeated on the other instance gets the same user and a secret that works there', async () => {
+    const [a, b] = apps.map((app) => request(app.getHttpServer()));
+    const username = freshName('two');
+    const key = newKey();
+    const first = await a.post('/users').set('Idempotency-Key', key).send({ username }).expect(201);
+    const repeat = await b.post('/users').set('Idempotency-Key', key).send({ username }).expect(201);
+    expect(repeat.headers['idempotent-replayed']).toBe('true');
+    expect(repeat.body).toEqual(first.body);
+    const renamed = freshName('two');
+    await b
+      .patch(`/users/${repeat.body.id}/username`)
+      .set('Authorization', bearer(repeat.body))
+      .set('If-Match', '1')
+      .send({ username: renamed })
+      .expect(200, { id: first.body.id, username: renamed, version: 2 });
+    // While a rename runs on one instance, its repeat on the other is a 409.
+    const users = apps[0].get(UsersService);
+    const rename_ = users.rename.bind(users);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    jest.spyOn(users, 'rename').mockImplementationOnce(async (...args) => {
+      entered();
+      await released;
+      return rename_(...args);
+    });
+    const renameKey = newKey();
+    const third = freshName('two');
+    const send = (http: ReturnType<typeof request>) =>
+      http
+        .patch(`/users/${first.body.id}/username`)
+        .set('Authorization', bearer(first.body))
+        .set('If-Match', '2')
+        .set('Idempotency-Key', renameKey)
+        .send({ username: third });
+    const running = send(a).then((r) => r);
+    await inside;
+    await send(b).expect(409);
+    release();
+    expect((await running).status).toBe(200);
+    await send(b).expect(200);
+    jest.restoreAllMocks();
+  });
 });
