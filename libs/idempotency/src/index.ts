@@ -24,3 +24,5 @@ export {
   type IdempotentRequest,
 } from './http/index.js';
 export { RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './stores/redis/redis-idempotency.store.js';
+export { PostgresIdempotencyStore } from './stores/postgres/postgres-idempotency.store.js';
+export type { PostgresIdempotencyStoreOptions } from './stores/postgres/postgres-idempotency.interfaces.js';

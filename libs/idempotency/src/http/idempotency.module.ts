@@ -2,6 +2,7 @@ import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STORE } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
+import { IdempotencyStoreLifecycle } from './idempotency-store.lifecycle.js';
 import { resolveIdempotencyOptions, type ResolvedIdempotencyOptions } from './idempotency-module.options.js';
 import type {
   IdempotencyModuleAsyncOptions,
@@ -15,6 +16,7 @@ const shared: Provider[] = [
     useFactory: (options: ResolvedIdempotencyOptions) => options.store,
   },
   IdempotencyInterceptor,
+  IdempotencyStoreLifecycle,
 ];
 
 /**
