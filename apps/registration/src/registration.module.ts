@@ -4,7 +4,7 @@ import type { Backend, UsersBackend } from './backends/backend.js';
 import { ConnectionsModule } from './backends/connections.module.js';
 import { fixedMachineId, memoryIdempotency, memoryReservations, memoryUsers } from './backends/memory.js';
 import { mongoReservations, mongoUsers } from './backends/mongo.js';
-import { postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
+import { postgresIdempotency, postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
 import { redisIdempotency, redisMachineId, redisReservations } from './backends/redis.js';
 import { HttpErrorFilter } from './common/http-exception.filter.js';
 import { RequestValidationPipe } from './common/request-validation.pipe.js';
@@ -35,10 +35,12 @@ const machineIdsFrom: Record<'redis' | 'postgres', () => Backend> = {
 
 /**
  * Where the records of repeated requests (Idempotency-Key) live. On PostgreSQL they must be
- * in the transaction of the user row they record, so wherever the users are; beside a
- * repository with no store of records (MongoDB), on Redis when the app has it.
+ * in the transaction of the user row they record, so with the users; beside a repository with
+ * no store of records (MongoDB), on Redis when the app has it, shared by the instances; else in
+ * memory (a repeat is recognised only by the instance that ran the first).
  */
 function idempotencyOn(config: AppConfig): Backend {
+  if (config.repositoryBackend === 'postgres') return postgresIdempotency(config);
   if (config.prepareBackend === 'redis' || config.machineId === 'redis') return redisIdempotency(config);
   return memoryIdempotency(config);
 }
