@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { DynamicModule, Provider } from '@nestjs/common';
+import { Logger, type DynamicModule, type Provider } from '@nestjs/common';
 import type { IdempotencyModuleOptions, IdempotencyStore } from '@ddd-kit/idempotency';
 import type { RepositoryFeature } from '@ddd-kit/repository';
 import { InvalidConfigError, type AppConfig } from '../config/app-config.js';
@@ -47,5 +47,9 @@ export function required(url: string | undefined, variable: string): string {
  * a store).
  */
 export function idempotencyOptions(config: AppConfig, store: IdempotencyStore): IdempotencyModuleOptions {
+  if (config.idempotencySecret === undefined && config.repositoryBackend !== 'memory')
+    new Logger('Idempotency').warn(
+      'IDEMPOTENCY_SECRET is not set: a repeated registration reaching another instance cannot be answered',
+    );
   return { store, encryptionKey: config.idempotencySecret ?? randomBytes(32) };
 }
