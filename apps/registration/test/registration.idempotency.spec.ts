@@ -44,7 +44,9 @@ describe.each(deployments)('Idempotency-Key on $label', (deployment) => {
     http = request(running.urls[0]);
   }, 60_000);
 
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   afterAll(() => deployment.close());
 
@@ -234,6 +236,10 @@ describe(`Idempotency-Key across two instances on Redis + ${mongoLabel()}`, () =
     for (let i = 0; i < 2; i++) apps.push(await createTestApp(config));
   }, 60_000);
 
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
   });
@@ -280,6 +286,5 @@ describe(`Idempotency-Key across two instances on Redis + ${mongoLabel()}`, () =
     release();
     expect((await running).status).toBe(200);
     await send(b).expect(200);
-    jest.restoreAllMocks();
   });
 });
