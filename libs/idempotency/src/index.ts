@@ -26,3 +26,10 @@ export {
 export { RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './stores/redis/redis-idempotency.store.js';
 export { PostgresIdempotencyStore } from './stores/postgres/postgres-idempotency.store.js';
 export type { PostgresIdempotencyStoreOptions } from './stores/postgres/postgres-idempotency.interfaces.js';
+export { inbox, inboxKey, type InboxOptions } from './inbox/inbox.js';
+export {
+  handleJetStreamMessage,
+  type InboxJetStreamMessage,
+  type JetStreamInboxOptions,
+  type JetStreamInboxOutcome,
+} from './inbox/jetstream-inbox.js';

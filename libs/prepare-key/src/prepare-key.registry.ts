@@ -1,3 +1,4 @@
+import type { PrepareKeyFactory } from './prepare-key.factory.js';
 import { DisabledPrepareKey } from './disabled-prepare-key.js';
 import { PrepareKeyFactoryMissingError } from './errors/prepare-key-factory-missing.error.js';
 import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
@@ -15,7 +16,8 @@ import { declarationOf, describeValue } from './prepare-key.utils.js';
  * injected object of each key class. Validates the options at bootstrap.
  */
 export class PrepareKeyRegistry {
-  private readonly enabled: boolean;
+  /** False when the module was configured with `enabled: false`. */
+  readonly enabled: boolean;
   private readonly backends = new Map<string, PrepareKey<any>>();
   private readonly proxies = new Map<PrepareKeyClass, PrepareKey<any>>();
   private readonly owners = new Map<string, PrepareKeyClass>();
@@ -33,6 +35,11 @@ export class PrepareKeyRegistry {
       throw new PrepareKeyFactoryMissingError(scan.declarations.map(label));
     }
     for (const declaration of scan.declarations) this.claim(declaration);
+  }
+
+  /** The backend in use: the factory given, or the one the module opened for `redis: { url }`. */
+  get factory(): PrepareKeyFactory | undefined {
+    return this.options.factory;
   }
 
   /** Creates (or checks) the backend's tables before the first request; PrepareKeyCoreModule runs it at init. */

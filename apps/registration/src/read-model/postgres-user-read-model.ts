@@ -1,3 +1,4 @@
+import { PgSchema } from '@ddd-kit/core/postgres';
 import type { DataSyncEvent } from '@ddd-kit/repository';
 import type { ReplicaPage } from '@ddd-kit/repository/reconciliation';
 import type { Pool } from 'pg';
@@ -15,7 +16,9 @@ import { UserReadModel } from './user-read-model.js';
  * Tombstones are invisible to queries and to reconciliation; ids are never reused.
  */
 export class PostgresUserReadModel extends UserReadModel {
-  private ready?: Promise<unknown>;
+  // The kit's table path: made at start-up on a connection of its own, and listed by
+  // `npm run schema` (collectSchemaStatements) with the libraries' tables.
+  private readonly schema: PgSchema;
 
   constructor(
     private readonly pool: Pool,
@@ -24,24 +27,25 @@ export class PostgresUserReadModel extends UserReadModel {
     super();
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(table))
       throw new TypeError(`read-model table must be a plain lower-case identifier, got ${JSON.stringify(table)}`);
+    this.schema = new PgSchema(pool, {
+      owner: 'PostgresUserReadModel',
+      create: true,
+      tables: () => [
+        {
+          name: table,
+          ddl: [
+            `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, username text NOT NULL, version bigint NOT NULL, deleted boolean NOT NULL DEFAULT false)`,
+            `CREATE INDEX IF NOT EXISTS ${table}_username ON ${table} (username)`,
+          ],
+          columns: ['id', 'username', 'version', 'deleted'],
+        },
+      ],
+    });
   }
 
   /** Created once, at start-up (backends/ calls it before the app serves). */
-  ensureTable(): Promise<unknown> {
-    this.ready ??= (async () => {
-      await this.pool.query(
-        `CREATE TABLE IF NOT EXISTS ${this.table} (id text PRIMARY KEY, username text NOT NULL, version bigint NOT NULL, deleted boolean NOT NULL DEFAULT false)`,
-      );
-      // A table made before tombstones.
-      await this.pool.query(
-        `ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS deleted boolean NOT NULL DEFAULT false`,
-      );
-      await this.pool.query(`CREATE INDEX IF NOT EXISTS ${this.table}_username ON ${this.table} (username)`);
-    })().catch((error: { code?: string }) => {
-      // Another instance created them at the same moment.
-      if (!['23505', '42P07', '42710'].includes(error.code ?? '')) throw error;
-    });
-    return this.ready;
+  ensureTable(): Promise<void> {
+    return this.schema.ensure();
   }
 
   async findByUsername(username: string): Promise<UserView[]> {

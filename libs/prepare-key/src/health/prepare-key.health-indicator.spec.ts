@@ -231,6 +231,27 @@ describe('PrepareKeyHealthIndicator', () => {
     });
   });
 
+  it('sees the Redis client the module opened for `redis: { url }`: down while it is black-holed, up once healed', async () => {
+    const { proxy, url } = await proxyUrl('redis', redisUrl());
+    const moduleRef = await Test.createTestingModule({
+      imports: [PrepareKeyModule.forRoot({ redis: { url, keyPrefix: `${uniqueName('health')}:` } }), TerminusModule],
+      providers: [PrepareKeyHealthIndicator],
+    }).compile();
+    await moduleRef.init();
+    try {
+      const indicator = moduleRef.get(PrepareKeyHealthIndicator);
+      expect(await until(indicator, 'up')).toMatchObject({ backend: 'RedisPrepareKeyFactory' });
+      proxy.blackhole();
+      expect(await until(indicator, 'down')).toMatchObject({ status: 'down', message: expect.any(String) });
+      proxy.heal({ reset: true });
+      expect(await until(indicator, 'up')).toMatchObject({ backend: 'RedisPrepareKeyFactory' });
+    } finally {
+      proxy.heal({ reset: true });
+      await moduleRef.close();
+      await proxy.close();
+    }
+  });
+
   it('finds the factory PrepareKeyModule was given, in a module that imports TerminusModule', async () => {
     @Controller('health')
     class HealthController {

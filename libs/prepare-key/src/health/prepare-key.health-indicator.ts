@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import type { PrepareKeyModuleOptions } from '../interfaces/prepare-key-module-options.interface.js';
-import { PREPARE_KEY_MODULE_OPTIONS } from '../prepare-key.constants.js';
 import { PrepareKeyFactory } from '../prepare-key.factory.js';
+import { PrepareKeyRegistry } from '../prepare-key.registry.js';
 
 export interface PrepareKeyHealthCheckOptions {
   /** Down when the store has not answered within this many milliseconds (default 1,000). */
@@ -13,11 +12,18 @@ export interface PrepareKeyHealthCheckOptions {
 
 export const DEFAULT_PREPARE_KEY_HEALTH_TIMEOUT_MS = 1_000;
 
+/** What the indicator checks: PrepareKeyModule's registry, which knows the backend however it was configured. */
+export interface PrepareKeyHealthSource {
+  readonly factory?: PrepareKeyFactory;
+  readonly enabled?: boolean;
+}
+
 /**
  * `@nestjs/terminus` indicator of the PrepareKey backend: one round trip (`factory.ping()`:
  * PING on Redis and on every Cluster master, `ping` on MongoDB, `SELECT 1` on PostgreSQL,
  * nothing to reach in memory), down when it fails or takes longer than `timeoutMs`. Provide it
- * in a module that imports `TerminusModule`; it reads the factory of `PrepareKeyModule`.
+ * in a module that imports `TerminusModule`; it checks the backend `PrepareKeyModule` uses,
+ * including the client the module opened itself for `redis: { url }`.
  *
  * Up: `{ backend: 'RedisPrepareKeyFactory', responseTime }`; down: `{ message }`.
  */
@@ -25,7 +31,7 @@ export const DEFAULT_PREPARE_KEY_HEALTH_TIMEOUT_MS = 1_000;
 export class PrepareKeyHealthIndicator {
   constructor(
     @Inject(HealthIndicatorService) private readonly health: HealthIndicatorService,
-    @Inject(PREPARE_KEY_MODULE_OPTIONS) private readonly options: PrepareKeyModuleOptions,
+    @Inject(PrepareKeyRegistry) private readonly source: PrepareKeyHealthSource,
   ) {}
 
   async isHealthy<const Key extends string = 'prepare-key'>(
@@ -33,8 +39,8 @@ export class PrepareKeyHealthIndicator {
     options: PrepareKeyHealthCheckOptions = {},
   ): Promise<HealthIndicatorResult<Key>> {
     const session = this.health.check(key);
-    const factory = options.factory ?? this.options.factory;
-    if (options.factory === undefined && this.options.enabled === false) return session.up({ backend: 'disabled' });
+    const factory = options.factory ?? this.source.factory;
+    if (options.factory === undefined && this.source.enabled === false) return session.up({ backend: 'disabled' });
     // No factory and no key declared is a valid configuration: there is no store to check.
     if (factory === undefined) return session.up({ backend: 'none' });
     const type = (factory as { constructor?: { name?: string } }).constructor;

@@ -88,6 +88,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private running?: Promise<void>;
   private stopping?: Promise<void>;
   private stopRequested = false;
+  private claimedAny = false;
   private unwatch: Array<() => Promise<void>> = [];
   private wakeUp?: () => void;
   private signalled = false;
@@ -159,6 +160,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
    * script that relays without the loop.
    */
   async runOnce(): Promise<number> {
+    this.claimedAny = true; // before the claim: a claim whose reply was lost holds rows too
     let claimed = 0;
     for (const store of this.stores) {
       if (this.stopRequested) break;
@@ -341,6 +343,8 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
           `Deliveries still running after ${this.settings.shutdownTimeoutMs} ms; releasing their claims`,
         );
     }
+    // A relay that never claimed holds nothing (and its tables may not even exist: `npm run schema`).
+    if (!this.claimedAny) return;
     // Whatever this relay still holds (a round cut short, a handler that outlived the wait) goes back now.
     await Promise.all(
       this.stores.map((store) =>

@@ -4,7 +4,7 @@ import type { OutboxRelaySettings } from './outbox-relay.js';
 export interface RepositoryOutboxOptions extends OutboxRelaySettings {
   /** Run the relay in this application (default true); false: writes store events, another process relays them. */
   relay?: boolean;
-  /** PostgreSQL: the outbox table, `name` or `schema.name` (default `ddd_kit_outbox`), created on first use unless `postgres.createTables` is false. */
+  /** PostgreSQL: the outbox table, `name` or `schema.name` (default `ddd_kit_outbox`), created at start-up unless `postgres.createTables` is false. */
   table?: string;
   /** PostgreSQL: the LISTEN/NOTIFY channel (default `ddd_kit_outbox`); false: relays poll only. */
   notifyChannel?: string | false;

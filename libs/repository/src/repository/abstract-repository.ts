@@ -1,4 +1,4 @@
-import { assertAggregateId, isEmptyId } from '../aggregate/aggregate-id.utils.js';
+import { assertAggregateId, isEmptyId, isUnstorableId } from '../aggregate/aggregate-id.utils.js';
 import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
 import {
   AggregateRoot,
@@ -165,7 +165,7 @@ export abstract class AbstractRepository<
   // ---------------------------------------------------------------- reads
 
   async findById(id: ID): Promise<T | null> {
-    assertAggregateId(this.aggregateName(), id);
+    if (isUnstorableId(this.aggregateName(), id)) return null;
     const loaded = await this.doFindById(id);
     if (loaded === null) return null;
     setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
@@ -200,7 +200,7 @@ export abstract class AbstractRepository<
 
   /** The stored version, or -1 when the aggregate does not exist (never thrown as an error). */
   async currentVersion(id: ID): Promise<number> {
-    assertAggregateId(this.aggregateName(), id);
+    if (isUnstorableId(this.aggregateName(), id)) return -1;
     return this.doCurrentVersion(id);
   }
 

@@ -62,7 +62,9 @@ export function describeHolderCases(context: MachineIdContractContext): void {
         const store = await target().faulty('timeout');
         const direct = target().create({ safeGuardMs: 60_000 });
         try {
-          const distributor = store.create({ safeGuardMs: 300, guardIntervalMs: 100 });
+          // A lease long enough that heartbeats delayed on a loaded machine do not end it before
+          // the pause; the pause itself outlasts it many times over.
+          const distributor = store.create({ safeGuardMs: 1_000, guardIntervalMs: 100 });
           const holder = await MachineIdHolder.acquire({
             distributor,
             ...request(namespace, 1, 'paused'),
@@ -81,13 +83,13 @@ export function describeHolderCases(context: MachineIdContractContext): void {
           holder.onMachineId((held) => void moved.push(held));
 
           store.blackhole(); // a pause: no heartbeat gets through
-          const { taken } = await distributeWhenFree(direct, request(namespace, 1, 'newcomer'), 3_000);
+          const { taken } = await distributeWhenFree(direct, request(namespace, 1, 'newcomer'), 10_000);
           expect(taken?.machineId).toBe(lost.machineId);
           expect(taken!.lastTimestamp).toBeGreaterThan(old.parse(beforePause).timestamp);
           await direct.revert(state(namespace, 1, 'other', other.machineId)); // a free ID to move to
           store.heal();
 
-          expect(await holder.whenUsable(5_000)).toBe(true);
+          expect(await holder.whenUsable(10_000)).toBe(true);
           expect(moved.map((h) => h.machineId)).toEqual([other.machineId]);
           expect(holder.machineId).toBe(other.machineId);
           expect(lost.lease.endedBy).toBeInstanceOf(MachineIdLostError);

@@ -29,7 +29,7 @@ export interface PostgresOutboxStoreOptions {
   pool: Pool;
   /** The outbox table, `name` or `schema.name` (default `ddd_kit_outbox`). */
   table?: string;
-  /** Create the table and its indexes on first use when missing (default true); `createTableStatement()` prints the DDL. */
+  /** Create the table and its indexes at start-up when missing (default true); `createTableStatement()` prints the DDL. */
   createTables?: boolean;
   /**
    * The LISTEN/NOTIFY channel a write notifies on commit and `watch` listens to (default
@@ -360,7 +360,7 @@ export class PostgresOutboxStore implements OutboxStore {
     } catch (error) {
       if ((error as { code?: string }).code === '42P01') {
         throw new RepositoryConfigurationError(
-          `PostgresOutboxStore: table ${this.table} does not exist. Create it (createTableStatement() gives the DDL) or let the store create it (createTable: true, the default).`,
+          `PostgresOutboxStore: table ${this.table} does not exist. Create it in a migration (collectSchemaStatements() from @ddd-kit/core/postgres gives every table of the app, createTableStatement() this one) or let the store create it at start-up (createTables: true, the default).`,
           { cause: error },
         );
       }

@@ -37,8 +37,9 @@ export function storedVersion(value: unknown, versionColumn: string, aggregate: 
 export function explainMissingTable(error: unknown, where: string, table: string): unknown {
   if ((error as { code?: string } | null)?.code !== UNDEFINED_TABLE) return error;
   return new RepositoryConfigurationError(
-    `${where}: table ${table} does not exist. Create it (createTableStatement() gives the DDL) ` +
-      'or let the repository create it on first use (createTables: true, the default).',
+    `${where}: table ${table} does not exist. Create it in a migration (collectSchemaStatements() from ` +
+      '@ddd-kit/core/postgres gives every table of the app, createTableStatement() this one) ' +
+      'or let the repository create it at start-up (createTables: true, the default).',
     { cause: error },
   );
 }

@@ -21,7 +21,7 @@ export interface RepositoryPostgresOptions {
    * `TransactionalAdapterPg`: repositories join transactions started from their own pool.
    */
   pool?: Pool;
-  /** Whether repositories (and the outbox) create their table on first use when it is missing (default true). */
+  /** Whether repositories (and the outbox) create (or check) their table at start-up when it is missing (default true). */
   createTables?: boolean;
 }
 

@@ -50,7 +50,19 @@ export const BAD_IDS: Array<[string, unknown]> = [
   ['Infinity', Number.POSITIVE_INFINITY],
   ['a bigint', 10n],
   ['an empty string', ''],
+];
+
+/**
+ * Ids of the right type that no store can hold: reads answer "no such aggregate", writes refuse
+ * them with InvalidAggregateIdError, on every backend alike.
+ */
+export const UNSTORABLE_IDS: Array<[string, string]> = [
+  ['a NUL byte', 'a\u0000b'],
+  ['CR/LF', 'a\r\nb'],
+  ['a lone high surrogate', 'a\ud800b'],
+  ['a lone low surrogate', '\udc00'],
   ['an over-long string', 'x'.repeat(1025)],
+  ['a 1 MB string', 'x'.repeat(1 << 20)],
 ];
 
 /** What every group of cases uses: the backend's target once set up, and fixtures on it. */

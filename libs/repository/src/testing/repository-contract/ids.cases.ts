@@ -4,7 +4,7 @@ import { MissingIdGeneratorError } from '../../errors/missing-id-generator.error
 import { OptimisticLockError } from '../../errors/optimistic-lock.error.js';
 import { Counter } from '../counter.aggregate.js';
 import type { AggregateIdGeneratorSource } from '../../repository/repository.interfaces.js';
-import { BAD_IDS, type RepositoryContractContext } from './contract-context.js';
+import { BAD_IDS, UNSTORABLE_IDS, type RepositoryContractContext } from './contract-context.js';
 
 /** Cases of describeRepositoryContract (see ../repository.contract.ts). */
 export function describeIdCases(context: RepositoryContractContext): void {
@@ -82,6 +82,32 @@ export function describeIdCases(context: RepositoryContractContext): void {
       const target = harness();
       if (target.raw) expect(await target.raw(f.repository)).toEqual(before);
     });
+
+    it.each(UNSTORABLE_IDS)(
+      'answers "no such aggregate" for %s on reads, refuses it on writes, and changes nothing',
+      async (_what, id) => {
+        const f = fixture();
+        await stored(f, 'a', 'id-a');
+        const before = await harness().raw?.(f.repository);
+        expect(await f.repository.findById(id)).toBeNull();
+        expect(await f.repository.currentVersion(id)).toBe(-1);
+        expect(await f.repository.existsById(id)).toBe(false);
+
+        const fresh = new Counter(id, 'unstorable');
+        await expect(f.repository.insert(fresh)).rejects.toBeInstanceOf(InvalidAggregateIdError);
+        expect(fresh.isNew()).toBe(true);
+        const loaded = (await f.repository.findById('id-a'))!;
+        loaded.increment();
+        loaded.id = id;
+        await expect(f.repository.update(loaded)).rejects.toBeInstanceOf(InvalidAggregateIdError);
+        await expect(f.repository.remove(loaded)).rejects.toBeInstanceOf(InvalidAggregateIdError);
+
+        expect(f.published).toEqual([]);
+        expect(await f.repository.currentVersion('id-a')).toBe(1);
+        const target = harness();
+        if (target.raw) expect(await target.raw(f.repository)).toEqual(before);
+      },
+    );
 
     it('accepts string ids as plain values; a numeric id is kept apart from the equal string, or refused — never confused with it', async () => {
       const f = fixture();
