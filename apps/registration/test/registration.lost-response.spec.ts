@@ -20,6 +20,9 @@ import { freshName } from './support/test-app.js';
  * own 201/200/204 — never a 409 for a name it holds itself, a 412 for a version it made, a 404
  * for a user it deleted — each name must be held by exactly one user, and the secret each
  * registration returned (to the retry) must authenticate that user's rename.
+ *
+ * The acceptance test of repeated requests in the sample: without Idempotency-Key support
+ * every retried POST is a 409 for the client's own name (and a rename's retry a 412).
  */
 const CLIENTS = 8;
 /** A retry after a connection error; one is enough here, a few more cost nothing when the fault fires twice. */
