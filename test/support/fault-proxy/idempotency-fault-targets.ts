@@ -18,10 +18,15 @@ function armOn(
   fault: IdempotencyFault,
   match: (r: RequestInfo) => boolean,
   nth: number,
+  resend: 'client' | 'proxy' = 'client',
 ): FaultHandle {
   switch (fault) {
     case 'lost-reply-resent':
-      return proxy.dropReply({ match, nth, then: 'cut' });
+      // ioredis resends by itself after the cut; pg does not, so the proxy delivers the
+      // statement twice and keeps only the second reply.
+      return resend === 'client'
+        ? proxy.dropReply({ match, nth, then: 'cut' })
+        : proxy.duplicateRequest({ match, nth });
     case 'timeout':
       return proxy.delayReply({ match, nth, ms: LATE_REPLY_MS });
     case 'reset':
@@ -90,4 +95,26 @@ export async function redisClusterIdempotencyFaults(
     },
   };
   return { faults, close: proxied.close };
+}
+
+export async function postgresIdempotencyFaults(
+  url: string,
+  table: string,
+): Promise<{ faults: IdempotencyFaultTarget; close: () => Promise<void> }> {
+  const { default: pg } = await import('pg');
+  const { PostgresIdempotencyStore } = await import('@ddd-kit/idempotency');
+  const { proxy, url: proxied } = await proxyUrl('postgres', url);
+  const faults: IdempotencyFaultTarget = {
+    open: async (fault) => {
+      const pool = new pg.Pool({ connectionString: proxied, query_timeout: timeoutFor(fault), max: 2 });
+      pool.on('error', () => undefined); // a cut connection is the point of these tests
+      const store = new PostgresIdempotencyStore(pool, { table, sweepIntervalMs: 0 });
+      await store.ensureSchema();
+      return { store, close: () => pool.end() };
+    },
+    // Statements on the records (the insert taking the key, then the completion), never DDL.
+    arm: (fault, nth) =>
+      armOn(proxy, fault, (r) => r.command.includes(table) && !/^\s*(CREATE|SELECT)/.test(r.command), nth, 'proxy'),
+  };
+  return { faults, close: () => proxy.close() };
 }

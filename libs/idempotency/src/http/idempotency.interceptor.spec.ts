@@ -283,6 +283,18 @@ describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
   });
 
+  it('answers a body nested too deeply to compare with 400, running nothing', async () => {
+    const before = effects.length;
+    const depth = 40_000;
+    const res = await http()
+      .post('/required')
+      .set('Idempotency-Key', key())
+      .set('Content-Type', 'application/json')
+      .send(`${'['.repeat(depth)}${']'.repeat(depth)}`);
+    expect(res.status).toBe(400);
+    expect(effects.length).toBe(before);
+  });
+
   it('refuses a list of keys (two header lines, joined) with 400', async () => {
     const res = await http().post('/required').set('Idempotency-Key', '"a", "b"');
     expect(res.status).toBe(400);

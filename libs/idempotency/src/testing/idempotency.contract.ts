@@ -292,7 +292,7 @@ export function describeIdempotencyStoreContract(
       });
     }
 
-    if (options.faults?.length) describeIdempotencyFaults(() => target, options.faults, key);
+    if (options.faults?.length) describeIdempotencyFaults(() => target, options.faults, key, options.atomicWithEffect);
   });
 }
 

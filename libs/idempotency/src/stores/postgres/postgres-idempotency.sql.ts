@@ -39,7 +39,7 @@ ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, token = EXCL
   result = NULL, expires_at = EXCLUDED.expires_at
 WHERE t.expires_at <= clock_timestamp()
 RETURNING t.token`,
-    read: `SELECT fingerprint, state, result FROM ${table} WHERE key = $1`,
+    read: `SELECT fingerprint, token, state, result FROM ${table} WHERE key = $1`,
     complete: `UPDATE ${table} SET state = 'd', result = $3, expires_at = clock_timestamp() + $4 * interval '1 millisecond'
 WHERE key = $1 AND token = $2`,
     release: `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND state = 'p'`,

@@ -4,7 +4,8 @@ import pg from 'pg';
 import { postgresSchema } from '../../../../../test/support/servers.js';
 import { IdempotencyArgumentError } from '../../errors/idempotency-argument.error.js';
 import { IdempotencyInProgressError } from '../../errors/idempotency-in-progress.error.js';
-import { describeIdempotencyStoreContract } from '../../testing/index.js';
+import { describeIdempotencyStoreContract, IDEMPOTENCY_FAULTS } from '../../testing/index.js';
+import { postgresIdempotencyFaults } from '../../../../../test/support/fault-proxy/idempotency-fault-targets.js';
 import { PostgresIdempotencyStore } from './postgres-idempotency.store.js';
 
 let schema: Awaited<ReturnType<typeof postgresSchema>>;
@@ -22,15 +23,20 @@ const inTransaction = <R>(pool: pg.Pool, fn: () => Promise<R>) => runTransaction
 
 describeIdempotencyStoreContract(
   'PostgreSQL',
-  () => {
+  async () => {
     const pool = new pg.Pool({ connectionString: schema.url, max: 8 });
+    const injector = await postgresIdempotencyFaults(schema.url, 'idem_contract');
     return {
-      store: new PostgresIdempotencyStore(pool, { sweepIntervalMs: 0 }),
+      store: new PostgresIdempotencyStore(pool, { table: 'idem_contract', sweepIntervalMs: 0 }),
       transaction: (fn) => inTransaction(pool, fn),
-      close: () => pool.end(),
+      faults: injector.faults,
+      close: async () => {
+        await injector.close();
+        await pool.end();
+      },
     };
   },
-  { atomicWithEffect: true },
+  { atomicWithEffect: true, faults: IDEMPOTENCY_FAULTS },
 );
 
 describe('PostgresIdempotencyStore', () => {

@@ -165,13 +165,17 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const { rows: taken } = await client.query(this.sql.take, [key, fingerprint, token, this.leaseMs]);
     if (taken.length === 0) {
       const { rows } = await client.query(this.sql.read, [key]);
-      const row = rows[0] as { fingerprint: string; state: string; result: string | null } | undefined;
+      const row = rows[0] as { fingerprint: string; token: string; state: string; result: string | null } | undefined;
       // No row: the sweep took an expired one meanwhile; the caller retries like any in-progress answer.
       if (row === undefined) throw new IdempotencyInProgressError();
-      if (row.fingerprint !== fingerprint) throw new IdempotencyConflictError();
-      // An in-progress row committed by a run whose outcome is unknown: its lease decides.
-      if (row.state !== 'd') throw new IdempotencyInProgressError();
-      return { result: decodeResult<R>(row.result ?? '{}'), replayed: true };
+      // This run's own row: its insert reached the server twice (a resent statement), the first took it.
+      const own = row.token === token && row.state === 'p';
+      if (!own) {
+        if (row.fingerprint !== fingerprint) throw new IdempotencyConflictError();
+        // An in-progress row committed by a run whose outcome is unknown: its lease decides.
+        if (row.state !== 'd') throw new IdempotencyInProgressError();
+        return { result: decodeResult<R>(row.result ?? '{}'), replayed: true };
+      }
     }
 
     let result: R;
