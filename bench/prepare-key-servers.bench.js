@@ -1,14 +1,14 @@
 // PrepareKey.prepare on Redis (single node and Cluster) and on the MongoDB wire, each beside the
 // raw driver doing the same work, and one Node process against the Redis server's own limit.
-//  - Redis: ioredis running the very script the backend runs, by EVALSHA, with the arguments
-//    built by the library's own helpers (its script object, record encoding and operation ids,
-//    from dist/); before each row the bench checks that the raw call and the library's call are
-//    the same but for the operation id each call gets.
+//  - Redis: ioredis sending the very command the backend sends for a fresh key, the native
+//    `SET <key> <record> PXAT <dropAt> NX GET`, with the arguments built by the library's own
+//    helpers (record encoding and operation ids, from dist/); before each row the bench checks
+//    that the raw call and the library's call are the same but for the operation id each call gets.
 //  - MongoDB wire: the driver's updateOne(..., { upsert: true }) on the same kind of document.
-//  - The server's limit: redis-benchmark pipelining the same EVALSHA (same script, same
-//    arguments, fresh random keys), in slices alternating with the Node process.
+//  - The server's limit: redis-benchmark pipelining the same SET (same arguments, fresh random
+//    keys), in slices alternating with the Node process.
 // Every call reserves a key never used before (one counter per side for the whole run, behind a
-// prefix of its own) and must answer that it wrote: true from `prepare`, 1 from the script, an
+// prefix of its own) and must answer that it wrote: true from `prepare`, nil from the SET, an
 // upsert from the driver, a record per request from redis-benchmark (counted afterwards).
 // Subject and baseline share one client per row, so auto-pipelining is compared like with like.
 // Against the peer a user would pick instead, a bare SET: `SET key value NX` for a reservation
@@ -21,7 +21,6 @@ import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, toTtlAt } from '@ddd-kit/prepare-key';
-import { PREPARE } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.scripts.js';
 import { encodeRecord, recordKeyHead } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.utils.js';
 import { newOperationId } from '../libs/prepare-key/dist/operation-id.js';
 import { isDeepStrictEqual } from 'node:util';
@@ -57,6 +56,8 @@ const SET_NX_TARGET = 0.9;
 const SET_NX_PIPELINED_TARGET = 0.8;
 /** Keys of each side checked after a SET NX row: the last ones it reserved. */
 const HOLDER_SAMPLE = 64;
+/** Keys each side holds before a refused-reservation row, and asks for in turn. */
+const HELD_KEYS = 1000;
 
 const value = { tenant: 'acme', userId: 'u-1f3a9c' }; // keys in canonical order: JSON.stringify gives the canonical JSON
 const json = JSON.stringify(value);
@@ -64,30 +65,35 @@ const count = (n) => Math.round(n).toLocaleString('en-US');
 const run = `${Date.now().toString(36)}${process.pid}`;
 
 /**
- * The raw call: EVALSHA of the library's PREPARE script on the record key `<head><key>}`, with
- * the library's record encoding, drop time (ttlAt + retentionMs 0) and a fresh operation id.
+ * The raw call: the library's native prepare of a fresh key, `SET <head><key>} <record> PXAT
+ * <dropAt> NX GET`, with the library's record encoding, drop time (ttlAt + retentionMs 0) and a
+ * fresh operation id. Nil: the key was free and holds the record now.
  */
 function rawPrepare(client, head, key, ttlAt, op = newOperationId()) {
-  return client.evalsha(PREPARE.sha, 1, `${head}${key}}`, encodeRecord(json, ttlAt, op), String(ttlAt), op);
+  return client.set(`${head}${key}}`, encodeRecord(json, ttlAt, op), 'PXAT', String(ttlAt), 'NX', 'GET');
 }
 
+/** The operation id inside a recorded SET's record (`['SET', key, '<ttlAt>|<op>|<json>', …]`). */
+const opOf = (call) => (typeof call?.[2] === 'string' ? call[2].split('|')[1] : undefined);
+
 /**
- * Fails the bench unless the raw call sends what the library sends for the same key: the same
- * arguments once each call's own operation id (the raw call's last argument) is blanked out.
+ * Fails the bench unless the raw call sends what the library sends for the same fresh key: the
+ * same commands and arguments once each call's own operation id is blanked out.
  */
 async function assertSameCall(prefix) {
   const calls = [];
+  const record =
+    (command, reply) =>
+    (...args) => {
+      calls.push([command, ...args]);
+      return Promise.resolve(reply);
+    };
   const recorder = {
     isCluster: false,
     options: {},
-    evalsha: (...args) => {
-      calls.push(args);
-      return Promise.resolve(1);
-    },
-    eval: (...args) => {
-      calls.push(['EVAL', ...args]);
-      return Promise.resolve(1);
-    },
+    set: record('SET', null),
+    evalsha: record('EVALSHA', 1),
+    eval: record('EVAL', 1),
   };
   const ttlAt = Date.now() + TTL_MS;
   await new RedisPrepareKeyFactory(recorder, { keyPrefix: prefix, retentionMs: 0 })
@@ -99,12 +105,12 @@ async function assertSameCall(prefix) {
   const rawCalls = calls.splice(0);
   const blank = (call, id) =>
     JSON.stringify(call.map((arg) => (typeof arg === 'string' && id ? arg.replaceAll(id, '<op>') : arg)));
-  const libraryOp = libraryCalls[0]?.at(-1);
+  const libraryOp = opOf(libraryCalls[0]);
   const library = libraryCalls.map((call) => blank(call, libraryOp)).join();
   const raw = rawCalls.map((call) => blank(call, op)).join();
   if (typeof libraryOp !== 'string' || library !== raw) {
     throw new Error(
-      `the raw EVALSHA is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`,
+      `the raw SET is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`,
     );
   }
 }
@@ -112,16 +118,11 @@ async function assertSameCall(prefix) {
 const checkTrue = (won) => {
   if (won !== true) throw new Error(`prepare of a fresh key answered ${won}`);
 };
-const checkOne = (reply) => {
-  if (reply !== 1) throw new Error(`the PREPARE script on a fresh key answered ${reply}`);
+const checkWrote = (reply) => {
+  if (reply !== null) throw new Error(`SET … NX GET on a fresh key answered ${reply}`);
 };
 
-async function loadScript(client) {
-  await client.script('LOAD', PREPARE.lua);
-  if (client.isCluster) await Promise.all(client.nodes('master').map((node) => node.script('LOAD', PREPARE.lua)));
-}
-
-/** The library's prepare and the raw EVALSHA on one client, as two measurable sides. */
+/** The library's prepare and the raw SET on one client, as two measurable sides. */
 function redisSides(client, prefix) {
   const pk = new RedisPrepareKeyFactory(client, { keyPrefix: prefix, retentionMs: 0 }).create('sku');
   const head = recordKeyHead(prefix, 'raw');
@@ -129,7 +130,7 @@ function redisSides(client, prefix) {
   const rawKey = freshKeys('k');
   return {
     subject: () => pk.prepare(subjectKey(), toTtlAt(value, Date.now() + TTL_MS)).then(checkTrue),
-    baseline: () => rawPrepare(client, head, rawKey(), Date.now() + TTL_MS).then(checkOne),
+    baseline: () => rawPrepare(client, head, rawKey(), Date.now() + TTL_MS).then(checkWrote),
   };
 }
 
@@ -144,18 +145,17 @@ async function redisRows(log, label, makeClient, cases) {
     try {
       const prefix = `ddd-kit:bench:${run}:${label.replace(/\W/g, '')}${concurrency}${autoPipelining ? 'ap' : ''}`;
       await assertSameCall(prefix);
-      await loadScript(client);
       const { subject, baseline } = redisSides(client, prefix);
       const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
       const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS });
       const mode = autoPipelining ? ', auto-pipelining' : '';
       log(
-        `${label} prepare ×${concurrency}${mode}: ${count(result.ops)} vs raw EVALSHA ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
+        `${label} prepare ×${concurrency}${mode}: ${count(result.ops)} vs raw SET … NX GET ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
       );
       rows.push({
         case: `${label} prepare, ${concurrency} caller${concurrency > 1 ? 's' : ''}${mode}`,
         subject: 'RedisPrepareKeyFactory',
-        baseline: 'ioredis EVALSHA, same script and arguments',
+        baseline: 'ioredis SET … PXAT … NX GET, same command and arguments',
         ...result,
         target: TARGET,
         settings: settingsOf(concurrency, autoPipelining),
@@ -269,6 +269,73 @@ async function holderChecks({ client, pk, recent, won, expiring, prefix, rawPref
   return `${sample}; ${count(stored.subject)} and ${count(stored.baseline)} keys stored, one per reservation won`;
 }
 
+/**
+ * A refused reservation, the other common path: RedisPrepareKeyFactory.prepare of a key held
+ * forever by another call (of the same value: still false) against `SET key value NX` of a key
+ * already set (nil). Each side holds HELD_KEYS keys before the row and asks for them in turn;
+ * every answer is checked, and afterwards every key still holds what it held and nothing else
+ * was stored.
+ */
+async function heldRows(log, cases) {
+  const rows = [];
+  for (const { concurrency, autoPipelining } of cases) {
+    const client = new Redis(process.env.REDIS_URL, { enableAutoPipelining: autoPipelining });
+    try {
+      const prefix = `ddd-kit:bench:${run}:held${concurrency}${autoPipelining ? 'ap' : ''}`;
+      const pk = new RedisPrepareKeyFactory(client, { keyPrefix: prefix, retentionMs: 0 }).create('sku');
+      const rawPrefix = `${prefix}:set:`;
+      const keys = Array.from({ length: HELD_KEYS }, (_, i) => `h${i}`);
+      const rawKeys = keys.map((key) => `${rawPrefix}${key}`);
+      for (const key of keys) checkTrue(await pk.prepare(key, value));
+      for (const key of rawKeys) {
+        if ((await client.set(key, json, 'NX')) !== 'OK') throw new Error(`SET NX of a fresh key ${key} failed`);
+      }
+      let s = 0;
+      let b = 0;
+      const subject = async () => {
+        if ((await pk.prepare(keys[s++ % HELD_KEYS], value)) !== false)
+          throw new Error('prepare of a key held forever answered true');
+      };
+      const baseline = async () => {
+        if ((await client.set(rawKeys[b++ % HELD_KEYS], json, 'NX')) !== null)
+          throw new Error('SET NX of a key already set answered OK');
+      };
+      const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
+      const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS });
+      for (const key of keys) {
+        if (!isDeepStrictEqual(await pk.get(key), value)) throw new Error(`${key} no longer holds its value`);
+      }
+      const stored = {
+        subject: await countAndDelete(client, `${recordKeyHead(prefix, 'sku')}*`),
+        baseline: await countAndDelete(client, `${rawPrefix}*`),
+      };
+      if (stored.subject !== HELD_KEYS || stored.baseline !== HELD_KEYS)
+        throw new Error(`${stored.subject} and ${stored.baseline} keys stored for ${HELD_KEYS} held on each side`);
+      const mode = autoPipelining ? ', auto-pipelining' : '';
+      log(
+        `Redis prepare of a held key ×${concurrency}${mode}: ${count(result.ops)} vs SET NX of a set key ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
+      );
+      rows.push({
+        case: `Redis reservation refused (key held forever), ${concurrency} callers${mode}`,
+        subject: 'RedisPrepareKeyFactory.prepare',
+        baseline: 'ioredis SET key value NX (key already set)',
+        peer: true,
+        ...result,
+        settings:
+          `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${concurrency} concurrent callers on one client; ` +
+          `enableAutoPipelining ${autoPipelining}; ${HELD_KEYS} keys held forever on each side, asked for in turn`,
+        note: notes(
+          'every answer checked (false / nil); afterwards each key holds its first value, and nothing else was stored',
+          cpuNote(result),
+        ),
+      });
+    } finally {
+      await client.quit();
+    }
+  }
+  return rows;
+}
+
 /** host, port and password of REDIS_URL, as redis-benchmark takes them. */
 function redisBenchmarkTarget(url) {
   const { hostname, port, password } = new URL(url);
@@ -282,8 +349,8 @@ function redisBenchmarkTarget(url) {
 }
 
 /**
- * One redis-benchmark run of `requests` EVALSHA calls of the PREPARE script, pipelined, each on
- * a fresh key (two random 31-bit numbers in the key) under `prefix`. Resolves to the
+ * One redis-benchmark run of `requests` native prepares (the SET of rawPrepare), pipelined, each
+ * on a fresh key (two random 31-bit numbers in the key) under `prefix`. Resolves to the
  * requests per second it reports, once every request is found to have written its record.
  */
 async function redisBenchmark(client, prefix, requests, serverShares = () => undefined) {
@@ -302,15 +369,15 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
     '2000000000',
     '--csv',
     // The same call as rawPrepare, with redis-benchmark's random placeholders as the key.
-    'EVALSHA',
-    PREPARE.sha,
-    '1',
+    'SET',
     `${head}k__rand_int____rand_int__}`,
     encodeRecord(json, ttlAt, op),
+    'PXAT',
     String(ttlAt),
-    op,
+    'NX',
+    'GET',
   ];
-  const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+  const calls = async () => Number(/cmdstat_set:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
   const callsBefore = await calls();
   let stdout;
   try {
@@ -327,14 +394,13 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
   const rps = Number(fields.at(-7));
   if (!(rps > 0)) throw new Error(`redis-benchmark printed no rate:\n${stdout}`);
   const server = serverShares(); // before the count below, which is not part of the run
-  // redis-benchmark may send a few more than `requests` (whole pipelines); every call the
-  // server ran must have written its record.
+  // redis-benchmark may send a few more than `requests` (whole pipelines): at least `requests`
+  // records, none more than the SETs the server ran (other clients' SETs on a shared server
+  // count there too, so no equality).
   const ran = (await calls()) - callsBefore;
   const written = await countAndDelete(client, `${head}*`);
-  if (ran < requests || written !== ran) {
-    throw new Error(
-      `redis-benchmark: ${ran} EVALSHA calls ran for ${requests} requests and ${written} wrote a record (another client running EVALSHA on this server also breaks this check)`,
-    );
+  if (written < requests || written > ran) {
+    throw new Error(`redis-benchmark: ${written} records written for ${requests} requests, by ${ran} SET calls`);
   }
   return { opsPerSec: rps, server };
 }
@@ -354,7 +420,7 @@ async function countAndDelete(client, pattern) {
 
 /**
  * What one Node process gets out of one Redis server, against what the server does for a
- * client that costs it nothing: redis-benchmark pipelining the same EVALSHA.
+ * client that costs it nothing: redis-benchmark pipelining the same SET.
  */
 async function serverLimitRows(log) {
   const autoPipelining = true;
@@ -364,7 +430,6 @@ async function serverLimitRows(log) {
   try {
     const prefix = `ddd-kit:bench:${run}:limit`;
     await assertSameCall(prefix);
-    await loadScript(client);
     // Size the redis-benchmark runs to about one slice.
     const probe = 100_000;
     const { opsPerSec: calibrated } = await redisBenchmark(admin, `${prefix}:probe`, probe);
@@ -384,7 +449,7 @@ async function serverLimitRows(log) {
     const { subject, baseline } = redisSides(client, prefix);
     const sides = [
       ['RedisPrepareKeyFactory', subject],
-      ['raw ioredis EVALSHA (same script and arguments)', baseline],
+      ['raw ioredis SET … NX GET (same command and arguments)', baseline],
     ];
     for (const [name, op] of sides) {
       const node = async () => {
@@ -412,7 +477,7 @@ async function serverLimitRows(log) {
       rows.push({
         case: `Redis prepare, one Node process vs the server's limit${name === 'RedisPrepareKeyFactory' ? '' : ' (raw client, for reference)'}`,
         subject: name,
-        baseline: `redis-benchmark -P ${RB_PIPELINE} -c ${RB_CLIENTS}, same EVALSHA`,
+        baseline: `redis-benchmark -P ${RB_PIPELINE} -c ${RB_CLIENTS}, same SET … NX GET`,
         ...result,
         target: name === 'RedisPrepareKeyFactory' ? SERVER_TARGET : undefined,
         settings:
@@ -521,6 +586,10 @@ export default async function bench({ log }) {
   return [
     ...(await redisRows(log, 'Redis', (options) => new Redis(process.env.REDIS_URL, options), cases)),
     ...(await setNxRows(log, cases)),
+    ...(await heldRows(
+      log,
+      cases.filter(({ concurrency }) => concurrency >= 64),
+    )),
     ...(await redisRows(log, 'Redis Cluster', (options) => new Cluster(nodes, options), [
       { concurrency: 64, autoPipelining: false },
       { concurrency: 256, autoPipelining: false },

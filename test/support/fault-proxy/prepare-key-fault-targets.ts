@@ -57,9 +57,14 @@ async function loadScripts(node: Redis): Promise<void> {
   }
 }
 
-/** A script run on a record of PrepareKey `name` (`EVALSHA sha 1 <prefix>:{<name>:<key>} …`). */
-const redisRecordCommand = (name: string) => (r: RequestInfo) =>
-  (r.command === 'EVALSHA' || r.command === 'EVAL') && (r.args[3] ?? '').includes(`{${name}:`);
+/**
+ * A command on a record of PrepareKey `name`: a script (`EVALSHA sha 1 <prefix>:{<name>:<key>} …`)
+ * or prepare's native `SET <prefix>:{<name>:<key>} <record> NX GET …`.
+ */
+const redisRecordCommand = (name: string) => (r: RequestInfo) => {
+  const key = r.command === 'EVALSHA' || r.command === 'EVAL' ? r.args[3] : r.command === 'SET' ? r.args[1] : undefined;
+  return (key ?? '').includes(`{${name}:`);
+};
 
 export async function redisFaultTarget(
   url: string,

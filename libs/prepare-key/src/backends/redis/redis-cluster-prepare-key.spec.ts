@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
 import { redisClusterFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
 import { redisClusterNodes, uniqueName } from '../../../../../test/support/servers.js';
+import { toTtlAt } from '../../prepared-value.js';
 import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '../../testing/index.js';
 import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
 import { PREPARE, READ, REPREPARE, ROLLBACK } from './redis-prepare-key.scripts.js';
@@ -96,7 +97,12 @@ describe('RedisPrepareKeyFactory on a Redis Cluster', () => {
         const masters = cluster.nodes('master');
         await Promise.all(masters.map((node) => node.script('FLUSH')));
         const keys = Array.from({ length: 30 }, (_, i) => `k${i}`); // lands on every master
-        expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual(keys.map(() => true));
+        const ttlAt = Date.now() + 60_000;
+        expect(await Promise.all(keys.map((key) => pk.prepare(key, toTtlAt(key, ttlAt))))).toEqual(
+          keys.map(() => true),
+        );
+        // Held with a ttlAt: the SET … NX GET leaves these to the PREPARE script.
+        expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual(keys.map(() => false));
         expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
         expect(await Promise.all(keys.map((key) => pk.reprepare(key, key, `${key}!`)))).toEqual(keys.map(() => true));
         expect(await Promise.all(keys.map((key) => pk.rollback(key, `${key}!`)))).toEqual(keys.map(() => true));

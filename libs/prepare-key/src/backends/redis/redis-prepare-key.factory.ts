@@ -12,8 +12,9 @@ import { ServerClock } from '../../server-clock.js';
 
 /**
  * PrepareKeys on Redis (a single node or a Cluster) through an ioredis client, shared by every
- * instance of an application. Each operation is one atomic Lua script on one record key
- * `<keyPrefix>{<name>:<key>}`; expiry is decided by the Redis server's clock; an expired record
+ * instance of an application. Each operation is atomic on one record key
+ * `<keyPrefix>{<name>:<key>}` (a Lua script, or for `prepare` first a native `SET … NX GET`);
+ * expiry is decided by the Redis server's clock; an expired record
  * stays readable by `getValue` for `retentionMs`, then Redis drops it by itself.
  *
  * The client stays the caller's: the factory neither connects nor closes it. Set
@@ -30,7 +31,14 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
       );
     }
     const { keyPrefix, retentionMs } = checkRedisPrepareKeyFactoryOptions(options);
-    this.context = { client, keyPrefix, retentionMs, clock: new ServerClock(), scanner: new RedisKeyScanner(client) };
+    this.context = {
+      client,
+      keyPrefix,
+      retentionMs,
+      clock: new ServerClock(),
+      scanner: new RedisKeyScanner(client),
+      setNxGet: true,
+    };
   }
 
   create<V = unknown>(name: string): PrepareKey<V> {

@@ -48,7 +48,12 @@ local function write(now)
 end
 `;
 
-/** Writes the record when the key is absent, a tombstone, or its record has expired. */
+/**
+ * Writes the record when the key is absent, a tombstone, or its record has expired. `prepare`
+ * sends it only after its native `SET … NX GET` found a record it cannot settle alone (one with
+ * a ttlAt, or a tombstone), or on a server without `SET … NX GET`: that SET writes this very
+ * record, so the script reads both alike.
+ */
 export const PREPARE = luaScript(`
 local current = redis.call('GET', KEYS[1])
 local now = now_ms()

@@ -238,7 +238,14 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
           await redis.script('FLUSH');
           expect(await redis.script('EXISTS', PREPARE.sha)).toEqual([0]);
           const keys = ['a', 'b', 'c'];
-          expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual([true, true, true]);
+          const ttlAt = Date.now() + 60_000;
+          expect(await Promise.all(keys.map((key) => pk.prepare(key, toTtlAt(key, ttlAt))))).toEqual([
+            true,
+            true,
+            true,
+          ]);
+          // Held with a ttlAt: the SET … NX GET leaves these to the PREPARE script.
+          expect(await Promise.all(keys.map((key) => pk.prepare(key, key)))).toEqual([false, false, false]);
           expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
           expect(await pk.reprepare('a', 'a', 'w')).toBe(true);
           expect(await pk.rollback('a', 'w')).toBe(true);

@@ -4,7 +4,14 @@ import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
 import { PREPARE, READ, REPREPARE, ROLLBACK, runScript, runScriptThen } from './redis-prepare-key.scripts.js';
-import { decodeKeyPart, decodeRecord, encodeKeyPart, encodeRecord, recordKeyHead } from './redis-prepare-key.utils.js';
+import {
+  decodeKeyPart,
+  decodeRecord,
+  encodeKeyPart,
+  encodeRecord,
+  recordKeyHead,
+  settledByRecord,
+} from './redis-prepare-key.utils.js';
 import type { RedisKeyScanner } from './redis-key-scanner.js';
 import type { ServerClock } from '../../server-clock.js';
 
@@ -16,14 +23,25 @@ export interface RedisPrepareKeyContext {
   retentionMs: number;
   clock: ServerClock;
   scanner: RedisKeyScanner;
+  /**
+   * Whether the server takes `SET … NX GET` (Redis 7.0+). Cleared for good by the first
+   * `ERR syntax error` (Redis 6.2 refuses NX with GET, and writes nothing): prepare then runs
+   * the PREPARE script only.
+   */
+  setNxGet: boolean;
 }
 
 /**
- * A PrepareKey on Redis or Redis Cluster. Each primitive is one round trip: one Lua script on
- * the record's key, so concurrent callers in any number of processes see each operation as
- * atomic, and a command resent after a lost reply recognises its own effect by the operation
- * id stored with the record. Expiry is decided by the Redis server's clock (see
- * redis-prepare-key.scripts.ts).
+ * A PrepareKey on Redis or Redis Cluster. Each primitive is atomic on the record's key, so
+ * concurrent callers in any number of processes see each operation as atomic, and a command
+ * resent after a lost reply recognises its own effect by the operation id stored with the
+ * record. Expiry is decided by the Redis server's clock (see redis-prepare-key.scripts.ts).
+ *
+ * `prepare` first sends the native `SET <key> <record> NX GET [PXAT <dropAt>]`, which costs
+ * Redis about what a bare `SET NX` does (a Lua script costs it several times more): on a free
+ * key it writes the very record the PREPARE script would write, and the reply settles a held
+ * key too (settledByRecord). Only a record with a ttlAt, whose expiry the server's clock must
+ * decide, or a tombstone, sends the PREPARE script after it, which decides atomically by itself.
  */
 export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   private readonly client: Redis | Cluster;
@@ -50,13 +68,31 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     } catch (error) {
       return Promise.reject(error);
     }
-    return runScriptThen(
-      this.client,
-      PREPARE,
-      recordKey,
-      [encodeRecord(value, ttlAt, op), this.dropAt(ttlAt), op],
-      isOne,
+    const record = encodeRecord(value, ttlAt, op);
+    const dropAt = this.dropAt(ttlAt);
+    if (!this.context.setNxGet) return this.prepareByScript(recordKey, record, dropAt, op);
+    // A drop time in the past (a record written past its retention) is taken too: Redis then
+    // holds no record, as the script's DEL leaves none.
+    const set =
+      dropAt === NO_EXPIRY
+        ? this.client.set(recordKey, record, 'NX', 'GET')
+        : this.client.set(recordKey, record, 'PXAT', dropAt, 'NX', 'GET');
+    return set.then(
+      (current) => {
+        // null: the key was free and holds this record now.
+        if (current === null) return true;
+        return settledByRecord(current, record) ?? this.prepareByScript(recordKey, record, dropAt, op);
+      },
+      (error: unknown) => {
+        if (!isSyntaxError(error)) throw error;
+        this.context.setNxGet = false;
+        return this.prepareByScript(recordKey, record, dropAt, op);
+      },
     );
+  }
+
+  private prepareByScript(recordKey: string, record: string, dropAt: string, op: string): Promise<boolean> {
+    return runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
@@ -130,4 +166,9 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
 
 function isOne(reply: unknown): boolean {
   return reply === 1;
+}
+
+/** The reply of a server that does not know a command's form (Redis 6.2 to `SET … NX GET`). */
+function isSyntaxError(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('ERR syntax error');
 }

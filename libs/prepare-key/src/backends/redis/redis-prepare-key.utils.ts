@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { StoredRecord } from '../../prepare-key.interfaces.js';
+import { TTL_FOREVER } from '../../prepared-value.js';
 
 const PLAIN = /^[A-Za-z0-9_.~-]*$/;
 
@@ -46,6 +47,19 @@ export function decodeRecord(record: string): StoredRecord | undefined {
   const first = record.indexOf('|');
   const second = record.indexOf('|', first + 1);
   return { ttlAt: Number(record.slice(0, first)), value: record.slice(second + 1) };
+}
+
+/**
+ * What the record that `SET <key> <written> NX GET` found in place settles without the PREPARE
+ * script: true when it is `written` itself, the record this very call wrote (its op is unique to
+ * the call), found by this call's command resent after a lost reply; false when a record held
+ * forever is there, which no clock can call expired. Undefined when only the server's clock can
+ * decide (a record with a ttlAt) or the key is free (a tombstone): the script decides those.
+ */
+export function settledByRecord(current: string, written: string): boolean | undefined {
+  if (current === written) return true;
+  // A tombstone's ttlAt reads as NaN ("-"): not held.
+  return Number(current.slice(0, current.indexOf('|'))) >= TTL_FOREVER ? false : undefined;
 }
 
 /**
