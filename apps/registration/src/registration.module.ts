@@ -2,10 +2,10 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Backend, UsersBackend } from './backends/backend.js';
 import { ConnectionsModule } from './backends/connections.module.js';
-import { fixedMachineId, memoryReservations, memoryUsers } from './backends/memory.js';
+import { fixedMachineId, memoryIdempotency, memoryReservations, memoryUsers } from './backends/memory.js';
 import { mongoReservations, mongoUsers } from './backends/mongo.js';
-import { postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
-import { redisMachineId, redisReservations } from './backends/redis.js';
+import { postgresIdempotency, postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
+import { redisIdempotency, redisMachineId, redisReservations } from './backends/redis.js';
 import { HttpErrorFilter } from './common/http-exception.filter.js';
 import { RequestValidationPipe } from './common/request-validation.pipe.js';
 import type { AppConfig, PrepareBackend, RepositoryBackend } from './config/app-config.js';
@@ -34,6 +34,18 @@ const machineIdsFrom: Record<'redis' | 'postgres', () => Backend> = {
 };
 
 /**
+ * Where the records of repeated requests (Idempotency-Key) live. On PostgreSQL they must be
+ * in the transaction of the user row they record, so with the users; beside a repository with
+ * no store of records (MongoDB), on Redis when the app has it, shared by the instances; else in
+ * memory (a repeat is recognised only by the instance that ran the first).
+ */
+function idempotencyOn(config: AppConfig): Backend {
+  if (config.repositoryBackend === 'postgres') return postgresIdempotency(config);
+  if (config.prepareBackend === 'redis' || config.machineId === 'redis') return redisIdempotency(config);
+  return memoryIdempotency(config);
+}
+
+/**
  * The registration service: the three ddd-kit modules on the backends `config` names (one
  * file per store in backends/), the users API, and the HTTP rules every request goes through
  * (validation that refuses unknown fields and deep values, bad input mapped to 400) — as providers, so they
@@ -46,7 +58,7 @@ export class RegistrationModule {
     const users = usersOn[config.repositoryBackend](config);
     const machineIds =
       typeof config.machineId === 'number' ? fixedMachineId(config.machineId) : machineIdsFrom[config.machineId]();
-    const backends = [reservations, users, machineIds];
+    const backends = [reservations, users, machineIds, idempotencyOn(config)];
     return {
       module: RegistrationModule,
       imports: [

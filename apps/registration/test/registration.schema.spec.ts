@@ -16,6 +16,7 @@ const TABLES = [
   'ddd_kit_machine_id_namespaces',
   'ddd_kit_machine_ids',
   'ddd_kit_outbox',
+  'idempotency_records',
   'user_views',
   'username_reservations',
   'users',

@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import http from 'node:http';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import pg from 'pg';
@@ -300,5 +301,112 @@ describe('fault proxy in front of PostgreSQL (pg)', () => {
     proxy.dropRequest({ match: /INSERT/, cutAfterMs: 1_000 });
     await expect(client.query('INSERT INTO t VALUES ($1, 1)', ['never'])).rejects.toThrow(/timeout/i);
     expect((await direct.query('SELECT 1 FROM t WHERE id = $1', ['never'])).rowCount).toBe(0);
+  });
+});
+
+describe('fault proxy in front of an HTTP server (node:http)', () => {
+  let server: http.Server;
+  let proxy: FaultProxy;
+  /** What the server did: every request it answered, in order. */
+  const served: string[] = [];
+
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        served.push(`${req.method} ${req.url} ${Buffer.concat(chunks).toString()}`);
+        if (req.url === '/chunked') {
+          res.write('first,');
+          res.end('second');
+        } else if (req.url === '/empty') {
+          res.writeHead(204).end();
+        } else {
+          res.setHeader('content-type', 'text/plain').end(`answer ${served.length}`);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    proxy = (await proxyUrl('http', `http://127.0.0.1:${port}`)).proxy;
+  });
+  afterEach(() => {
+    served.length = 0;
+    proxy.clear();
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  /** One request through the proxy on a keep-alive agent, so that several share a connection. */
+  function send(
+    agent: http.Agent,
+    method: string,
+    path: string,
+    body?: string,
+  ): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: proxy.host, port: proxy.port, method, path, agent }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, text }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  it('passes requests and replies through on one connection: lengths, chunks, HEAD and 204', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect(await send(agent, 'POST', '/a', 'body')).toEqual({ status: 200, text: 'answer 1' });
+      expect(await send(agent, 'GET', '/chunked')).toEqual({ status: 200, text: 'first,second' });
+      expect(await send(agent, 'HEAD', '/b')).toEqual({ status: 200, text: '' });
+      expect(await send(agent, 'DELETE', '/empty')).toEqual({ status: 204, text: '' });
+      expect(await send(agent, 'GET', '/c')).toEqual({ status: 200, text: 'answer 5' });
+      expect(served).toEqual(['POST /a body', 'GET /chunked ', 'HEAD /b ', 'DELETE /empty ', 'GET /c ']);
+      expect(proxy.openConnections).toBe(1);
+      expect(proxy.injected).toBe(0);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('dropReply: the server answered in full, the client sees its connection cut, the next request passes', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const fault = proxy.dropReply({ match: (r) => r.command === 'POST' && r.headers?.['x-try'] === '1' });
+      await expect(send(agent, 'GET', '/before')).resolves.toMatchObject({ status: 200 });
+      const lost = new Promise((resolve, reject) => {
+        const req = http.request(
+          { host: proxy.host, port: proxy.port, method: 'POST', path: '/users', agent, headers: { 'x-try': '1' } },
+          () => reject(new Error('the dropped reply arrived')),
+        );
+        req.on('error', resolve);
+        req.end('{"n":1}');
+      });
+      expect(String(await lost)).toMatch(/socket hang up|ECONNRESET/);
+      expect(await fault.fired).toMatchObject({ command: 'POST', args: ['/users'] });
+      expect(served).toEqual(['GET /before ', 'POST /users {"n":1}']);
+      await expect(send(agent, 'POST', '/users', '{"n":1}')).resolves.toMatchObject({ status: 200 });
+      expect(served).toHaveLength(3);
+      expect(proxy.stats['drop-reply-cut']).toBe(1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('duplicateRequest: the server answers twice, the client sees the second answer', async () => {
+    // On a persistent connection: after `Connection: close` the server would not read the copy.
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      proxy.duplicateRequest({ match: /^PUT \/x$/ });
+      expect(await send(agent, 'PUT', '/x', 'once')).toEqual({ status: 200, text: 'answer 2' });
+      expect(served).toEqual(['PUT /x once', 'PUT /x once']);
+    } finally {
+      agent.destroy();
+    }
   });
 });

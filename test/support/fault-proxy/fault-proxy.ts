@@ -29,6 +29,12 @@ export type { Protocol, RequestInfo } from './framing.js';
  *
  * Messages are never reordered or partially lost inside a live connection: TCP does not do
  * that, and a client could not be blamed for what follows.
+ *
+ * In front of an HTTP server (`protocol: 'http'`) the same faults act on whole HTTP/1.1
+ * exchanges: `dropReply()` forwards the request, lets the app answer it in full, and cuts the
+ * client's connection instead of passing the response on (the response lost after the app
+ * acted). Requests match on their method (`'POST'`), on `METHOD target` (`/^POST \/users$/`),
+ * or on a predicate that can read `headers`.
  */
 export class FaultProxy {
   private server!: net.Server;

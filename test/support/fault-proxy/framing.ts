@@ -1,18 +1,20 @@
 // Message framing for the fault proxy: cuts each direction of a connection into whole
 // protocol units (one command, one reply) so a fault can act on "the reply to the next
 // EVALSHA" rather than on arbitrary bytes. Replies are matched to requests the way the
-// protocol does it: in order for Redis and PostgreSQL, by responseTo for MongoDB, by the
-// reply subject for NATS.
+// protocol does it: in order for Redis, PostgreSQL and HTTP/1.1, by responseTo for MongoDB,
+// by the reply subject for NATS.
 
-export type Protocol = 'redis' | 'mongo' | 'postgres' | 'nats';
+export type Protocol = 'redis' | 'mongo' | 'postgres' | 'nats' | 'http';
 
 /** What a fault rule can match a request on. */
 export interface RequestInfo {
-  /** Redis: the command's arguments (`['EVALSHA', sha, '1', key, ...]`); MongoDB: the command name and its collection; PostgreSQL: the SQL. */
+  /** Redis: the command's arguments (`['EVALSHA', sha, '1', key, ...]`); MongoDB: the command name and its collection; PostgreSQL: the SQL; HTTP: the method and the request target. */
   readonly command: string;
   readonly args: readonly string[];
   /** MongoDB's requestID; the request's sequence number on its connection elsewhere. */
   readonly id: number;
+  /** HTTP: the request's header fields, names in lower case, repeated fields joined by `, `. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface Unit {
@@ -356,6 +358,139 @@ class NatsFramer implements Framer {
   }
 }
 
+// ---------------------------------------------------------------- HTTP/1.1
+
+/**
+ * HTTP/1.1 messages on a persistent connection: a head up to the empty line, then a body of
+ * `Content-Length` bytes or of chunks (`Transfer-Encoding: chunked`, trailers included). A
+ * reply answers the oldest request not answered yet (RFC 9112 §9.3); a 1xx interim reply
+ * answers none. The reply framer learns each request's method from the request framer, since
+ * a reply to HEAD has no body however it is framed. A reply without a length ends when the
+ * connection does: its head is the unit, and its body passes on as it comes.
+ */
+interface HttpHead {
+  /** Index just past the empty line. */
+  end: number;
+  startLine: string;
+  headers: Record<string, string>;
+}
+
+function httpHead(buf: Buffer, at: number): HttpHead | undefined {
+  const end = buf.indexOf('\r\n\r\n', at, 'latin1');
+  if (end < 0) return undefined;
+  const [startLine, ...lines] = buf.toString('latin1', at, end).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  }
+  return { end: end + 4, startLine, headers };
+}
+
+/** Index just past a chunked body starting at `at` (its trailers included), or -1 when incomplete. */
+function chunkedEnd(buf: Buffer, at: number): number {
+  let pos = at;
+  for (;;) {
+    const lineEnd = buf.indexOf('\r\n', pos, 'latin1');
+    if (lineEnd < 0) return -1;
+    const size = parseInt(buf.toString('latin1', pos, lineEnd).split(';')[0].trim(), 16);
+    if (Number.isNaN(size)) throw new Error('HTTP: a chunk size that is not hexadecimal');
+    if (size === 0) {
+      // Trailer fields, then the empty line.
+      const trailersEnd = buf.indexOf('\r\n\r\n', lineEnd, 'latin1');
+      return trailersEnd < 0 ? -1 : trailersEnd + 4;
+    }
+    pos = lineEnd + 2 + size + 2;
+    if (pos > buf.length) return -1;
+  }
+}
+
+/** Index just past the body that follows `head`, `-1` when incomplete, `Infinity` when it ends with the connection. */
+function httpBodyEnd(buf: Buffer, head: HttpHead, bodyless: boolean): number {
+  if (bodyless) return head.end;
+  if (/(^|,)\s*chunked\s*$/i.test(head.headers['transfer-encoding'] ?? '')) return chunkedEnd(buf, head.end);
+  const length = head.headers['content-length'];
+  if (length !== undefined) {
+    const end = head.end + Number(length.split(',')[0]);
+    return end <= buf.length ? end : -1;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+class HttpRequestFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+  private seq = 0;
+  constructor(private readonly methods: string[]) {}
+  get pending(): number {
+    return this.buf.length;
+  }
+  push(chunk: Buffer): Unit[] {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const units: Unit[] = [];
+    let start = 0;
+    for (;;) {
+      const head = httpHead(this.buf, start);
+      if (head === undefined) break;
+      // A request without Content-Length or chunked coding has no body (RFC 9112 §6.3).
+      const end = httpBodyEnd(
+        this.buf,
+        head,
+        !('content-length' in head.headers || 'transfer-encoding' in head.headers),
+      );
+      if (end < 0) break;
+      const [method = '', target = ''] = head.startLine.split(' ');
+      this.methods.push(method.toUpperCase());
+      units.push({
+        bytes: this.buf.subarray(start, end),
+        request: { command: method.toUpperCase(), args: [target], id: ++this.seq, headers: head.headers },
+      });
+      start = end;
+    }
+    this.buf = this.buf.subarray(start);
+    return units;
+  }
+}
+
+class HttpReplyFramer implements Framer {
+  private buf: Buffer = Buffer.alloc(0);
+  /** A reply whose body ends with the connection is being passed on. */
+  private untilClose = false;
+  constructor(private readonly methods: string[]) {}
+  get pending(): number {
+    return this.buf.length;
+  }
+  push(chunk: Buffer): Unit[] {
+    if (this.untilClose) return [{ bytes: chunk, unsolicited: true }];
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const units: Unit[] = [];
+    let start = 0;
+    for (;;) {
+      const head = httpHead(this.buf, start);
+      if (head === undefined) break;
+      const status = Number(head.startLine.split(' ')[1]);
+      const interim = status >= 100 && status < 200;
+      const bodyless = interim || status === 204 || status === 304 || this.methods[0] === 'HEAD';
+      const end = httpBodyEnd(this.buf, head, bodyless);
+      if (end < 0) break;
+      if (!interim) this.methods.shift();
+      if (end === Number.POSITIVE_INFINITY) {
+        units.push({ bytes: this.buf.subarray(start, head.end) });
+        if (head.end < this.buf.length) units.push({ bytes: this.buf.subarray(head.end), unsolicited: true });
+        this.untilClose = true;
+        start = this.buf.length;
+        break;
+      }
+      units.push({ bytes: this.buf.subarray(start, end), unsolicited: interim });
+      start = end;
+    }
+    this.buf = this.buf.subarray(start);
+    return units;
+  }
+}
+
 export function createFramers(protocol: Protocol): { request: Framer; reply: Framer } {
   switch (protocol) {
     case 'redis':
@@ -366,6 +501,11 @@ export function createFramers(protocol: Protocol): { request: Framer; reply: Fra
       return { request: new PostgresRequestFramer(), reply: new PostgresReplyFramer() };
     case 'nats':
       return { request: new NatsFramer('request'), reply: new NatsFramer('reply') };
+    case 'http': {
+      // The methods of the requests not answered yet, oldest first.
+      const methods: string[] = [];
+      return { request: new HttpRequestFramer(methods), reply: new HttpReplyFramer(methods) };
+    }
   }
 }
 

@@ -3,10 +3,10 @@ import { FaultProxy, type Protocol } from './fault-proxy.js';
 export { FaultProxy, mulberry32 } from './fault-proxy.js';
 export type { FaultHandle, Matching, Protocol, RequestInfo } from './fault-proxy.js';
 
-/** A proxy in front of the server of a URL (`redis://`, `mongodb://`, `postgres://`, `nats://`), and the same URL through it. */
+/** A proxy in front of the server of a URL (`redis://`, `mongodb://`, `postgres://`, `nats://`, `http://`), and the same URL through it. */
 export async function proxyUrl(protocol: Protocol, url: string): Promise<{ proxy: FaultProxy; url: string }> {
   const parsed = new URL(url);
-  const port = Number(parsed.port || { redis: 6379, mongo: 27017, postgres: 5432, nats: 4222 }[protocol]);
+  const port = Number(parsed.port || { redis: 6379, mongo: 27017, postgres: 5432, nats: 4222, http: 80 }[protocol]);
   const proxy = await FaultProxy.start({ protocol, target: { host: parsed.hostname, port } });
   parsed.hostname = proxy.host;
   parsed.port = String(proxy.port);

@@ -1,4 +1,6 @@
-import type { DynamicModule, Provider } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Logger, type DynamicModule, type Provider } from '@nestjs/common';
+import type { IdempotencyModuleOptions, IdempotencyStore } from '@ddd-kit/idempotency';
 import type { RepositoryFeature } from '@ddd-kit/repository';
 import { InvalidConfigError, type AppConfig } from '../config/app-config.js';
 import type { User } from '../users/user.aggregate.js';
@@ -36,4 +38,18 @@ export const MACHINE_ID_NAMESPACE = 'registration';
 export function required(url: string | undefined, variable: string): string {
   if (url === undefined) throw new InvalidConfigError(variable, 'is required by the backends chosen');
   return url;
+}
+
+/**
+ * IdempotencyModule's options on `store`: the secret a kept registration's user secret is
+ * encrypted under is IDEMPOTENCY_SECRET, or without it one of this process's own (a repeat that
+ * reaches another instance then runs into a record it cannot open: set it when instances share
+ * a store).
+ */
+export function idempotencyOptions(config: AppConfig, store: IdempotencyStore): IdempotencyModuleOptions {
+  if (config.idempotencySecret === undefined && config.repositoryBackend !== 'memory')
+    new Logger('Idempotency').warn(
+      'IDEMPOTENCY_SECRET is not set: a repeated registration reaching another instance cannot be answered',
+    );
+  return { store, encryptionKey: config.idempotencySecret ?? randomBytes(32) };
 }

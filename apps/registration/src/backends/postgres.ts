@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { IdGeneratorModule, PostgresMachineIdDistributor } from '@ddd-kit/id-generator';
+import { IdempotencyModule, PostgresIdempotencyStore } from '@ddd-kit/idempotency';
 import { PostgresPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key';
 import { RepositoryModule } from '@ddd-kit/repository';
 import type { Pool } from 'pg';
@@ -11,12 +12,19 @@ import { PostgresRequestTransaction, RequestTransaction } from '../users/request
 import { User } from '../users/user.aggregate.js';
 import { UsernamePrepareKey } from '../users/username.prepare-key.js';
 import { UserPostgresRepository } from '../users/user.repository.js';
-import { MACHINE_ID_NAMESPACE, required, type Backend, type StoreConnection, type UsersBackend } from './backend.js';
+import {
+  idempotencyOptions,
+  MACHINE_ID_NAMESPACE,
+  required,
+  type Backend,
+  type StoreConnection,
+  type UsersBackend,
+} from './backend.js';
 import { boundedWaitPool, DEFAULT_CONNECTION_WAIT_MS, DEFAULT_POOL_MAX } from './postgres-pool.js';
 
-// PostgreSQL: the username reservations, the users with their outbox and read model, and
-// machine IDs leased one per instance, all on one pool, so that a request commits in one
-// transaction.
+// PostgreSQL: the username reservations, the users with their outbox and read model, the
+// records of repeated requests, and machine IDs leased one per instance, all on one pool, so
+// that a request commits in one transaction.
 
 export const POSTGRES_POOL = Symbol('POSTGRES_POOL');
 
@@ -79,6 +87,20 @@ export const postgresUsers = (config: AppConfig): UsersBackend => ({
       useFactory: (pool: Pool) => new PostgresRequestTransaction(pool),
     },
   ],
+});
+
+/**
+ * The records of repeated requests, wherever the users are on PostgreSQL: a record joins the
+ * request's transaction (RequestTransactionInterceptor opens it first), so it commits with the
+ * user row, the reservation and the outbox, or rolls back with them — no window in between.
+ */
+export const postgresIdempotency = (config: AppConfig): Backend => ({
+  connection: postgresConnection,
+  module: IdempotencyModule.forRootAsync({
+    inject: [POSTGRES_POOL],
+    useFactory: (pool: Pool) =>
+      idempotencyOptions(config, new PostgresIdempotencyStore(pool, { table: 'idempotency_records' })),
+  }),
 });
 
 /** MACHINE_ID=postgres. */

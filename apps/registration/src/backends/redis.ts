@@ -1,10 +1,12 @@
 import { IdGeneratorModule, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
+import { IdempotencyModule, RedisIdempotencyStore } from '@ddd-kit/idempotency';
 import { PrepareKeyModule, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
 import { Redis } from 'ioredis';
 import type { AppConfig } from '../config/app-config.js';
-import { MACHINE_ID_NAMESPACE, required, type Backend, type StoreConnection } from './backend.js';
+import { idempotencyOptions, MACHINE_ID_NAMESPACE, required, type Backend, type StoreConnection } from './backend.js';
 
-// Redis: the username reservations, and machine IDs leased one per instance.
+// Redis: the username reservations, machine IDs leased one per instance, and the records of
+// repeated requests when the users are not on PostgreSQL.
 
 export const REDIS_CLIENT = Symbol('REDIS_CLIENT');
 
@@ -44,5 +46,25 @@ export const redisMachineId = (): Backend => ({
   module: IdGeneratorModule.forRootAsync({
     inject: [REDIS_CLIENT],
     useFactory: (redis: Redis) => ({ namespace: MACHINE_ID_NAMESPACE, machine: new RedisMachineIdDistributor(redis) }),
+  }),
+});
+
+/**
+ * The records of repeated requests, beside a repository that keeps none (MongoDB): a crash
+ * between the user's write and the record's completion leaves the key in progress (a repeat is
+ * a 409) until its lease ends, never a second run. Apart from other apps on one Redis by
+ * PREPARE_KEY_PREFIX, as the reservations are.
+ */
+export const redisIdempotency = (config: AppConfig): Backend => ({
+  connection: redisConnection,
+  module: IdempotencyModule.forRootAsync({
+    inject: [REDIS_CLIENT],
+    useFactory: (redis: Redis) =>
+      idempotencyOptions(
+        config,
+        new RedisIdempotencyStore(redis, {
+          keyPrefix: `${config.prepareKeyPrefix ?? DEFAULT_PREPARE_KEY_PREFIX}:idempotency:`,
+        }),
+      ),
   }),
 });

@@ -56,6 +56,14 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads IDEMPOTENCY_SECRET, and never quotes it in a refusal', () => {
+    const secret = 'k'.repeat(32);
+    expect(loadConfig({ IDEMPOTENCY_SECRET: secret }).idempotencySecret).toBe(secret);
+    expect(() => loadConfig({ IDEMPOTENCY_SECRET: 'hunter2-hunter2' })).toThrow(
+      /^IDEMPOTENCY_SECRET: must be at least 32 bytes .*, got 15 bytes$/,
+    );
+  });
+
   it('refuses a shared repository with no machine-ID source (every instance would issue the same user IDs)', () => {
     for (const env of [
       { REPOSITORY_BACKEND: 'mongo', MONGODB_URI: 'mongodb://127.0.0.1:27017/app' },
@@ -91,6 +99,7 @@ describe('loadConfig', () => {
     // 0 is pg's "wait for ever".
     [{ POSTGRES_CONNECTION_WAIT_MS: '0' }, 'POSTGRES_CONNECTION_WAIT_MS'],
     [{ SHUTDOWN_TIMEOUT_MS: 'soon' }, 'SHUTDOWN_TIMEOUT_MS'],
+    [{ IDEMPOTENCY_SECRET: 'too short' }, 'IDEMPOTENCY_SECRET'],
   ];
   it.each(bad)('refuses %j naming %s', (env, variable) => {
     let error: unknown;

@@ -26,6 +26,12 @@ export interface AppConfig {
   /** On SIGTERM, how long requests already received have to finish before the rest are cut (default 10 s). */
   shutdownTimeoutMs?: number;
   /**
+   * IDEMPOTENCY_SECRET: what a kept response's secret is encrypted under, with the caller's key
+   * (at least 32 characters, the same on every instance). Unset: a random one per process, so
+   * a repeat reaching another instance (or a restarted one) cannot have the secret back.
+   */
+  idempotencySecret?: string;
+  /**
    * Run the outbox relay in this process (default true, on a shared repository). Not from the
    * environment: `npm run reconcile` turns it off, a one-off job has no events to deliver.
    */
@@ -84,6 +90,9 @@ function integer(env: NodeJS.ProcessEnv, variable: string, min: number, max: num
   return Number(raw);
 }
 
+/** What @ddd-kit/idempotency asks of the secret it encrypts kept secrets under. */
+export const MIN_IDEMPOTENCY_SECRET_BYTES = 32;
+
 /** 20 bits: the machine part of the CosId global generator. */
 export const MAX_MACHINE_ID = (1 << 20) - 1;
 
@@ -137,6 +146,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       `must be 1–100 characters from A-Z a-z 0-9 _ . : -, got '${prepareKeyPrefix}'`,
     );
   }
+  const idempotencySecret = env.IDEMPOTENCY_SECRET?.trim() || undefined;
+  if (idempotencySecret !== undefined && Buffer.byteLength(idempotencySecret) < MIN_IDEMPOTENCY_SECRET_BYTES) {
+    // Never quoted back: it is a secret.
+    throw new InvalidConfigError(
+      'IDEMPOTENCY_SECRET',
+      `must be at least ${MIN_IDEMPOTENCY_SECRET_BYTES} bytes (e.g. 32 random bytes in base64), got ${Buffer.byteLength(idempotencySecret)} bytes`,
+    );
+  }
   return {
     prepareBackend,
     repositoryBackend,
@@ -150,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     postgresPoolMax,
     postgresConnectionWaitMs,
     shutdownTimeoutMs,
+    ...(idempotencySecret !== undefined ? { idempotencySecret } : {}),
     ...(oneOf(env, 'OUTBOX_TEST_PARK', ['none', 'after-claim'] as const, 'none') === 'after-claim'
       ? { outboxParkAfterClaim: true }
       : {}),

@@ -19,6 +19,7 @@ import { ErrorBody } from '../common/error-body.dto.js';
 import { RegisteredUserDto, UserDto } from './dto/user.dto.js';
 import { UsernameBody, UsernameQuery } from './dto/username.dto.js';
 import { etagOf, IfMatch } from './if-match.js';
+import { IdempotentCommand } from './idempotent-command.decorator.js';
 import type { UserView } from './user.aggregate.js';
 import { UsersService } from './users.service.js';
 
@@ -34,6 +35,8 @@ export class UsersController {
   constructor(private readonly users: UsersService) {}
 
   @Post()
+  // The secret is kept encrypted, under the caller's key: a repeat gets it back, the store never in the clear.
+  @IdempotentCommand({ secretFields: ['secret'] })
   @ApiOperation({
     summary: 'Register a user',
     description: "Reserves the name, then stores the user. The response carries the user's secret, once.",
@@ -83,7 +86,9 @@ export class UsersController {
   }
 
   @Patch(':id/username')
+  // Above @IdempotentCommand: checked inside it (see there).
   @RequiresUserSecret()
+  @IdempotentCommand()
   @ApiOperation({
     summary: 'Rename a user',
     description:
@@ -120,6 +125,7 @@ export class UsersController {
   @Delete(':id')
   @HttpCode(204)
   @RequiresUserSecret()
+  @IdempotentCommand()
   @ApiOperation({
     summary: 'Delete a user',
     description: 'Deletes the user, then releases its name; the read model drops it.',
