@@ -191,6 +191,8 @@ export async function countOutbox(
       .find({
         $or: [{ [OUTBOX_NEXT]: { $exists: true } }, { [OUTBOX_DEAD]: { $gt: 0 } }],
       } as mongo.Filter<OutboxDocument>)
+      // Only the events: a health check must not read every pending aggregate's whole state.
+      .project<OutboxDocument>({ [OUTBOX]: 1 })
       .toArray();
     for (const document of documents) {
       for (const entry of entriesOf(document)) {
