@@ -5,6 +5,7 @@ export { MAX_KEY_LENGTH } from './idempotency.validation.js';
 export { IdempotencyConflictError } from './errors/idempotency-conflict.error.js';
 export { IdempotencyInProgressError } from './errors/idempotency-in-progress.error.js';
 export { IdempotencyArgumentError } from './errors/idempotency-argument.error.js';
+export { IdempotencyResultUnreadableError } from './errors/idempotency-result-unreadable.error.js';
 export {
   MemoryIdempotencyStore,
   type MemoryIdempotencyStoreOptions,

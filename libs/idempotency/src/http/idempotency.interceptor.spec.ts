@@ -335,6 +335,29 @@ describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
     }
   });
 
+  it('answers a repeat whose kept secret another encryptionKey sealed with a 500 that says so, running nothing', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot({ store, encryptionKey: 'a different server secret, 32+ bytes!' })],
+      controllers: [ThingsController],
+    }).compile();
+    const other = moduleRef.createNestApplication({ logger: false });
+    await other.init();
+    try {
+      const k = key();
+      expect((await http().post('/things').set('Idempotency-Key', k).send({ name: 'elsewhere' })).status).toBe(201);
+      const before = effects.length;
+      const again = await request(other.getHttpServer())
+        .post('/things')
+        .set('Idempotency-Key', k)
+        .send({ name: 'elsewhere' });
+      expect(again.status).toBe(500);
+      expect(again.body.message).toMatch(/cannot be replayed by this server; the request was processed once/);
+      expect(effects.length).toBe(before);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('refuses bad module options at once', () => {
     expect(() => IdempotencyModule.forRoot({ encryptionKey: 'short' })).toThrow(/at least 32 bytes/);
     expect(() => IdempotencyModule.forRoot({ header: 'bad header' })).toThrow(/header name/);

@@ -5,6 +5,7 @@ import {
   ExecutionContext,
   Inject,
   Injectable,
+  InternalServerErrorException,
   NestInterceptor,
   UnprocessableEntityException,
 } from '@nestjs/common';
@@ -12,6 +13,7 @@ import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict.error.js';
 import { IdempotencyInProgressError } from '../errors/idempotency-in-progress.error.js';
+import { IdempotencyResultUnreadableError } from '../errors/idempotency-result-unreadable.error.js';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_METADATA, REPLAYED_HEADER } from './idempotency.constants.js';
 import type { ResolvedIdempotencyOptions } from './idempotency-module.options.js';
 import type { IdempotentOptions, IdempotentRequest } from './idempotency-module-options.interface.js';
@@ -150,18 +152,39 @@ export class IdempotencyInterceptor implements NestInterceptor {
     };
   }
 
+  private unsealed(sealed: string, sealing: SealingContext | undefined): unknown {
+    if (sealing === undefined) return unreadable(new Error('no encryptionKey is set'));
+    try {
+      return unseal(sealed, sealing);
+    } catch (error) {
+      return unreadable(error);
+    }
+  }
+
   private replay(response: IdempotentResponse, stored: StoredResponse, sealing: SealingContext | undefined): unknown {
     let body = stored.body;
     if (stored.sealed !== undefined) {
-      if (sealing === undefined)
-        throw new Error('IdempotencyModule: a stored response is sealed but no encryptionKey is set');
-      body = { ...(body as Record<string, unknown>), ...(unseal(stored.sealed, sealing) as Record<string, unknown>) };
+      body = {
+        ...(body as Record<string, unknown>),
+        ...(this.unsealed(stored.sealed, sealing) as Record<string, unknown>),
+      };
     }
     setStatus(response, stored.status);
     for (const [name, value] of Object.entries(stored.headers)) setHeader(response, name, value);
     setHeader(response, REPLAYED_HEADER, 'true');
     return body;
   }
+}
+
+/**
+ * The request ran once; its kept response is unreadable here (another encryptionKey). A 500 that
+ * says so, never a second run, and nothing a retry under the same key would change.
+ */
+function unreadable(cause: unknown): never {
+  throw new InternalServerErrorException(
+    'the first response to this Idempotency-Key cannot be replayed by this server; the request was processed once, do not repeat it under a new key',
+    { cause: new IdempotencyResultUnreadableError({ cause }) },
+  );
 }
 
 function setStatus(response: IdempotentResponse, status: number): void {
