@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
+import { StderrLogger } from './common/stderr-logger.js';
 import { loadConfigOrExit } from './config/app-config.js';
 import { RegistrationReconciler } from './reconciliation/registration-reconciler.js';
 
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   }
   // The deployment's instances relay its events; this one-off job only reads and repairs.
   const app = await NestFactory.createApplicationContext(AppModule.forRoot({ ...config, outboxRelay: false }), {
-    logger: ['error', 'warn'],
+    logger: new StderrLogger({ logLevels: ['error', 'warn'] }),
   });
   app.enableShutdownHooks();
   try {

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { collectSchemaStatements } from '@ddd-kit/core/postgres';
 import { AppModule } from './app.module.js';
+import { StderrLogger } from './common/stderr-logger.js';
 import { loadConfigOrExit } from './config/app-config.js';
 
 /**
@@ -13,7 +14,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const statements = await collectSchemaStatements(() =>
     NestFactory.createApplicationContext(AppModule.forRoot({ ...config, outboxRelay: false }), {
-      logger: ['error'],
+      logger: new StderrLogger({ logLevels: ['error', 'warn'] }),
     }),
   );
   if (statements.length === 0) {

@@ -8,6 +8,7 @@ import {
   type NestInterceptor,
 } from '@nestjs/common';
 import { from, lastValueFrom, type Observable } from 'rxjs';
+import { ConnectionWaitTimeoutError } from '../backends/postgres-pool.js';
 import { loggableError, logText } from '../common/log-text.js';
 import { RequestTransaction } from './request-transaction.js';
 
@@ -16,7 +17,8 @@ import { RequestTransaction } from './request-transaction.js';
  * none) around everything inside it, the idempotency record above all: on PostgreSQL the
  * record of a command commits or rolls back with the user row and the reservation, so "done"
  * and "recorded" cannot come apart. UsersService's own transactions join it. A failure to open
- * or commit it is a 503, as UsersService answers for its own.
+ * or commit it is a 503, as UsersService answers for its own; a wait for a free connection that
+ * ran out is the 503 that names it.
  */
 @Injectable()
 export class RequestTransactionInterceptor implements NestInterceptor {
@@ -33,8 +35,10 @@ export class RequestTransactionInterceptor implements NestInterceptor {
     );
   }
 
-  private unavailable(err: unknown, context: ExecutionContext): HttpException {
-    if (err instanceof HttpException) return err;
+  private unavailable(err: unknown, context: ExecutionContext): unknown {
+    // Answered as they are: an HttpException, or no free connection to begin with (a 503 that
+    // says so: nothing was sent, the client may retry).
+    if (err instanceof HttpException || err instanceof ConnectionWaitTimeoutError) return err;
     const { method, path } = context.switchToHttp().getRequest<{ method: string; path: string }>();
     const { message, stack } = loggableError(err);
     this.logger.error(`${logText(`${method} ${path}`)} failed: ${message}`, stack);
