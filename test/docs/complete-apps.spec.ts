@@ -115,6 +115,17 @@ async function stop(app: Running): Promise<string> {
   }
 }
 
+/** Both apps' readiness: reservations, the machine-ID lease, the stores and the outbox. */
+const EVERY_ENTRY_UP = {
+  status: 'ok',
+  details: {
+    'prepare-key': { status: 'up' },
+    'machine-id': { status: 'up' },
+    repository: { status: 'up' },
+    outbox: { status: 'up' },
+  },
+};
+
 describe('the complete apps the root README links', () => {
   const scratchDirs: string[] = [];
   const cleanups: Array<() => Promise<void>> = [];
@@ -129,15 +140,7 @@ describe('the complete apps the root README links', () => {
     cleanups.push(schema.drop);
     const app = await start('docs/postgresql.md', { DATABASE_URL: schema.url }, scratchDirs);
     try {
-      expect(await ready(app)).toMatchObject({
-        status: 'ok',
-        details: {
-          'prepare-key': { status: 'up' },
-          'machine-id': { status: 'up' },
-          repository: { status: 'up' },
-          outbox: { status: 'up' },
-        },
-      });
+      expect(await ready(app)).toMatchObject(EVERY_ENTRY_UP);
       const added = await post(app, '/products', { sku: 'SKU-1', price: 250 });
       expect(added.status).toBe(201);
       const { id } = (await added.json()) as { id: string };
@@ -163,15 +166,7 @@ describe('the complete apps the root README links', () => {
       scratchDirs,
     );
     try {
-      expect(await ready(app)).toMatchObject({
-        status: 'ok',
-        details: {
-          'prepare-key': { status: 'up' },
-          'machine-id': { status: 'up' },
-          repository: { status: 'up' },
-          outbox: { status: 'up' },
-        },
-      });
+      expect(await ready(app)).toMatchObject(EVERY_ENTRY_UP);
       // The app's key prefix is fixed, so the SKU is unique to this run.
       const sku = uniqueName('sku');
       const added = await post(app, '/products', { sku });
