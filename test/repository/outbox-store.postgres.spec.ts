@@ -98,8 +98,8 @@ function notifyObservedPool(pool: pg.Pool) {
   const proxy = new Proxy(observed.pool, {
     get(target, key) {
       if (key !== 'query') return Reflect.get(target, key, target);
-      return async (text: string, values?: unknown[]) => {
-        if (typeof text === 'string' && text.startsWith('SELECT pg_notify')) {
+      return async (text: string | pg.QueryConfig, values?: unknown[]) => {
+        if ((typeof text === 'string' ? text : text.text).startsWith('SELECT pg_notify')) {
           notifies.push(observed.sent.length);
           if (state.hold) await new Promise<void>((resolve) => held.push(resolve));
         }
@@ -145,7 +145,7 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
     // Sent after the write (its own statement, on the pool), with the channel as a parameter.
     const notify = observed.sent[observed.notifies[0]];
     expect(observed.sent.indexOf(writes[0])).toBeLessThan(observed.notifies[0]);
-    expect(notify).toEqual({ text: 'SELECT pg_notify($1, $2)', values: ['ddd_kit_outbox', ''] });
+    expect(notify).toMatchObject({ text: "SELECT pg_notify($1, '')", values: ['ddd_kit_outbox'] });
   });
 
   it('in a transaction: no NOTIFY before the commit, one after it, none after a rollback', async () => {

@@ -93,6 +93,99 @@ describe('PostgresRepository: statements', () => {
   });
 });
 
+describe('PostgresRepository: prepared statements', () => {
+  /** The statements the server holds prepared for the one connection of `onePool`, with how often each ran. */
+  async function preparedOn(onePool: pg.Pool): Promise<Array<{ statement: string; runs: number }>> {
+    const { rows } = await onePool.query(
+      'SELECT statement, generic_plans + custom_plans AS runs FROM pg_prepared_statements ORDER BY statement',
+    );
+    return rows.map((row) => ({ statement: row.statement, runs: Number(row.runs) }));
+  }
+
+  it('its own statements are prepared: parsed once per connection, then run by name', async () => {
+    const onePool = new pg.Pool({ connectionString: schema.url, max: 1 });
+    try {
+      const table = nextTable();
+      const repository = counters({ pool: onePool, table });
+      await repository.ensureTable();
+      const counter = new Counter('p', 'prepared');
+      await repository.insert(counter);
+      for (let i = 0; i < 10; i++) {
+        counter.increment();
+        await repository.update(counter);
+      }
+      expect((await repository.findById('p'))?.count).toBe(10);
+      expect(await repository.currentVersion('p')).toBe(11);
+      const prepared = await preparedOn(onePool);
+      const runsOf = (start: string) => prepared.find((p) => p.statement.startsWith(start))?.runs;
+      expect(runsOf(`INSERT INTO "${table}"`)).toBe(1);
+      expect(runsOf(`UPDATE "${table}"`)).toBe(10); // one Parse, ten runs
+      expect(runsOf('SELECT "id" AS "id"')).toBe(1);
+      expect(runsOf('SELECT "version" AS "version"')).toBe(1);
+    } finally {
+      await onePool.end();
+    }
+  });
+
+  it('preparedStatements: false sends every statement unnamed (a pooler that keeps none)', async () => {
+    const onePool = new pg.Pool({ connectionString: schema.url, max: 1 });
+    try {
+      const observed = observedPool(onePool);
+      const table = nextTable();
+      const repository = new CounterPostgresRepository({
+        pool: observed.pool,
+        table,
+        aggregate: Counter,
+        preparedStatements: false,
+      });
+      await repository.ensureTable();
+      const counter = new Counter('u', 'unnamed');
+      await repository.insert(counter);
+      counter.increment();
+      await repository.update(counter);
+      await repository.findById('u');
+      expect(observed.sent.length).toBeGreaterThanOrEqual(3);
+      expect(observed.sent.filter((s) => s.name !== undefined)).toEqual([]);
+      expect(await preparedOn(onePool)).toEqual([]);
+    } finally {
+      await onePool.end();
+    }
+  });
+
+  it('a column added while statements are prepared changes nothing they return', async () => {
+    const onePool = new pg.Pool({ connectionString: schema.url, max: 1 });
+    try {
+      const table = nextTable();
+      const repository = counters({ pool: onePool, table });
+      await repository.ensureTable();
+      const counter = new Counter('m', 'migrated');
+      await repository.insert(counter);
+      expect((await repository.findById('m'))?.label).toBe('migrated');
+      await pool.query(`ALTER TABLE "${table}" ADD COLUMN note text`);
+      counter.increment();
+      await repository.update(counter);
+      expect((await repository.findById('m'))?.count).toBe(1);
+    } finally {
+      await onePool.end();
+    }
+  });
+
+  it("a subclass's own statements (query) stay unnamed: their text is the subclass's", async () => {
+    const observed = observedPool(pool);
+    class Lookup extends CounterPostgresRepository {
+      byLabel(label: string) {
+        return this.query({ text: `SELECT id FROM ${this.qualifiedTable} WHERE label = $1`, values: [label] });
+      }
+    }
+    const repository = new Lookup({ pool: observed.pool, table: nextTable(), aggregate: Counter });
+    await repository.insert(new Counter('q', 'looked-up'));
+    observed.sent.length = 0;
+    expect((await repository.byLabel('looked-up')).rows).toEqual([{ id: 'q' }]);
+    expect(observed.sent).toHaveLength(1);
+    expect(observed.sent[0].name).toBeUndefined();
+  });
+});
+
 describe('PostgresRepository: the table', () => {
   it('createTableStatement() is the DDL first use runs: id primary key, version ≥ 1, the declared columns', async () => {
     const table = nextTable();

@@ -5,15 +5,19 @@ import type pg from 'pg';
 export interface SentStatement {
   text: string;
   values?: unknown[];
+  /** Set for a prepared statement (sent by name). */
+  name?: string;
 }
 
 /** `pool` seen through a proxy that records every statement sent through it or its clients. */
 export function observedPool(pool: pg.Pool): { pool: pg.Pool; sent: SentStatement[] } {
   const sent: SentStatement[] = [];
-  const recording = (target: { query: (...args: any[]) => Promise<unknown> }) => (text: string, values?: unknown[]) => {
-    sent.push(values === undefined ? { text } : { text, values });
-    return target.query(text, values);
-  };
+  const recording =
+    (target: { query: (...args: any[]) => Promise<unknown> }) => (text: string | pg.QueryConfig, values?: unknown[]) => {
+      if (typeof text === 'string') sent.push(values === undefined ? { text } : { text, values });
+      else sent.push({ text: text.text, ...(text.values === undefined ? {} : { values: text.values }), name: text.name });
+      return target.query(text, values);
+    };
   const observeClient = (client: pg.PoolClient): pg.PoolClient =>
     new Proxy(client, {
       get(target, key) {

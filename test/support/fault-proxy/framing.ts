@@ -200,6 +200,8 @@ class PostgresRequestFramer implements Framer {
   private current: Buffer[] = [];
   private sql = '';
   private seq = 0;
+  /** The text of each statement this connection prepared, by name. */
+  private readonly prepared = new Map<string, string>();
   get pending(): number {
     return this.buf.length;
   }
@@ -234,6 +236,13 @@ class PostgresRequestFramer implements Framer {
       if (type === 'P') {
         const nameEnd = message.indexOf(0, 5);
         this.sql = message.toString('utf8', nameEnd + 1, message.indexOf(0, nameEnd + 1));
+        if (nameEnd > 5) this.prepared.set(message.toString('utf8', 5, nameEnd), this.sql);
+      }
+      // A prepared statement runs again by name alone (Bind, no Parse): it matches on its text.
+      if (type === 'B' && this.sql === '') {
+        const portalEnd = message.indexOf(0, 5);
+        const name = message.toString('utf8', portalEnd + 1, message.indexOf(0, portalEnd + 1));
+        this.sql = this.prepared.get(name) ?? '';
       }
       // A unit ends where the server will answer with ReadyForQuery (Sync, simple Query), or
       // with nothing at all (Terminate); a password message is answered by the server too.

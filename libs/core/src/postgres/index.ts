@@ -1,7 +1,8 @@
 // `@ddd-kit/core/postgres`: the one PostgreSQL transaction path every ddd-kit part joins, the
 // identifier checks and the table creation they share. Types are structural: nothing here
 // requires `pg`'s own types.
-export type { PgPool, PgPoolClient, PgQueryable, PgResult } from './pg.interfaces.js';
+export type { PgPool, PgPoolClient, PgQueryable, PgQueryConfig, PgResult } from './pg.interfaces.js';
+export { preparedStatement, preparesStatements, usePreparedStatements } from './prepared-statements.js';
 export {
   activeTransactionFor,
   ambientStorage,

@@ -7,9 +7,16 @@ export interface PgResult<R = any> {
   rowCount: number | null;
 }
 
+/** A statement as node-postgres takes it; with a `name`, a prepared one (see preparedStatement). */
+export interface PgQueryConfig {
+  readonly name?: string;
+  readonly text: string;
+  readonly values?: unknown[];
+}
+
 /** Anything that runs a statement: a pg.Pool (autocommit), a pool's client, a Client. */
 export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<PgResult>;
+  query(text: string | PgQueryConfig, values?: unknown[]): Promise<PgResult>;
 }
 
 /** A connection checked out of a pool (`pool.connect()`). */

@@ -1,7 +1,7 @@
 import type { Pool, QueryResult } from 'pg';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { PgSchema, queryableFor, type PgPool } from '@ddd-kit/core/postgres';
+import { PgSchema, preparedStatement, queryableFor, type PgPool } from '@ddd-kit/core/postgres';
 import { listenOnChannel } from './postgres-outbox.listener.js';
 import { OutboxWakeUp } from './postgres-outbox.wake.js';
 import { toRecord, type Row } from './postgres-outbox.rows.js';
@@ -41,6 +41,16 @@ export interface PostgresOutboxStoreOptions {
   notifyChannel?: string | false;
 }
 
+/**
+ * The columns a record is read from, named rather than `*`: a prepared statement whose result
+ * changed shape (a column added by a later version's migration) would fail on every connection
+ * that prepared it.
+ */
+const RETURNED = (alias: string): string =>
+  ['seq', 'event_id', 'aggregate', 'aggregate_id', 'version', 'payload', 'stored_at', 'attempts', 'next_attempt_at', 'last_error', 'dead_at']
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+
 /** One SQL statement with its values (the shape PostgresRepository runs). */
 interface Statement {
   text: string;
@@ -71,9 +81,15 @@ const COLUMNS = [
  * autocommitted with it otherwise — at the cost of no extra round trip.
  *
  * The table (every time an epoch-ms bigint from the application's clock):
- *   seq bigserial PRIMARY KEY, event_id text UNIQUE, aggregate text, aggregate_id text,
- *   version bigint, payload jsonb (the event), stored_at, attempts, next_attempt_at,
+ *   seq bigserial PRIMARY KEY, event_id text, aggregate text, aggregate_id text,
+ *   version bigint, payload json (the event), stored_at, attempts, next_attempt_at,
  *   last_error, dead_at (null while pending), owner, lease_until (the claim).
+ * It is lean for the write's sake, which inserts a row and its entries in two indexes (`seq`,
+ * pending): with durable commits, every byte of WAL is flushed before the write returns. The
+ * payload is `json` (kept as sent, not re-encoded as `jsonb` is; the store never queries it);
+ * event ids are random UUIDs and every call that names them also names the owner, so the
+ * owner index finds them without a unique index of their own. A table made by an earlier
+ * version (`jsonb`, `event_id UNIQUE`) works as it is.
  * A claim locks each instance's head row `FOR UPDATE SKIP LOCKED` and leases every pending row
  * of the instance in the same statement: concurrent relays skip what another is claiming, and
  * the lease keeps it theirs after the statement; a lease that ran out is free again.
@@ -87,6 +103,8 @@ export class PostgresOutboxStore implements OutboxStore {
   private readonly schema: PgSchema;
   private readonly channel: string | undefined;
   private readonly wakeUp: OutboxWakeUp | undefined;
+  /** withEvents' texts by the write's text, then by the number of events (negative: with pg_notify). */
+  private readonly texts = new Map<string, Map<number, string>>();
 
   constructor(options: PostgresOutboxStoreOptions) {
     const pool = options?.pool;
@@ -118,11 +136,11 @@ export class PostgresOutboxStore implements OutboxStore {
     return (
       `CREATE TABLE IF NOT EXISTS ${t} (\n` +
       '  seq bigserial PRIMARY KEY,\n' +
-      '  event_id text NOT NULL UNIQUE,\n' +
+      '  event_id text NOT NULL,\n' +
       '  aggregate text NOT NULL,\n' +
       '  aggregate_id text NOT NULL,\n' +
       '  version bigint NOT NULL,\n' +
-      '  payload jsonb NOT NULL,\n' +
+      '  payload json NOT NULL,\n' +
       '  stored_at bigint NOT NULL,\n' +
       '  attempts integer NOT NULL DEFAULT 0,\n' +
       '  next_attempt_at bigint NOT NULL,\n' +
@@ -182,30 +200,48 @@ export class PostgresOutboxStore implements OutboxStore {
    * Every value is a parameter; the write's own `$n` stay as they are. With `notify` (a
    * transaction whose commit cannot be observed) the statement also calls `pg_notify`, which
    * then holds PostgreSQL's notify lock through the writer's commit; otherwise `wrote()` wakes
-   * the relays after the commit.
+   * the relays after the commit. The text depends only on the write's and the number of
+   * events, so it is a prepared statement.
    */
   withEvents(write: Statement, events: readonly DataSyncEvent[], now: number = Date.now(), notify = false): Statement {
     if (events.length === 0) return write;
     const values: unknown[] = [...(write.values ?? [])];
-    const rows = events.map((event, i) => {
-      const at = values.length;
-      values.push(event.eventId, event.aggregate, String(event.id), event.version, JSON.stringify(event), i);
-      return `($${at + 1}::text, $${at + 2}::text, $${at + 3}::text, $${at + 4}::bigint, $${at + 5}::jsonb, $${at + 6}::integer)`;
-    });
+    const first = values.length + 1;
+    for (const event of events)
+      values.push(event.eventId, event.aggregate, String(event.id), event.version, JSON.stringify(event));
     values.push(now);
-    const time = values.length;
-    let notifying = '';
-    if (notify && this.channel !== undefined) {
-      values.push(this.channel);
-      notifying = ` RETURNING pg_notify($${values.length}, '')`;
-    }
-    const text =
-      `WITH w AS (${write.text} RETURNING 1) ` +
+    if (notify && this.channel !== undefined) values.push(this.channel);
+    const text = this.eventsText(write.text, first, events.length, notify && this.channel !== undefined);
+    return preparedStatement(this.pool, text, values);
+  }
+
+  /** The text of withEvents, built once per write text and shape. */
+  private eventsText(write: string, first: number, count: number, notify: boolean): string {
+    let texts = this.texts.get(write);
+    if (texts === undefined) this.texts.set(write, (texts = new Map()));
+    const shape = notify ? -count : count;
+    let text = texts.get(shape);
+    if (text !== undefined) return text;
+    const event = (i: number) => {
+      const at = first + i * 5;
+      return `$${at}::text, $${at + 1}::text, $${at + 2}::text, $${at + 3}::bigint, $${at + 4}::json`;
+    };
+    const time = `$${first + count * 5}::bigint`;
+    // One event (the common case) is a plain SELECT from the write; several come from VALUES
+    // in the order the write collected them, which is the order their seq is drawn in.
+    const source =
+      count === 1
+        ? `SELECT ${event(0)}, ${time}, ${time} FROM w`
+        : `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, ${time}, ${time} FROM w ` +
+          `CROSS JOIN (VALUES ${Array.from({ length: count }, (_, i) => `(${i}, ${event(i)})`).join(', ')}) ` +
+          'AS v(ord, event_id, aggregate, aggregate_id, version, payload) ORDER BY v.ord';
+    text =
+      `WITH w AS (${write} RETURNING 1) ` +
       `INSERT INTO ${this.table} (event_id, aggregate, aggregate_id, version, payload, stored_at, next_attempt_at) ` +
-      `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, $${time}::bigint, $${time}::bigint ` +
-      `FROM w CROSS JOIN (VALUES ${rows.join(', ')}) AS v(event_id, aggregate, aggregate_id, version, payload, ord) ORDER BY v.ord` +
-      notifying;
-    return { text, values };
+      source +
+      (notify ? ` RETURNING pg_notify($${first + count * 5 + 1}, '')` : '');
+    texts.set(shape, text);
+    return text;
   }
 
   async claim(request: OutboxClaimRequest): Promise<OutboxClaim[]> {
@@ -232,7 +268,7 @@ export class PostgresOutboxStore implements OutboxStore {
        )
        UPDATE ${t} o SET owner = $3, lease_until = $4
        FROM due d WHERE o.aggregate = d.aggregate AND o.aggregate_id = d.aggregate_id AND o.dead_at IS NULL
-       RETURNING o.*, d.seq AS head_seq, d.stored_at AS head_stored_at`,
+       RETURNING ${RETURNED('o')}, d.seq AS head_seq, d.stored_at AS head_stored_at`,
       [now, limit, owner, now + leaseMs],
     );
     const byHead = new Map<string, { order: [number, number]; rows: Row[] }>();
@@ -348,7 +384,7 @@ export class PostgresOutboxStore implements OutboxStore {
     const after = query.after === undefined ? null : checkEventId(query.after);
     const t = this.table;
     const result = await this.run<Row>(
-      `SELECT * FROM ${t} d WHERE d.dead_at IS NOT NULL AND ($2::text IS NULL OR d.aggregate = $2)
+      `SELECT ${RETURNED('d')} FROM ${t} d WHERE d.dead_at IS NOT NULL AND ($2::text IS NULL OR d.aggregate = $2)
          AND ($3::text IS NULL OR (d.dead_at, d.event_id COLLATE "C") > (SELECT c.dead_at, c.event_id COLLATE "C" FROM ${t} c WHERE c.event_id = $3 AND c.dead_at IS NOT NULL))
        ORDER BY d.dead_at, d.event_id COLLATE "C" LIMIT $1`,
       [limit, aggregate, after],
@@ -400,7 +436,7 @@ export class PostgresOutboxStore implements OutboxStore {
     // Operator calls inside a use case's transaction join it, like the repository's statements.
     const queryable = queryableFor(this.pool, 'PostgresOutboxStore');
     try {
-      return (await queryable.query(text, values)) as QueryResult<R>;
+      return (await queryable.query(preparedStatement(this.pool, text, values))) as QueryResult<R>;
     } catch (error) {
       if ((error as { code?: string }).code === '42P01') {
         throw new RepositoryConfigurationError(

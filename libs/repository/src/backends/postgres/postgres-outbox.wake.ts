@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { activeTransactionFor } from '@ddd-kit/core/postgres';
+import { activeTransactionFor, preparedStatement } from '@ddd-kit/core/postgres';
 
 const logger = new Logger('PostgresOutboxStore');
 
@@ -79,8 +79,9 @@ export class OutboxWakeUp {
     try {
       do {
         this.again = false;
-        // On the pool, not the writer's connection: a transaction of its own, a few bytes of WAL.
-        await this.pool.query('SELECT pg_notify($1, $2)', [this.channel, '']);
+        // On the pool, not the writer's connection: a transaction of its own, which writes no
+        // WAL but its commit record, so it never waits for a flush.
+        await this.pool.query(preparedStatement(this.pool, "SELECT pg_notify($1, '')", [this.channel]));
         this.failing = false;
       } while (this.again);
     } catch (error) {

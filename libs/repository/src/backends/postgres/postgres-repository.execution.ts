@@ -1,4 +1,4 @@
-import { runTransaction, type PgPool, type PgQueryable } from '@ddd-kit/core/postgres';
+import { runTransaction, type PgPool, type PgQueryable, type PgQueryConfig, type PgResult } from '@ddd-kit/core/postgres';
 import type { Pool, QueryResult } from 'pg';
 import type { PostgresStatement } from './postgres-repository.statements.js';
 
@@ -7,6 +7,13 @@ import type { PostgresStatement } from './postgres-repository.statements.js';
 
 export const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
 
+/** Sends `statement` on `queryable`: by name when it has one (prepared), else as text and values. */
+export function send(queryable: PgQueryable, statement: PostgresStatement): Promise<PgResult> {
+  return statement.name === undefined
+    ? queryable.query(statement.text, statement.values as unknown[] | undefined)
+    : queryable.query(statement as PgQueryConfig);
+}
+
 /** One statement on `queryable`. */
 export async function runStatement<R extends Record<string, any>>(
   queryable: PgQueryable,
@@ -14,7 +21,7 @@ export async function runStatement<R extends Record<string, any>>(
   explain: (error: unknown) => unknown,
 ): Promise<QueryResult<R>> {
   try {
-    return (await queryable.query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
+    return (await send(queryable, statement)) as QueryResult<R>;
   } catch (error) {
     throw explain(error);
   }
@@ -29,7 +36,7 @@ async function runWrite(
 ): Promise<boolean> {
   const result = await runStatement(queryable, write, explain);
   if (result.rowCount === 0) return false;
-  for (const statement of alongside) await queryable.query(statement.text, statement.values as unknown[] | undefined);
+  for (const statement of alongside) await send(queryable, statement);
   return true;
 }
 
@@ -48,7 +55,7 @@ export async function executeWriteOn(
   if (queryable !== pool) return runWrite(queryable, write, alongside, explain);
   if (alongside.length === 0) {
     try {
-      return (await pool.query(write.text, write.values as unknown[] | undefined)).rowCount !== 0;
+      return (await send(pool as PgQueryable, write)).rowCount !== 0;
     } catch (error) {
       throw explain(error);
     }

@@ -21,11 +21,18 @@ export interface PostgresRepositoryOptions<T extends AggregateRoot<any, any>> ex
    * migrate by hand (`createTableStatement()` prints the DDL).
    */
   createTables?: boolean;
+  /**
+   * Whether ddd-kit's statements on `pool` are prepared: parsed and planned once per connection
+   * (default true). False behind a pooler that does not keep prepared statements (PgBouncer in
+   * transaction mode before 1.21, or without `max_prepared_statements`). It is the pool's
+   * setting: every ddd-kit part on that pool follows it.
+   */
+  preparedStatements?: boolean;
 }
 
 /** Throws RepositoryConfigurationError for options of a PostgresRepository (`where`) that cannot work. */
 export function checkPostgresRepositoryOptions(where: string, options: PostgresRepositoryOptions<any>): void {
-  const { pool, table, foreignTransaction, createTables } = options;
+  const { pool, table, foreignTransaction, createTables, preparedStatements } = options;
   if (
     pool !== undefined &&
     pool !== null &&
@@ -38,4 +45,8 @@ export function checkPostgresRepositoryOptions(where: string, options: PostgresR
     throw new RepositoryConfigurationError(`${where}: foreignTransaction must be 'refuse' or 'autocommit'`);
   if (createTables !== undefined && typeof createTables !== 'boolean')
     throw new RepositoryConfigurationError(`${where}: createTables must be a boolean`);
+  if (preparedStatements !== undefined && typeof preparedStatements !== 'boolean')
+    throw new RepositoryConfigurationError(`${where}: preparedStatements must be a boolean`);
+  if (preparedStatements !== undefined && (pool === undefined || pool === null))
+    throw new RepositoryConfigurationError(`${where}: preparedStatements is a setting of the pool: pass it with pool`);
 }

@@ -5,8 +5,13 @@ import { checkColumnType, isJsonType, quoteIdentifier, quoteTableName } from './
 // The SQL of PostgresRepository, built once from a subclass's declaration: every identifier
 // checked and quoted, every value a `$n` parameter.
 
-/** One SQL statement: text with `$n` placeholders, and the values bound to them. */
+/**
+ * One SQL statement: text with `$n` placeholders, and the values bound to them. With a `name`
+ * it is a prepared statement, parsed and planned once per connection (see preparedStatement in
+ * @ddd-kit/core/postgres); the repository names its own, never a subclass's.
+ */
 export interface PostgresStatement {
+  readonly name?: string;
   readonly text: string;
   readonly values?: readonly unknown[];
 }

@@ -23,6 +23,12 @@ export interface RepositoryPostgresOptions {
   pool?: Pool;
   /** Whether repositories (and the outbox) create (or check) their table at start-up when it is missing (default true). */
   createTables?: boolean;
+  /**
+   * Whether ddd-kit's statements on this pool are prepared: parsed and planned once per
+   * connection (default true). False behind a pooler that does not keep prepared statements
+   * (PgBouncer in transaction mode before 1.21, or without `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
 }
 
 /** Throws (through `fail`) for PostgreSQL options that cannot work, the outbox's table and channel included. */
@@ -44,7 +50,7 @@ export function validatePostgresBackendOptions(
   if (postgres === undefined) return;
   if (postgres === null || typeof postgres !== 'object')
     fail('postgres must be an object: { url } (the module opens a pool) or { pool } (yours)');
-  const { url, pool, poolOptions, createTables } = postgres;
+  const { url, pool, poolOptions, createTables, preparedStatements } = postgres;
   if (url === undefined && pool === undefined)
     fail('postgres needs url (the module opens and ends a pool) or pool (yours)');
   if (url !== undefined && pool !== undefined)
@@ -61,4 +67,6 @@ export function validatePostgresBackendOptions(
     fail('postgres.poolOptions must be an object');
   if (url === undefined && poolOptions !== undefined) fail('postgres.poolOptions needs postgres.url');
   if (createTables !== undefined && typeof createTables !== 'boolean') fail('postgres.createTables must be a boolean');
+  if (preparedStatements !== undefined && typeof preparedStatements !== 'boolean')
+    fail('postgres.preparedStatements must be a boolean');
 }

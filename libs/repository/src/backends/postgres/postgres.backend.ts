@@ -1,5 +1,5 @@
 import type { FactoryProvider } from '@nestjs/common';
-import { checkPool, openPool, type PgPool } from '@ddd-kit/core/postgres';
+import { checkPool, openPool, usePreparedStatements, type PgPool } from '@ddd-kit/core/postgres';
 import type { Pool } from 'pg';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import type { RepositoryFeature } from '../../interfaces/repository-feature.interface.js';
@@ -41,14 +41,19 @@ export class PostgresBackend implements RepositoryBackend {
    * unreachable server fails the bootstrap with an error naming RepositoryModule and what to do.
    */
   async connect(): Promise<void> {
-    if (this.current !== undefined) return checkPool(this.current as unknown as PgPool, OWNER);
-    const pool = await openPool(
-      // A request that cannot get a connection fails after this long instead of waiting for ever.
-      { url: this.options.url!, poolOptions: { connectionTimeoutMillis: 10_000, ...this.options.poolOptions } },
-      OWNER,
-    );
-    this.current = pool as unknown as Pool;
-    this.owned = true;
+    if (this.current === undefined) {
+      const pool = await openPool(
+        // A request that cannot get a connection fails after this long instead of waiting for ever.
+        { url: this.options.url!, poolOptions: { connectionTimeoutMillis: 10_000, ...this.options.poolOptions } },
+        OWNER,
+      );
+      this.current = pool as unknown as Pool;
+      this.owned = true;
+    } else {
+      await checkPool(this.current as unknown as PgPool, OWNER);
+    }
+    // Every ddd-kit part on this pool follows it (reservations, machine IDs, idempotency too).
+    if (this.options.preparedStatements !== undefined) usePreparedStatements(this.current, this.options.preparedStatements);
   }
 
   async close(): Promise<void> {

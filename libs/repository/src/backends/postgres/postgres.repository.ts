@@ -1,7 +1,9 @@
 import {
   activeTransactionFor,
   PgSchema,
+  preparedStatement,
   queryableFor,
+  usePreparedStatements,
   runTransaction,
   type PgPool,
   type PgQueryable,
@@ -90,11 +92,12 @@ export abstract class PostgresRepository<
     super(options);
   }
 
-  /** Also takes the `pool`, `table` and `createTables` (each set once: a later value is ignored). */
+  /** Also takes the `pool`, `table` and `createTables` (each set once: a later value is ignored), and the pool's `preparedStatements`. */
   override configure(options: PostgresRepositoryOptions<T>): void {
     super.configure(options);
     checkPostgresRepositoryOptions(this.constructor.name, options);
     if (options.pool !== undefined && options.pool !== null) this.pool ??= options.pool;
+    if (options.preparedStatements !== undefined) usePreparedStatements(options.pool!, options.preparedStatements);
     if (options.table !== undefined) this.tableOverride ??= options.table;
     if (options.foreignTransaction !== undefined) this.foreignTransaction ??= options.foreignTransaction;
     if (options.createTables !== undefined) this.createTableOnFirstUse ??= options.createTables;
@@ -203,9 +206,11 @@ export abstract class PostgresRepository<
     if (operation !== 'remove') this.pushColumnValues(values, s, aggregate);
     if (operation === 'update') values.push(aggregate.newVersion);
     const outbox = this.outbox as PostgresOutboxStore | undefined;
-    const write = { text: s[operation], values };
+    const pool = this.requirePool();
     const matched = await this.executeWrite(
-      outbox === undefined ? write : await outbox.joinWrite(this.requirePool(), this.constructor.name, write, events),
+      outbox === undefined || events.length === 0
+        ? preparedStatement(pool, s[operation], values)
+        : await outbox.joinWrite(pool, this.constructor.name, { text: s[operation], values }, events),
       this.statementsToCommitWith(aggregate, operation, events),
     );
     // The relays are woken after the commit, not by a NOTIFY inside it (see OutboxWakeUp).
@@ -216,7 +221,7 @@ export abstract class PostgresRepository<
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
     this.checkedId(id);
     const s = this.readyStatements ?? (await this.ready());
-    const result = await this.run<Record<string, unknown>>(this.queryable(), { text: s.find, values: [id] });
+    const result = await this.run<Record<string, unknown>>(this.queryable(), this.own(s.find, [id]));
     return result.rows.length === 0 ? null : this.loaded(result.rows[0], id);
   }
 
@@ -224,8 +229,8 @@ export abstract class PostgresRepository<
     const s = this.readyStatements ?? (await this.ready());
     const statement =
       cursor === undefined
-        ? { text: s.firstPage, values: [pageSize] }
-        : { text: s.nextPage, values: [this.checkedId(cursor), pageSize] };
+        ? this.own(s.firstPage, [pageSize])
+        : this.own(s.nextPage, [this.checkedId(cursor), pageSize]);
     const result = await this.run<Record<string, unknown>>(this.queryable(), statement);
     const aggregates = result.rows.map((row) => this.loaded(row, row.id as ID));
     return {
@@ -266,7 +271,7 @@ export abstract class PostgresRepository<
   protected override async doCurrentVersion(id: ID): Promise<number> {
     this.checkedId(id);
     const s = this.readyStatements ?? (await this.ready());
-    const result = await this.run<{ version: unknown }>(this.queryable(), { text: s.version, values: [id] });
+    const result = await this.run<{ version: unknown }>(this.queryable(), this.own(s.version, [id]));
     return result.rows.length === 0 ? -1 : this.versionOf(result.rows[0].version, id);
   }
 
@@ -321,7 +326,12 @@ export abstract class PostgresRepository<
 
   // ---------------------------------------------------------------- internals
 
-  /** One of this repository's own statements (a missing table is explained, see `explain`). */
+  /** One of this repository's own statements, prepared (its text is fixed by the declaration). */
+  private own(text: string, values: unknown[]): PostgresStatement {
+    return preparedStatement(this.requirePool(), text, values);
+  }
+
+  /** Runs one of this repository's own statements (a missing table is explained, see `explain`). */
   private run<R extends Record<string, any>>(queryable: PgQueryable, statement: PostgresStatement) {
     return runStatement<R>(queryable, statement, (error) => this.explain(error));
   }
