@@ -7,6 +7,7 @@ export type {
   OutboxDeadLetterQuery,
   OutboxFailure,
   OutboxFailureOutcome,
+  OutboxLocalRelay,
   OutboxRecord,
   OutboxStatus,
   OutboxStore,

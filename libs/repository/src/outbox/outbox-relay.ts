@@ -12,6 +12,7 @@ import { OutboxLane, type OutboxDelivery, type OutboxLaneContext, type OutboxRel
 import type {
   OutboxClaim,
   OutboxDeadLetterQuery,
+  OutboxLocalRelay,
   OutboxRecord,
   OutboxStatus,
   OutboxStore,
@@ -80,8 +81,10 @@ const RELAY_SIDE = ['claim', 'renew', 'ack', 'fail', 'release', 'status'] as con
  * claims to expire; one that shuts down finishes the writes in progress and releases the rest.
  *
  * It claims when the store tells it of new events (PostgreSQL LISTEN/NOTIFY, in process), when
- * a lane ends (its instance may have more), and every `pollIntervalMs` regardless. `status()`
- * is for health checks.
+ * a lane ends (its instance may have more), and every `pollIntervalMs` regardless. A store that
+ * can (PostgreSQL) hands it the writes of its own process as they commit, already claimed for
+ * it, whenever their instance had nothing pending (OutboxStore.attachRelay): those need no
+ * claim at all. `status()` is for health checks.
  */
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly owner: string;
@@ -103,8 +106,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private claimedAny = false;
   private released = false;
   private unwatch: Array<() => Promise<void>> = [];
+  private detach: Array<() => void> = [];
   private wakeUp?: () => void;
   private signalled = false;
+  /** Wake-ups so far: a lane compares it at its end with what it was at its start. */
+  private wakes = 0;
 
   constructor(options: OutboxRelayOptions) {
     if (options === null || typeof options !== 'object')
@@ -147,6 +153,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     if (this.stopRequested)
       throw new RepositoryConfigurationError('OutboxRelay: a stopped relay does not start again; create another');
     for (const store of this.stores) {
+      if (store.attachRelay !== undefined) this.detach.push(store.attachRelay(this.localRelay(store)));
       if (store.watch === undefined) continue;
       try {
         this.unwatch.push(await store.watch(() => this.wake()));
@@ -286,11 +293,12 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     return { claimed, lanes };
   }
 
-  private openLane(store: OutboxStore, claim: OutboxClaim, detached: boolean): Promise<void> {
+  private openLane(store: OutboxStore, claim: OutboxClaim, detached: boolean, handedOff = false): Promise<void> {
     let lanes = this.lanes.get(store);
     if (lanes === undefined) this.lanes.set(store, (lanes = new Map()));
     const key = instanceKey(claim);
     const running = lanes.get(key);
+    const wakesBefore = this.wakes;
     // The store hands an instance out again only when the lease lapsed; the lane still running
     // here must stay the only one delivering it.
     const done =
@@ -301,7 +309,10 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
             lanes.set(key, lane);
             return lane.run().finally(() => {
               lanes.delete(key);
-              this.wake();
+              // Its instance may have more now, or lanes were all busy: claim again. A write
+              // handed off needs that only when new events were signalled meanwhile (a write
+              // to its instance while it ran was stored unclaimed and woke this relay).
+              if (!handedOff || this.wakes !== wakesBefore) this.wake();
             });
           })();
     this.inFlight.add(done);
@@ -315,6 +326,38 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     return Promise.resolve();
   }
 
+  /**
+   * This relay as `store` hands it the writes of this process (OutboxStore.attachRelay): their
+   * events arrive claimed, once committed, and get a lane like a claim of the loop's.
+   */
+  private localRelay(store: OutboxStore): OutboxLocalRelay {
+    return {
+      owner: this.owner,
+      leaseMs: this.settings.leaseMs,
+      now: () => this.clock(),
+      hasRoom: () => !this.stopRequested && this.active() < this.settings.batchSize,
+      take: (claim) => {
+        this.claimedAny = true;
+        if (this.stopRequested) {
+          // A write that began before the stop committed after it: give its events back now.
+          const ids = claim.events.map((record) => record.eventId);
+          store
+            .release(this.owner, ids)
+            .catch((error: unknown) =>
+              this.logger.warn(`Releasing a write's events failed (${errorText(error)}); they wait for their lease`),
+            );
+          return;
+        }
+        if (this.onClaimed === undefined) return void this.openLane(store, claim, true, true);
+        void Promise.resolve(this.onClaimed([claim])).then(
+          () => this.openLane(store, claim, true, true),
+          (error: unknown) =>
+            this.logger.error(`onClaimed failed (${errorText(error)}); the claim expires with its lease`),
+        );
+      },
+    };
+  }
+
   private active(): number {
     let n = 0;
     for (const lanes of this.lanes.values()) n += lanes.size;
@@ -322,6 +365,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   private wake(): void {
+    this.wakes++;
     this.signalled = true;
     this.wakeUp?.();
   }
@@ -342,6 +386,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
 
   private async shutdown(): Promise<void> {
     this.stopRequested = true;
+    for (const detach of this.detach.splice(0)) detach();
     this.wakeUp?.();
     const unwatch = this.unwatch;
     this.unwatch = [];

@@ -113,6 +113,32 @@ export interface OutboxStore {
    * be missed or spurious; polling stays the guarantee. Resolves a function that unsubscribes.
    */
   watch?(listener: () => void): Promise<() => Promise<void>>;
+
+  /**
+   * Optional: from now on, a write of this process may store its events already claimed by
+   * `relay` (a relay of this process), and hand them to it once the write committed — no claim
+   * statement, no wait for a wake-up. The store does so only for an instance with no pending
+   * event at all (the new events are then its head, so nobody else can be delivering it), and
+   * only while `relay.hasRoom()`; otherwise the events are stored unclaimed, as without a
+   * relay. A handed-off claim is leased to `relay.owner` from the write on, like one `claim`
+   * returned. Resolves a function that stops it.
+   */
+  attachRelay?(relay: OutboxLocalRelay): () => void;
+}
+
+/** A relay running in the writing process, as a store sees it (see OutboxStore.attachRelay). */
+export interface OutboxLocalRelay {
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** The relay's clock (epoch ms): a handed-off claim's lease runs from here. */
+  now(): number;
+  /** True while it takes more instances (running, not stopping, lanes free). */
+  hasRoom(): boolean;
+  /**
+   * A write committed with its events claimed for this relay: deliver them. Called after the
+   * commit (never after a rollback); a relay that stopped meanwhile releases them.
+   */
+  take(claim: OutboxClaim): void;
 }
 
 export interface OutboxClaimRequest {

@@ -1,7 +1,15 @@
 import type { Pool, QueryResult } from 'pg';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { PgSchema, preparedStatement, queryableFor, type PgPool } from '@ddd-kit/core/postgres';
+import {
+  activeTransactionFor,
+  outsideTransaction,
+  PgSchema,
+  preparedStatement,
+  queryableFor,
+  type PgPool,
+  type PgResult,
+} from '@ddd-kit/core/postgres';
 import { listenOnChannel } from './postgres-outbox.listener.js';
 import { OutboxWakeUp } from './postgres-outbox.wake.js';
 import { toRecord, type Row } from './postgres-outbox.rows.js';
@@ -20,6 +28,7 @@ import type {
   OutboxDeadLetterQuery,
   OutboxFailure,
   OutboxFailureOutcome,
+  OutboxLocalRelay,
   OutboxRecord,
   OutboxStatus,
   OutboxStore,
@@ -33,10 +42,11 @@ export interface PostgresOutboxStoreOptions {
   /** Create the table and its indexes at start-up when missing (default true); `createTableStatement()` prints the DDL. */
   createTables?: boolean;
   /**
-   * The LISTEN/NOTIFY channel relays are woken on after a write with events committed, and
-   * `watch` listens to (default `ddd_kit_outbox`); `false`: no wake-up (relays then find new
-   * events by polling alone). The NOTIFY is a statement of its own after the commit, never part
-   * of the writer's transaction (see OutboxWakeUp).
+   * The LISTEN/NOTIFY channel relays of other processes are woken on after a write with events
+   * committed, and `watch` listens to (default `ddd_kit_outbox`); `false`: no NOTIFY (relays
+   * elsewhere find new events by polling alone; those of this process are woken all the same).
+   * The NOTIFY is a statement of its own after the commit, never part of the writer's
+   * transaction (see OutboxWakeUp).
    */
   notifyChannel?: string | false;
 }
@@ -47,14 +57,64 @@ export interface PostgresOutboxStoreOptions {
  * that prepared it.
  */
 const RETURNED = (alias: string): string =>
-  ['seq', 'event_id', 'aggregate', 'aggregate_id', 'version', 'payload', 'stored_at', 'attempts', 'next_attempt_at', 'last_error', 'dead_at']
+  [
+    'seq',
+    'event_id',
+    'aggregate',
+    'aggregate_id',
+    'version',
+    'payload',
+    'stored_at',
+    'attempts',
+    'next_attempt_at',
+    'last_error',
+    'dead_at',
+  ]
     .map((column) => `${alias}.${column}`)
     .join(', ');
 
 /** One SQL statement with its values (the shape PostgresRepository runs). */
 interface Statement {
+  name?: string;
   text: string;
   values?: readonly unknown[];
+}
+
+/** A repository's write joined with its events (see PostgresOutboxStore.joinWrite). */
+export interface OutboxJoinedWrite {
+  readonly statement: Statement;
+  /** The statement ran and matched (its result): after the commit, the relays learn of the events. */
+  wrote(result: PgResult): void;
+}
+
+/**
+ * The claim a write stored for a relay of its process, as `claim` would have returned it: the
+ * events read back from the JSON stored (what any other path delivers), version order kept.
+ */
+function handedOffClaim(
+  owner: string,
+  leaseUntil: number,
+  storedAt: number,
+  events: readonly DataSyncEvent[],
+  values: readonly unknown[],
+): OutboxClaim {
+  const first = values.length - events.length * 5 - 3; // the events' values, then time, owner, lease
+  const records = events.map((written, i): OutboxRecord => {
+    const event = Object.freeze(JSON.parse(values[first + i * 5 + 4] as string) as DataSyncEvent);
+    return {
+      eventId: event.eventId,
+      aggregate: event.aggregate,
+      aggregateId: event.id,
+      version: written.version,
+      event,
+      storedAt,
+      attempts: 0,
+      nextAttemptAt: storedAt,
+      lastError: null,
+      deadAt: null,
+    };
+  });
+  return { aggregate: records[0].aggregate, aggregateId: records[0].aggregateId, owner, leaseUntil, events: records };
 }
 
 const COLUMNS = [
@@ -102,9 +162,11 @@ export class PostgresOutboxStore implements OutboxStore {
   private readonly indexPrefix: string;
   private readonly schema: PgSchema;
   private readonly channel: string | undefined;
-  private readonly wakeUp: OutboxWakeUp | undefined;
-  /** withEvents' texts by the write's text, then by the number of events (negative: with pg_notify). */
+  private readonly wakeUp: OutboxWakeUp;
+  /** build()'s texts by the write's text, then by shape (the number of events, NOTIFY, claim). */
   private readonly texts = new Map<string, Map<number, string>>();
+  /** Relays of this process that take this store's writes as they commit (attachRelay). */
+  private readonly relays = new Set<OutboxLocalRelay>();
 
   constructor(options: PostgresOutboxStoreOptions) {
     const pool = options?.pool;
@@ -126,7 +188,7 @@ export class PostgresOutboxStore implements OutboxStore {
     const channel = options.notifyChannel ?? 'ddd_kit_outbox';
     if (channel !== false) quoteIdentifier(channel, 'PostgresOutboxStore: notifyChannel');
     this.channel = channel === false ? undefined : channel;
-    this.wakeUp = this.channel === undefined ? undefined : new OutboxWakeUp(pool, this.channel);
+    this.wakeUp = new OutboxWakeUp(pool, this.channel);
   }
 
   /** The DDL of the table and its indexes, for teams that migrate by hand. */
@@ -168,30 +230,69 @@ export class PostgresOutboxStore implements OutboxStore {
   /**
    * A PostgresRepository's write on `pool` with its events (see `withEvents`), once the table
    * exists; the store must be on the repository's own pool, so that events commit with the row.
+   * The repository runs `statement`, then calls `wrote` with its result when it matched.
+   *
+   * With a relay of this process attached (attachRelay) that has room, and the write's commit
+   * observable (autocommitted, or an ambient transaction with `afterCommit`), the statement
+   * stores the events already claimed by that relay when their instance has no pending event,
+   * and `wrote` hands the claim to the relay once committed. Otherwise the events are stored
+   * unclaimed and `wrote` wakes the relays after the commit.
    */
   async joinWrite(
     pool: Pool,
     repository: string,
     write: Statement,
     events: readonly DataSyncEvent[],
-  ): Promise<Statement> {
-    if (events.length === 0) return write;
+  ): Promise<OutboxJoinedWrite> {
+    if (events.length === 0) return { statement: write, wrote: () => undefined };
     if (this.pool !== pool) {
       throw new RepositoryConfigurationError(
         `${repository}: its outbox (PostgresOutboxStore) must use the repository's own pool, so that events commit in the same transaction as the row`,
       );
     }
     await this.ensureTable();
-    return this.withEvents(write, events, Date.now(), OutboxWakeUp.mustNotifyInStatement(pool));
+    const transaction = activeTransactionFor(pool);
+    // A commit that cannot be observed: the statement carries its own NOTIFY (see OutboxWakeUp).
+    if (transaction !== undefined && transaction.afterCommit === undefined)
+      return { statement: this.withEvents(write, events, Date.now(), true), wrote: () => undefined };
+    const relay = this.relayWithRoom(events);
+    if (relay === undefined) return { statement: this.withEvents(write, events), wrote: this.wakeAfterWrite };
+    const now = Date.now();
+    const leaseUntil = relay.now() + relay.leaseMs;
+    const statement = this.build(write, events, now, false, { owner: relay.owner, leaseUntil });
+    return {
+      statement,
+      wrote: (result) => {
+        if ((result.rows[0] as { claimed?: boolean } | undefined)?.claimed !== true) return this.wakeAfterWrite();
+        // The relay's lane runs its store calls in no use case's transaction, whatever encloses this one.
+        const handOff = () =>
+          outsideTransaction(() => relay.take(handedOffClaim(relay.owner, leaseUntil, now, events, statement.values)));
+        if (transaction === undefined) handOff();
+        else transaction.afterCommit!(handOff);
+      },
+    };
+  }
+
+  /** Hands this store's claims to `relay` from now on (see OutboxStore.attachRelay). */
+  attachRelay(relay: OutboxLocalRelay): () => void {
+    this.relays.add(relay);
+    return () => void this.relays.delete(relay);
   }
 
   /**
-   * The repository's write with events (from `joinWrite`) ran and matched: wakes the relays once
-   * it is committed — at once when it autocommitted, after the ambient transaction's commit
-   * otherwise (never after a rollback). A no-op without a notify channel.
+   * The events stored unclaimed: wakes the relays once committed — at once when autocommitted,
+   * after the ambient transaction's commit otherwise (never after a rollback); those of other
+   * processes only with a notify channel.
    */
-  wrote(): void {
-    this.wakeUp?.afterWrite();
+  private readonly wakeAfterWrite = (): void => this.wakeUp.afterWrite();
+
+  /** An attached relay that takes more now, when every event is of one instance (one write's are). */
+  private relayWithRoom(events: readonly DataSyncEvent[]): OutboxLocalRelay | undefined {
+    if (this.relays.size === 0) return undefined;
+    const [{ aggregate, id }] = events;
+    if (events.some((event) => event.aggregate !== aggregate || event.id !== id)) return undefined;
+    for (const relay of this.relays) if (relay.hasRoom()) return relay;
+    return undefined;
   }
 
   /**
@@ -199,47 +300,74 @@ export class PostgresOutboxStore implements OutboxStore {
    * (and only when) it matched a row; its row count is then the number of events inserted.
    * Every value is a parameter; the write's own `$n` stay as they are. With `notify` (a
    * transaction whose commit cannot be observed) the statement also calls `pg_notify`, which
-   * then holds PostgreSQL's notify lock through the writer's commit; otherwise `wrote()` wakes
-   * the relays after the commit. The text depends only on the write's and the number of
-   * events, so it is a prepared statement.
+   * then holds PostgreSQL's notify lock through the writer's commit; otherwise the relays are
+   * woken after the commit (see joinWrite). The text depends only on the write's and the number
+   * of events, so it is a prepared statement.
    */
   withEvents(write: Statement, events: readonly DataSyncEvent[], now: number = Date.now(), notify = false): Statement {
-    if (events.length === 0) return write;
+    return events.length === 0 ? write : this.build(write, events, now, notify && this.channel !== undefined);
+  }
+
+  /**
+   * withEvents' statement; with `claim`, the events are stored leased to `claim.owner` until
+   * `claim.leaseUntil` when their instance has no pending event (checked in the same
+   * statement), and each inserted row says whether it was (`claimed`).
+   */
+  private build(
+    write: Statement,
+    events: readonly DataSyncEvent[],
+    now: number,
+    notify: boolean,
+    claim?: { owner: string; leaseUntil: number },
+  ): Statement & { values: unknown[] } {
     const values: unknown[] = [...(write.values ?? [])];
     const first = values.length + 1;
     for (const event of events)
       values.push(event.eventId, event.aggregate, String(event.id), event.version, JSON.stringify(event));
     values.push(now);
-    if (notify && this.channel !== undefined) values.push(this.channel);
-    const text = this.eventsText(write.text, first, events.length, notify && this.channel !== undefined);
-    return preparedStatement(this.pool, text, values);
+    if (notify) values.push(this.channel);
+    if (claim !== undefined) values.push(claim.owner, claim.leaseUntil);
+    const text = this.eventsText(write.text, first, events.length, notify, claim !== undefined);
+    return preparedStatement(this.pool, text, values) as Statement & { values: unknown[] };
   }
 
-  /** The text of withEvents, built once per write text and shape. */
-  private eventsText(write: string, first: number, count: number, notify: boolean): string {
+  /** The text of build(), made once per write text and shape. */
+  private eventsText(write: string, first: number, count: number, notify: boolean, claim: boolean): string {
     let texts = this.texts.get(write);
     if (texts === undefined) this.texts.set(write, (texts = new Map()));
-    const shape = notify ? -count : count;
+    const shape = count * 4 + (notify ? 1 : 0) + (claim ? 2 : 0);
     let text = texts.get(shape);
     if (text !== undefined) return text;
     const event = (i: number) => {
       const at = first + i * 5;
       return `$${at}::text, $${at + 1}::text, $${at + 2}::text, $${at + 3}::bigint, $${at + 4}::json`;
     };
-    const time = `$${first + count * 5}::bigint`;
+    let next = first + count * 5;
+    const time = `$${next++}::bigint`;
+    const channel = notify ? `$${next++}` : '';
+    const t = this.table;
+    // Claimed only when the instance has nothing pending: the new events are then its head.
+    const free = claim
+      ? `, f AS (SELECT NOT EXISTS (SELECT 1 FROM ${t} x WHERE x.aggregate = $${first + 1}::text ` +
+        `AND x.aggregate_id = $${first + 2}::text AND x.dead_at IS NULL) AS free)`
+      : '';
+    const lease = claim
+      ? `, CASE WHEN f.free THEN $${next}::text END, CASE WHEN f.free THEN $${next + 1}::bigint END`
+      : '';
+    const from = claim ? 'FROM w CROSS JOIN f' : 'FROM w';
     // One event (the common case) is a plain SELECT from the write; several come from VALUES
     // in the order the write collected them, which is the order their seq is drawn in.
     const source =
       count === 1
-        ? `SELECT ${event(0)}, ${time}, ${time} FROM w`
-        : `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, ${time}, ${time} FROM w ` +
+        ? `SELECT ${event(0)}, ${time}, ${time}${lease} ${from}`
+        : `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, ${time}, ${time}${lease} ${from} ` +
           `CROSS JOIN (VALUES ${Array.from({ length: count }, (_, i) => `(${i}, ${event(i)})`).join(', ')}) ` +
           'AS v(ord, event_id, aggregate, aggregate_id, version, payload) ORDER BY v.ord';
     text =
-      `WITH w AS (${write} RETURNING 1) ` +
-      `INSERT INTO ${this.table} (event_id, aggregate, aggregate_id, version, payload, stored_at, next_attempt_at) ` +
+      `WITH w AS (${write} RETURNING 1)${free} ` +
+      `INSERT INTO ${t} (event_id, aggregate, aggregate_id, version, payload, stored_at, next_attempt_at${claim ? ', owner, lease_until' : ''}) ` +
       source +
-      (notify ? ` RETURNING pg_notify($${first + count * 5 + 1}, '')` : '');
+      (notify ? ` RETURNING pg_notify(${channel}, '')` : claim ? ' RETURNING owner IS NOT NULL AS claimed' : '');
     texts.set(shape, text);
     return text;
   }
@@ -403,19 +531,19 @@ export class PostgresOutboxStore implements OutboxStore {
       inStatement ? [ids, now, this.channel] : [ids, now],
     );
     const replayed = result.rowCount ?? 0;
-    if (replayed > 0 && !inStatement) this.wakeUp?.afterWrite();
+    if (replayed > 0 && !inStatement) this.wakeUp.afterWrite();
     return replayed;
   }
 
   /**
-   * `listener` runs after every commit of a write with events: in process for this store's own
-   * writes (no round trip), and on LISTEN, on a connection of its own (from the pool's
-   * settings), for every process's. A lost connection is reopened after a second; meanwhile
-   * the relay's polling finds the events.
+   * `listener` runs after every commit of a write with unclaimed events: in process for this
+   * store's own writes (no round trip), and — with a notify channel — on LISTEN, on a
+   * connection of its own (from the pool's settings), for every process's. A lost connection is
+   * reopened after a second; meanwhile the relay's polling finds the events.
    */
   async watch(listener: () => void): Promise<() => Promise<void>> {
-    if (this.channel === undefined || this.wakeUp === undefined) return async () => undefined;
     const stopLocal = this.wakeUp.watchInProcess(listener);
+    if (this.channel === undefined) return async () => stopLocal();
     try {
       const stopListening = await listenOnChannel(this.pool, this.channel, listener);
       return async () => {

@@ -29,7 +29,8 @@ export class OutboxWakeUp {
 
   constructor(
     private readonly pool: Pool,
-    private readonly channel: string,
+    /** Undefined: no NOTIFY (relays elsewhere poll); relays of this process are still woken. */
+    private readonly channel: string | undefined,
   ) {}
 
   /**
@@ -61,12 +62,13 @@ export class OutboxWakeUp {
         for (const watcher of this.watchers) watcher();
       });
     }
+    if (this.channel === undefined) return;
     if (this.notifying) {
       this.again = true;
       return;
     }
     this.notifying = true;
-    void this.notify();
+    void this.notify(this.channel);
   }
 
   /** Calls `watcher` on every wake-up of this process; resolves a function that stops it. */
@@ -75,19 +77,19 @@ export class OutboxWakeUp {
     return () => void this.watchers.delete(watcher);
   }
 
-  private async notify(): Promise<void> {
+  private async notify(channel: string): Promise<void> {
     try {
       do {
         this.again = false;
         // On the pool, not the writer's connection: a transaction of its own, which writes no
         // WAL but its commit record, so it never waits for a flush.
-        await this.pool.query(preparedStatement(this.pool, "SELECT pg_notify($1, '')", [this.channel]));
+        await this.pool.query(preparedStatement(this.pool, "SELECT pg_notify($1, '')", [channel]));
         this.failing = false;
       } while (this.again);
     } catch (error) {
       if (!this.failing)
         logger.warn(
-          `NOTIFY ${this.channel} failed (${error instanceof Error ? error.message : String(error)}); relays in other processes find the events at their next poll`,
+          `NOTIFY ${channel} failed (${error instanceof Error ? error.message : String(error)}); relays in other processes find the events at their next poll`,
         );
       this.failing = true;
     } finally {

@@ -1,4 +1,10 @@
-import { runTransaction, type PgPool, type PgQueryable, type PgQueryConfig, type PgResult } from '@ddd-kit/core/postgres';
+import {
+  runTransaction,
+  type PgPool,
+  type PgQueryable,
+  type PgQueryConfig,
+  type PgResult,
+} from '@ddd-kit/core/postgres';
 import type { Pool, QueryResult } from 'pg';
 import type { PostgresStatement } from './postgres-repository.statements.js';
 
@@ -27,23 +33,24 @@ export async function runStatement<R extends Record<string, any>>(
   }
 }
 
-/** The write and, only when it matched a row, the statements alongside it; true when it matched. */
+/** The write and, only when it matched a row, the statements alongside it; resolves the write's result. */
 async function runWrite(
   queryable: PgQueryable,
   write: PostgresStatement,
   alongside: readonly PostgresStatement[],
   explain: (error: unknown) => unknown,
-): Promise<boolean> {
+): Promise<PgResult> {
   const result = await runStatement(queryable, write, explain);
-  if (result.rowCount === 0) return false;
+  if (result.rowCount === 0) return result;
   for (const statement of alongside) await send(queryable, statement);
-  return true;
+  return result;
 }
 
 /**
  * The write where the repository's statements run (`queryable`: the ambient transaction's
  * client, else `pool`): in the ambient transaction as they come; on the pool, a lone statement
- * autocommitted, several in a transaction of their own.
+ * autocommitted, several in a transaction of their own. Resolves the write's result: a row
+ * count of 0 means it matched nothing.
  */
 export async function executeWriteOn(
   pool: Pool,
@@ -51,11 +58,11 @@ export async function executeWriteOn(
   write: PostgresStatement,
   alongside: readonly PostgresStatement[],
   explain: (error: unknown) => unknown,
-): Promise<boolean> {
+): Promise<PgResult> {
   if (queryable !== pool) return runWrite(queryable, write, alongside, explain);
   if (alongside.length === 0) {
     try {
-      return (await send(pool as PgQueryable, write)).rowCount !== 0;
+      return await send(pool as PgQueryable, write);
     } catch (error) {
       throw explain(error);
     }

@@ -7,6 +7,7 @@ import {
   runTransaction,
   type PgPool,
   type PgQueryable,
+  type PgResult,
 } from '@ddd-kit/core/postgres';
 import type { Pool, QueryResult } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
@@ -207,15 +208,15 @@ export abstract class PostgresRepository<
     if (operation === 'update') values.push(aggregate.newVersion);
     const outbox = this.outbox as PostgresOutboxStore | undefined;
     const pool = this.requirePool();
-    const matched = await this.executeWrite(
-      outbox === undefined || events.length === 0
-        ? preparedStatement(pool, s[operation], values)
-        : await outbox.joinWrite(pool, this.constructor.name, { text: s[operation], values }, events),
-      this.statementsToCommitWith(aggregate, operation, events),
-    );
-    // The relays are woken after the commit, not by a NOTIFY inside it (see OutboxWakeUp).
-    if (matched && outbox !== undefined && events.length > 0) outbox.wrote();
-    return matched;
+    const alongside = this.statementsToCommitWith(aggregate, operation, events);
+    if (outbox === undefined || events.length === 0)
+      return (await this.runWrite(preparedStatement(pool, s[operation], values), alongside)).rowCount !== 0;
+    const joined = await outbox.joinWrite(pool, this.constructor.name, { text: s[operation], values }, events);
+    const result = await this.runWrite(joined.statement, alongside);
+    if (result.rowCount === 0) return false;
+    // The relays learn of the events after the commit, not from a NOTIFY inside it (see OutboxWakeUp).
+    joined.wrote(result);
+    return true;
   }
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
@@ -321,6 +322,11 @@ export abstract class PostgresRepository<
     write: PostgresStatement,
     alongside: readonly PostgresStatement[] = NO_STATEMENTS,
   ): Promise<boolean> {
+    return (await this.runWrite(write, alongside)).rowCount !== 0;
+  }
+
+  /** executeWrite, resolving the write's own result. */
+  private runWrite(write: PostgresStatement, alongside: readonly PostgresStatement[]): Promise<PgResult> {
     return executeWriteOn(this.requirePool(), this.queryable(), write, alongside, (error) => this.explain(error));
   }
 
