@@ -204,6 +204,34 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
     expect(observed.notifies).toHaveLength(2);
   });
 
+  it('a steady stream of writes costs at most one NOTIFY per millisecond, and the last write is followed by one', async () => {
+    const observed = notifyObservedPool(pool);
+    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_stream' });
+    const repository = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool: observed.pool,
+      table: 'counters_wake_stream',
+      outbox: store,
+    });
+    await repository.ensureTable();
+    await store.ensureTable();
+    const counter = new Counter('s', 'stream');
+    await repository.insert(counter);
+    await eventually('the first NOTIFY', () => observed.notifies.length === 1);
+    const began = performance.now();
+    for (let i = 0; i < 200; i++) {
+      counter.increment();
+      await repository.update(counter);
+    }
+    const elapsedMs = performance.now() - began;
+    const lastWrite = observed.sent.findLastIndex((sent) => /INSERT INTO "outbox_wake_stream"/.test(sent.text));
+    await eventually('a NOTIFY after the last write', () => observed.notifies.some((at) => at > lastWrite));
+    const during = observed.notifies.length - 1;
+    expect(during).toBeGreaterThanOrEqual(1);
+    expect(during).toBeLessThanOrEqual(Math.ceil(elapsedMs) + 2);
+    expect(during).toBeLessThan(200);
+  });
+
   it('a relay of this process is woken in process (before any NOTIFY), one elsewhere by the NOTIFY', async () => {
     const observed = notifyObservedPool(pool);
     const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_relays' });

@@ -5,6 +5,13 @@ import { activeTransactionFor, preparedStatement } from '@ddd-kit/core/postgres'
 const logger = new Logger('PostgresOutboxStore');
 
 /**
+ * The least time between two NOTIFYs of one store: a busy writer's stream of commits costs the
+ * server one small transaction per millisecond, not one per write, and a relay elsewhere hears
+ * of a write at most this much later than it would (at once, after a quiet spell).
+ */
+export const NOTIFY_GAP_MS = 1;
+
+/**
  * How a PostgresOutboxStore wakes relays once a write with events committed, without a NOTIFY
  * in the writer's transaction: PostgreSQL takes one lock for the whole cluster when a
  * transaction that notified commits and holds it through the commit's WAL flush, so writers
@@ -15,8 +22,10 @@ const logger = new Logger('PostgresOutboxStore');
  * - the relays of this process watching this store are called in process (one microtask per
  *   burst of writes): no round trip;
  * - relays elsewhere get a `NOTIFY` sent on its own autocommitted statement, one at a time per
- *   store: the writes committing while one is on its way get one more after it, not one each.
+ *   store and at most one per NOTIFY_GAP_MS: the writes committing meanwhile get one more after
+ *   it, not one each (a relay woken claims all that is due, however many writes woke it).
  * A wake-up is a hint: lost (a failed NOTIFY), it costs a relay one poll, never an event.
+ * Writes handed to a relay of this process (see PostgresOutboxStore.joinWrite) need neither.
  */
 export class OutboxWakeUp {
   private readonly watchers = new Set<() => void>();
@@ -26,6 +35,8 @@ export class OutboxWakeUp {
   private notifying = false;
   private again = false;
   private failing = false;
+  /** When the last NOTIFY was sent (performance.now()). */
+  private lastAt = -Infinity;
 
   constructor(
     private readonly pool: Pool,
@@ -80,7 +91,10 @@ export class OutboxWakeUp {
   private async notify(channel: string): Promise<void> {
     try {
       do {
+        const wait = this.lastAt + NOTIFY_GAP_MS - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         this.again = false;
+        this.lastAt = performance.now();
         // On the pool, not the writer's connection: a transaction of its own, which writes no
         // WAL but its commit record, so it never waits for a flush.
         await this.pool.query(preparedStatement(this.pool, "SELECT pg_notify($1, '')", [channel]));
