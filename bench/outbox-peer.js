@@ -1,15 +1,18 @@
 // The outbox against pg-transactional-outbox (bench/peers/transactional-outbox.js says what it
 // sends and guarantees), both on the private cluster of bench/outbox.bench.js, durable commits
 // (synchronous_commit on, the default) on every connection of both sides:
-// - writes: PostgresRepository.update with its PostgresOutboxStore (default settings: relays woken
-//   after the commit) beside the peer's transaction (the same checked UPDATE and its message), one writer
-//   and 16 writers, each over aggregates of its own; between slices both outboxes are emptied
-//   (untimed) and counted: one event or message per write, or the run fails;
-// - commit → handler lag at LAG_RATE writes/s: OutboxRelay (woken after the commit) beside the
-//   peer's logical-replication listener, both running throughout, in alternating slices of paced
-//   writes. Every written event must reach its handler exactly once: a loss or a repeat fails the
-//   run on the ddd-kit side, and is counted and reported on the peer's (a peer's bug is a finding,
-//   not a reason to stop).
+// - writes: PostgresRepository.update with its PostgresOutboxStore (default settings, no relay
+//   running: relays elsewhere woken by a NOTIFY after the commit) beside the peer's transaction
+//   (the same checked UPDATE and its message), one writer and 16 writers, each over aggregates of
+//   its own; between slices both outboxes are emptied (untimed) and counted: one event or message
+//   per write, or the run fails;
+// - write → handler lag at LAG_RATE writes/s: OutboxRelay in the writing process, and in another
+//   process, beside the peer's logical-replication listener, in turns of paced slices (lagRows).
+//   Every written event must reach its handler exactly once: a loss or a repeat fails the run on
+//   the ddd-kit side, and is counted and reported on the peer's (a peer's bug is a finding, not a
+//   reason to stop).
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { DataSyncEventBus } from '@ddd-kit/repository';
 import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
@@ -114,7 +117,7 @@ export async function peerRows({ log, url }) {
       );
     await peer.verify();
 
-    const lag = await lagRows({ log, store, ours, peer, server });
+    const lag = await lagRows({ log, store, ours, peer, server, url });
 
     const writeSettings = (who) =>
       `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; ${who}; outboxes emptied between slices, no relay or listener running; ${server}`;
@@ -154,164 +157,220 @@ export async function peerRows({ log, url }) {
 }
 
 /**
- * Who got which event when: `commit(key, at)` when a write's call resolved, `arrive(key)` when
- * a handler got it (a second arrival is a repeat), `settle(keys)` waits until all arrived or
- * none did for STALL_MS.
+ * Who got which event when, on the machine's clock (performance.timeOrigin + performance.now(),
+ * which a relay in another process reads too): `write(key, issuedAt, resolvedAt)` for each
+ * write, `arrive(key, at)` when a handler got it (a second arrival is a repeat), `settle(keys)`
+ * waits until all arrived or none did for STALL_MS.
  */
 function deliveryTrack() {
-  const committedAt = new Map();
+  const writes = new Map();
   const arrivedAt = new Map();
   let repeats = 0;
+  const since = (keys, from) =>
+    keys.filter((key) => arrivedAt.has(key)).map((key) => arrivedAt.get(key) - writes.get(key)[from]);
   return {
-    commit: (key, at) => committedAt.set(key, at),
-    arrive: (key) => {
+    write: (key, issuedAt, resolvedAt) => writes.set(key, { issuedAt, resolvedAt }),
+    arrive: (key, at = now()) => {
       if (arrivedAt.has(key)) repeats++;
-      else arrivedAt.set(key, performance.now());
+      else arrivedAt.set(key, at);
     },
     arrived: (key) => arrivedAt.has(key),
     settle: async (keys) => {
       let missing = keys.length + 1;
       let since = Date.now();
       for (;;) {
-        const now = keys.filter((key) => !arrivedAt.has(key)).length;
-        if (now === 0) return;
-        if (now < missing) [missing, since] = [now, Date.now()];
+        const left = keys.filter((key) => !arrivedAt.has(key)).length;
+        if (left === 0) return;
+        if (left < missing) [missing, since] = [left, Date.now()];
         else if (Date.now() - since > STALL_MS) return;
         await new Promise((resolve) => setTimeout(resolve, 2));
       }
     },
-    /** Lags (ms, sorted) of the keys that arrived, those the handler saw before the writer saw its commit as 0. */
-    lags: (keys) =>
-      keys
-        .filter((key) => arrivedAt.has(key))
-        .map((key) => Math.max(0, arrivedAt.get(key) - committedAt.get(key)))
-        .sort((a, b) => a - b),
-    early: (keys) => keys.filter((key) => arrivedAt.get(key) < committedAt.get(key)).length,
+    /** Write → handler (ms, sorted): from the write's call to the handler's. */
+    lags: (keys) => since(keys, 'issuedAt').sort((a, b) => a - b),
+    /** Commit → handler (ms, sorted): from the write's call resolving (its commit known); negative when the handler ran first. */
+    afterCommit: (keys) => since(keys, 'resolvedAt').sort((a, b) => a - b),
     lost: (keys) => keys.filter((key) => !arrivedAt.has(key)).length,
     repeats: () => repeats,
   };
 }
 
+const now = () => performance.timeOrigin + performance.now();
+
+/** A relay in a process of its own (bench/outbox-relay-process.js), reporting into `track`. */
+async function remoteRelay({ url, table, track }) {
+  const child = fork(fileURLToPath(new URL('./outbox-relay-process.js', import.meta.url)), [], {
+    env: { ...process.env, OUTBOX_RELAY_URL: url, OUTBOX_RELAY_TABLE: table, OUTBOX_RELAY_OPTIONS: durable.options },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the relay process exited (${code}) before it was ready`)));
+  });
+  child.on('message', (message) => track.arrive(message.key, message.at));
+  return async () => {
+    child.send('stop');
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    child.kill('SIGKILL');
+  };
+}
+
 /**
- * Commit → handler lag at LAG_RATE writes/s, ddd-kit's relay against the peer's listener, both
- * running throughout; LAG_PAIRS pairs of paced slices, alternating which side goes first.
+ * Write → handler lag at LAG_RATE writes/s, in LAG_PAIRS rounds of three paced slices, in turns:
+ * - ours: OutboxRelay in the writing process (the default: RepositoryModule runs one in every
+ *   instance), which the store hands each write as it commits;
+ * - remote: only a relay in another process, woken by NOTIFY after the commit, then claiming;
+ * - theirs: the peer's logical-replication listener, running throughout.
+ * The relay in another process runs throughout too (it takes what the one in process does not).
  */
-async function lagRows({ log, store, ours, peer, server }) {
-  const track = { ours: deliveryTrack(), theirs: deliveryTrack() };
+async function lagRows({ log, store, ours, peer, server, url }) {
+  const kit = deliveryTrack();
+  const theirs = deliveryTrack();
+  const track = { ours: kit, remote: kit, theirs };
   const write = {
     ours: async (w) => (await ours.update(w)).join(':'),
+    remote: async (w) => (await ours.update(w)).join(':'),
     theirs: (w) => peer.update(w),
   };
-  const relay = new OutboxRelay({
-    stores: [store],
-    deliver: async (_aggregate, events) => {
-      for (const event of events) track.ours.arrive(`${event.id}:${event.version}`);
-    },
-    owner: 'bench-peer-relay',
-  });
-  await relay.start();
-  const stopListener = await peer.listen(async (message) => track.theirs.arrive(message.id));
-  const slices = { ours: [], theirs: [] };
+  const deliver = async (_aggregate, events) => {
+    const at = now();
+    for (const event of events) kit.arrive(`${event.id}:${event.version}`, at);
+  };
+  let inProcess;
+  const startInProcess = async (name) => {
+    inProcess = new OutboxRelay({ stores: [store], deliver, owner: `bench-peer-relay-${name}` });
+    await inProcess.start();
+  };
+  const stopRemote = await remoteRelay({ url, table: 'outbox_peer_events', track: kit });
+  const stopListener = await peer.listen(async (message) => theirs.arrive(message.id));
+  const slices = { ours: [], remote: [], theirs: [] };
   try {
-    // Both consumers are up once a first write of each side has reached its handler.
+    // Every consumer is up once a first write of each side has reached its handler.
+    await startInProcess('first');
     for (const side of ['ours', 'theirs']) {
+      const issuedAt = now();
       const key = await write[side](0);
-      track[side].commit(key, performance.now());
-      await until(
-        () => track[side].arrived(key),
-        `the first ${side === 'ours' ? 'relay' : 'listener'} delivery`,
-        60_000,
-      );
+      track[side].write(key, issuedAt, now());
+      await until(() => track[side].arrived(key), `the first ${side} delivery`, 60_000);
     }
+    await inProcess.stop();
+    const sides = ['theirs', 'ours', 'remote'];
     for (let pair = 0; pair < LAG_PAIRS; pair++) {
-      for (const side of pair % 2 === 0 ? ['theirs', 'ours'] : ['ours', 'theirs']) {
+      for (const side of [...sides.slice(pair % 3), ...sides.slice(0, pair % 3)]) {
+        if (side === 'ours') await startInProcess(`${pair}`);
         const { committed, late } = await pacedWrites({
           writers: WRITERS,
           rate: LAG_RATE,
           ms: LAG_SLICE_MS,
           write: write[side],
         });
-        for (const [key, at] of committed) track[side].commit(key, at);
+        // pacedWrites reads performance.now(); the track reads the machine's clock.
+        for (const [key, resolvedAt, issuedAt] of committed)
+          track[side].write(key, performance.timeOrigin + issuedAt, performance.timeOrigin + resolvedAt);
         const keys = committed.map(([key]) => key);
         await track[side].settle(keys);
+        if (side === 'ours') await inProcess.stop();
         slices[side].push({ keys, late });
       }
     }
     // Stragglers of the last slices: once more, over everything written.
-    for (const side of ['ours', 'theirs']) await track[side].settle(slices[side].flatMap((slice) => slice.keys));
+    for (const side of sides) await track[side].settle(slices[side].flatMap((slice) => slice.keys));
   } finally {
-    await relay.stop();
+    await inProcess?.stop();
     await stopListener();
+    await stopRemote();
   }
 
-  const all = (side) => slices[side].flatMap((slice) => slice.keys);
   const facts = {};
-  for (const side of ['ours', 'theirs']) {
-    const keys = all(side);
+  for (const side of ['ours', 'remote', 'theirs']) {
+    const keys = slices[side].flatMap((slice) => slice.keys);
     const lags = track[side].lags(keys);
+    const afterCommit = track[side].afterCommit(keys);
     facts[side] = {
       events: keys.length,
       lost: track[side].lost(keys),
-      repeats: track[side].repeats(),
-      early: track[side].early(keys),
       late: slices[side].reduce((n, slice) => n + slice.late, 0),
       p50: percentile(lags, 50),
       p99: percentile(lags, 99),
       max: lags.at(-1),
+      commitP50: percentile(afterCommit, 50),
+      beforeResolve: afterCommit.filter((lag) => lag < 0).length,
       slices: slices[side].map((slice) => {
         const sliceLags = track[side].lags(slice.keys);
         return { p50: percentile(sliceLags, 50), p99: percentile(sliceLags, 99) };
       }),
     };
   }
-  const { ours: o, theirs: t } = facts;
-  if (o.lost !== 0 || o.repeats !== 0)
+  const { ours: o, remote: r, theirs: t } = facts;
+  const kitRepeats = kit.repeats();
+  if (o.lost !== 0 || r.lost !== 0 || kitRepeats !== 0)
     throw new Error(
-      `OutboxRelay: ${o.lost} of ${o.events} events never reached the handler and ${o.repeats} arrived twice (pg-transactional-outbox: ${t.lost} lost, ${t.repeats} repeated)`,
+      `OutboxRelay: ${o.lost + r.lost} of ${o.events + r.events} events never reached a handler and ${kitRepeats} arrived twice (pg-transactional-outbox: ${t.lost} lost, ${theirs.repeats()} repeated)`,
     );
-  const pairRatios = (p) => o.slices.map((slice, i) => t.slices[i][p] / slice[p]);
-  const pairsSummary = (ratios) => ({ ratio: median(ratios), spread: [Math.min(...ratios), Math.max(...ratios)] });
+  const pairsSummary = (f, p) => {
+    const ratios = f.slices.map((slice, i) => t.slices[i][p] / slice[p]);
+    return { ratio: median(ratios), spread: [Math.min(...ratios), Math.max(...ratios)] };
+  };
   const ms = (n) => `${n.toFixed(2)} ms`;
   log(
-    `lag at ${LAG_RATE} writes/s: ddd-kit p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; pg-transactional-outbox p50 ${ms(t.p50)}, p99 ${ms(t.p99)}, ${t.lost} of ${t.events} lost, ${t.repeats} repeated`,
+    `write → handler at ${LAG_RATE} writes/s: ddd-kit in process p50 ${ms(o.p50)}, p99 ${ms(o.p99)}; in another process p50 ${ms(r.p50)}, p99 ${ms(r.p99)}; ` +
+      `pg-transactional-outbox p50 ${ms(t.p50)}, p99 ${ms(t.p99)}, ${t.lost} of ${t.events} lost, ${theirs.repeats()} repeated`,
   );
   const side = (name, f) =>
-    `${name}: ${f.events} events, ${f.lost} lost, ${f.repeats} delivered twice, max ${ms(f.max)}${f.early ? `, ${f.early} handled before the writer saw its commit (0 ms)` : ''}, ${f.late} writes started late`;
+    `${name}: ${f.events} events, ${f.lost} lost, max ${ms(f.max)}; commit → handler p50 ${ms(f.commitP50)}` +
+    `${f.beforeResolve ? ` (${f.beforeResolve} handled before the write's call returned)` : ''}; ${f.late} writes started late`;
   const settings =
-    `${LAG_PAIRS} alternating pairs of ${LAG_SLICE_MS / 1000} s slices at ${LAG_RATE} writes/s (${WRITERS} paced writers) per side; ` +
-    `lag: from the write's call resolving (its commit) to the handler's call; OutboxRelay with default settings (woken after the commit: in process, LISTEN/NOTIFY; polling every 1 s besides), ` +
-    `the peer's replication listener (pgoutput, default mutex strategy, outbox defaults); both consumers running throughout; ${server}`;
-  const note = notes(
-    side('ddd-kit', o),
-    side('pg-transactional-outbox', t),
-    `pg-transactional-outbox ${peer.logSummary()}`,
-    "lags pooled over each side's slices; ratio: the median over pairs of the peer's lag ÷ ddd-kit's (above 1: ddd-kit delivers sooner); spread: the lowest and highest pair",
-  );
+    `${LAG_PAIRS} rounds of three ${LAG_SLICE_MS / 1000} s slices at ${LAG_RATE} writes/s (${WRITERS} paced writers), in turns: ` +
+    'OutboxRelay in the writing process (default settings: the store hands it each write as it commits), ' +
+    'only an OutboxRelay in another process (default settings: woken by LISTEN/NOTIFY after the commit, then it claims; its handler reports over IPC), ' +
+    `and the peer's replication listener (pgoutput, default mutex strategy, outbox defaults), running throughout; lag: from issuing the write to the handler's call, on one clock; ${server}`;
+  const note = (f) =>
+    notes(
+      side('ddd-kit', f),
+      side('pg-transactional-outbox', t),
+      `ddd-kit delivered nothing twice; pg-transactional-outbox delivered ${theirs.repeats()} twice and ${peer.logSummary()}`,
+      "lags pooled over each side's slices; ratio: the median over rounds of the peer's lag ÷ ddd-kit's (above 1: ddd-kit delivers sooner)",
+    );
   const common = {
-    subject: 'OutboxRelay',
     baseline: 'pg-transactional-outbox replication listener',
     peer: true,
     unit: 'ms',
     pairs: LAG_PAIRS,
     settings,
-    note,
   };
+  const inProcessRows = { subject: 'OutboxRelay in the writing process', note: note(o), ...common };
+  const remoteRows = { subject: 'OutboxRelay in another process', note: note(r), ...common };
   return [
     {
-      case: `PostgreSQL commit → handler lag at ${LAG_RATE} writes/s, p50, durable commits`,
-      ...common,
+      case: `PostgreSQL write → handler lag at ${LAG_RATE} writes/s, p50, durable commits`,
+      ...inProcessRows,
       ops: o.p50,
       baselineOps: t.p50,
-      ...pairsSummary(pairRatios('p50')),
+      ...pairsSummary(o, 'p50'),
       target: 1,
     },
     {
-      case: `PostgreSQL commit → handler lag at ${LAG_RATE} writes/s, p99, durable commits`,
-      ...common,
+      case: `PostgreSQL write → handler lag at ${LAG_RATE} writes/s, p99, durable commits`,
+      ...inProcessRows,
       ops: o.p99,
       baselineOps: t.p99,
-      ...pairsSummary(pairRatios('p99')),
+      ...pairsSummary(o, 'p99'),
       target: { max: P99_MAX_MS, value: o.p99, unit: 'ms' },
+    },
+    {
+      case: `PostgreSQL write → handler lag at ${LAG_RATE} writes/s, p50, durable commits, relay in another process`,
+      ...remoteRows,
+      ops: r.p50,
+      baselineOps: t.p50,
+      ...pairsSummary(r, 'p50'),
+    },
+    {
+      case: `PostgreSQL write → handler lag at ${LAG_RATE} writes/s, p99, durable commits, relay in another process`,
+      ...remoteRows,
+      ops: r.p99,
+      baselineOps: t.p99,
+      ...pairsSummary(r, 'p99'),
     },
   ];
 }

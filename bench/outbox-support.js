@@ -95,7 +95,8 @@ export async function drain(store) {
 /**
  * `writers` paced writers making `rate` writes per second between them for `ms` (writer w one
  * write every period, offset by w/writers of it): `write(w)` resolves once its write committed.
- * Resolves to each write's result with the time its call resolved, and how many started late.
+ * Resolves to each write's result with the time its call resolved and the time it was issued
+ * (`[result, resolvedAt, issuedAt]`, performance.now()), and how many started late.
  */
 export async function pacedWrites({ writers, rate, ms, write }) {
   const periodMs = (1000 * writers) / rate;
@@ -110,8 +111,9 @@ export async function pacedWrites({ writers, rate, ms, write }) {
         const wait = due - performance.now();
         if (wait > 0) await sleep(wait);
         else late++;
+        const issuedAt = performance.now();
         const result = await write(w);
-        committed.push([result, performance.now()]);
+        committed.push([result, performance.now(), issuedAt]);
       }
     }),
   );
