@@ -134,8 +134,9 @@ async function postgresWriteRows({ log, url, mode }) {
       raw.a++;
       rawStored++;
     };
+    // Prepared, as withEvents' statement is: the two differ by the INSERT alone.
     const rawAlone = async () => {
-      const result = await pool.query(rawUpdate('b'));
+      const result = await pool.query({ name: 'outbox_bench_raw_update', ...rawUpdate('b') });
       if (result.rowCount !== 1) throw new Error('raw conditional UPDATE matched nothing');
       raw.b++;
     };
@@ -219,17 +220,17 @@ async function postgresWriteRows({ log, url, mode }) {
         subject: 'PostgresRepository.update, outbox on (notifyChannel: false)',
         baseline: 'PostgresRepository.update, outbox off',
         ...concurrentQuiet,
-        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}; relays would poll; ${server}`,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}; no NOTIFY: relays in other processes would poll; ${server}`,
         note: notes(checked, cpuNote(concurrentQuiet)),
       },
       {
         case: `PostgreSQL UPDATE with an outbox INSERT, driver only (the floor of the rows above)${suffix}`,
-        subject: 'pg: WITH w AS (UPDATE … RETURNING 1) INSERT INTO outbox … (+ pg_notify)',
-        baseline: 'pg: the same UPDATE alone',
+        subject: 'pg: WITH w AS (UPDATE … RETURNING 1) INSERT INTO outbox …, prepared',
+        baseline: 'pg: the same UPDATE alone, prepared',
         ...driver,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; one writer, one row; ${server}`,
         note: notes(
-          'the statement PostgresOutboxStore.withEvents builds; every statement checked (row count)',
+          'the statement PostgresOutboxStore.withEvents builds, named as the store names it; every statement checked (row count)',
           cpuNote(driver),
         ),
       },

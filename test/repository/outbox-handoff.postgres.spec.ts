@@ -90,8 +90,12 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     const observed = observedPool(pool);
     const { store, repository, ownerOf } = await setUp(observed.pool);
     const owners: Array<string | null | undefined> = [];
+    const got: DataSyncEvent[] = [];
     const { relay, delivered } = await relayOn(store, {
-      handler: async (events) => void owners.push(await ownerOf(events[0].version)),
+      handler: async (events) => {
+        got.push(...events);
+        owners.push(await ownerOf(events[0].version));
+      },
     });
     observed.sent.length = 0;
     const counter = new Counter('h', 'handed off');
@@ -105,6 +109,14 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     // Leased to the relay from the write on; no claim was sent for them.
     expect(owners).toEqual([relay.owner, relay.owner]);
     expect(observed.sent.filter((s) => /WITH heads AS/.test(s.text))).toEqual([]);
+    // The event as any other path delivers it: what the write stored, read back.
+    expect(got.map((event) => Object.keys(event))).toEqual([
+      ['type', 'eventId', 'aggregate', 'id', 'version', 'snapshot'],
+      ['type', 'eventId', 'aggregate', 'id', 'version', 'snapshot'],
+    ]);
+    expect(got[1]).toMatchObject({ type: 'UPSERT', aggregate: 'Counter', id: 'h', version: 2 });
+    expect(got[1]).toHaveProperty('snapshot', { id: 'h', label: 'handed off', count: 1, tags: [] });
+    expect(Object.isFrozen(got[1])).toBe(true);
   });
 
   it('a write while its instance is still being delivered is claimed after that lane ends, in order', async () => {

@@ -3,11 +3,14 @@ import pg from 'pg';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
+  AggregateRoot,
+  DataSyncEvent,
   getRepositoryToken,
   OnDataSync,
+  PostgresRepository,
   RepositoryModule,
-  type DataSyncEvent,
   type IRepository,
+  type StoredRow,
 } from '@ddd-kit/repository';
 import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
@@ -15,6 +18,30 @@ import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
 import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
 import { observedPool } from './support/postgres.support.js';
+
+/** An aggregate with numeric ids (a bigint id column), to see ids keep their type through the outbox. */
+class Ticket extends AggregateRoot<number, { id: number; title: string }> {
+  constructor(
+    id: number,
+    public title: string,
+  ) {
+    super(id);
+  }
+}
+
+class TicketRepository extends PostgresRepository<number, Ticket, { title: string }> {
+  protected readonly table = 'tickets_payload';
+  protected readonly columns = { title: 'text NOT NULL' };
+  protected override get idType(): 'bigint' {
+    return 'bigint';
+  }
+  protected toRow(ticket: Ticket) {
+    return { title: ticket.title };
+  }
+  protected toAggregate(row: StoredRow<number, { title: string }>): Ticket {
+    return new Ticket(row.id, row.title);
+  }
+}
 
 // One schema for the suite; every case on a table pair of its own.
 let schema: Awaited<ReturnType<typeof postgresSchema>>;
@@ -68,6 +95,54 @@ describe('PostgresOutboxStore: the write', () => {
       ['Counter', 'w', 2, 'UPSERT'],
     ]);
     expect(rows[0].payload.snapshot.label).toBe("it's; DROP TABLE x --");
+  });
+
+  it('stores only what the columns do not hold of an event, and reads back every event as written (string and numeric ids, a row of an earlier version)', async () => {
+    const store = new PostgresOutboxStore({ pool, table: 'outbox_payload' });
+    const counters = new CounterPostgresRepository({
+      aggregate: Counter,
+      pool,
+      table: 'counters_payload',
+      outbox: store,
+    });
+    const tickets = new TicketRepository({ aggregate: Ticket, pool, outbox: store });
+    // What each write collected, as the hook made it.
+    const published: DataSyncEvent[] = [];
+    const recorded = <A extends AggregateRoot<any, any>>(aggregate: A): A => {
+      const hook = aggregate.triggerDataSyncHook.bind(aggregate);
+      aggregate.triggerDataSyncHook = () => {
+        hook();
+        published.push(aggregate.getDataSyncEvents().at(-1)!);
+      };
+      return aggregate;
+    };
+    const counter = recorded(new Counter('p', 'payload'));
+    await counters.insert(counter);
+    counter.tags.push('x');
+    await counters.update(counter);
+    await counters.remove(counter);
+    await tickets.insert(recorded(new Ticket(42, 'numeric')));
+    expect(published).toHaveLength(4);
+    const { rows } = await pool.query('SELECT payload::text AS payload FROM outbox_payload ORDER BY seq');
+    expect(rows.map((r) => JSON.parse(r.payload))).toEqual([
+      { type: 'UPSERT', snapshot: { id: 'p', label: 'payload', count: 0, tags: [] } },
+      { type: 'UPSERT', snapshot: { id: 'p', label: 'payload', count: 0, tags: ['x'] } },
+      { type: 'PURGE' },
+      { type: 'UPSERT', snapshot: { id: 42, title: 'numeric' }, id: 42 },
+    ]);
+    // A row of an earlier version: the whole event in the payload.
+    const old = DataSyncEvent.upsert('Counter', 'old', 7, { id: 'old', label: 'earlier', count: 6, tags: [] });
+    await pool.query(
+      `INSERT INTO outbox_payload (event_id, aggregate, aggregate_id, version, payload, stored_at, next_attempt_at) VALUES ($1, 'Counter', 'old', 7, $2, 0, 0)`,
+      [old.eventId, JSON.stringify(old)],
+    );
+    const claimed = (await store.claim({ owner: 'reader', limit: 10, leaseMs: 60_000, now: Date.now() })).flatMap(
+      (claim) => claim.events.map((record) => record.event),
+    );
+    const byId = (events: DataSyncEvent[]) => [...events].sort((a, b) => a.eventId.localeCompare(b.eventId));
+    expect(byId(claimed)).toStrictEqual(byId([...published, old].map((event) => ({ ...event }))));
+    expect(claimed.map((event) => Object.keys(event))).toEqual(claimed.map((event) => Object.keys({ ...event })));
+    expect(claimed.find((event) => event.aggregate === 'Ticket')?.id).toBe(42);
   });
 
   it('a write whose condition fails inserts no event', async () => {

@@ -12,7 +12,7 @@ import {
 } from '@ddd-kit/core/postgres';
 import { listenOnChannel } from './postgres-outbox.listener.js';
 import { OutboxWakeUp } from './postgres-outbox.wake.js';
-import { toRecord, type Row } from './postgres-outbox.rows.js';
+import { eventOf, payloadOf, toRecord, type Row } from './postgres-outbox.rows.js';
 import { quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 import {
   checkEventId,
@@ -100,7 +100,14 @@ function handedOffClaim(
 ): OutboxClaim {
   const first = values.length - events.length * 5 - 3; // the events' values, then time, owner, lease
   const records = events.map((written, i): OutboxRecord => {
-    const event = Object.freeze(JSON.parse(values[first + i * 5 + 4] as string) as DataSyncEvent);
+    const at = first + i * 5;
+    const event = eventOf({
+      event_id: values[at] as string,
+      aggregate: values[at + 1] as string,
+      aggregate_id: values[at + 2] as string,
+      version: String(written.version),
+      payload: JSON.parse(values[at + 4] as string),
+    });
     return {
       eventId: event.eventId,
       aggregate: event.aggregate,
@@ -146,7 +153,8 @@ const COLUMNS = [
  *   last_error, dead_at (null while pending), owner, lease_until (the claim).
  * It is lean for the write's sake, which inserts a row and its entries in two indexes (`seq`,
  * pending): with durable commits, every byte of WAL is flushed before the write returns. The
- * payload is `json` (kept as sent, not re-encoded as `jsonb` is; the store never queries it);
+ * payload is `json` (kept as sent, not re-encoded as `jsonb` is; the store never queries it)
+ * and holds only what the other columns do not (see postgres-outbox.rows.ts);
  * event ids are random UUIDs and every call that names them also names the owner, so the
  * owner index finds them without a unique index of their own. A table made by an earlier
  * version (`jsonb`, `event_id UNIQUE`) works as it is.
@@ -323,7 +331,7 @@ export class PostgresOutboxStore implements OutboxStore {
     const values: unknown[] = [...(write.values ?? [])];
     const first = values.length + 1;
     for (const event of events)
-      values.push(event.eventId, event.aggregate, String(event.id), event.version, JSON.stringify(event));
+      values.push(event.eventId, event.aggregate, String(event.id), event.version, payloadOf(event));
     values.push(now);
     if (notify) values.push(this.channel);
     if (claim !== undefined) values.push(claim.owner, claim.leaseUntil);
