@@ -49,4 +49,16 @@ describe('canonicalJson', () => {
     expect(canonicalJson({ b: 1, a: 2 })).toBe(canonicalJson({ a: 2, b: 1 }));
     expect(canonicalJson({ 9: 'x', 10: 'y', a: 1 })).toBe('{"10":"y","9":"x","a":1}');
   });
+
+  it("gives the general encoder's output with a polluted Object.prototype (an inherited enumerable key)", () => {
+    for (const inherited of ['a0', 'm', 'zz']) {
+      (Object.prototype as Record<string, unknown>)[inherited] = 'polluted';
+      try {
+        for (const record of [{ a: 1, b: 2 }, { b: 1, a: 2 }, { m: 'own' }, {}])
+          expect([inherited, canonicalJson(record)]).toEqual([inherited, general(record)]);
+      } finally {
+        delete (Object.prototype as Record<string, unknown>)[inherited];
+      }
+    }
+  });
 });

@@ -34,14 +34,16 @@ function plainJson(value: unknown): string | undefined {
   if (isScalar(value)) return JSON.stringify(value);
   if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype)
     return undefined;
+  // Enumerable string keys in order; JSON.stringify reads the own ones of these, so with them
+  // in order it gives the canonical JSON. A symbol-keyed or non-enumerable property is ignored
+  // by both encoders alike; an inherited one (a polluted Object.prototype) only makes the
+  // order check stricter.
   let previous: string | undefined;
   for (const key in value) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) return undefined;
     if (previous !== undefined && !(previous < key)) return undefined;
     if (!isScalar((value as Record<string, unknown>)[key])) return undefined;
     previous = key;
   }
-  // A symbol-keyed or non-enumerable property would be ignored by both encoders alike.
   return JSON.stringify(value);
 }
 

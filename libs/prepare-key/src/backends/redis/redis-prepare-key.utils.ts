@@ -2,8 +2,6 @@ import type { Cluster, Redis } from 'ioredis';
 import type { StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 
-const PLAIN = /^[A-Za-z0-9_.~-]*$/;
-
 /**
  * Percent-encodes a name or key for use inside a record key. What remains literal is
  * `[A-Za-z0-9_.~-]`, so the result never holds the layout's separators (`:`, `{`, `}`), a glob
@@ -11,7 +9,24 @@ const PLAIN = /^[A-Za-z0-9_.~-]*$/;
  * encodeURIComponent leaves `!'()*` literal; only `*` matters here (a glob character).
  */
 export function encodeKeyPart(part: string): string {
-  return PLAIN.test(part) ? part : encodeURIComponent(part).replace(/[!'()*]/g, percentEncodeAscii);
+  return isPlain(part) ? part : encodeURIComponent(part).replace(/[!'()*]/g, percentEncodeAscii);
+}
+
+/** True when every character of `part` is in `[A-Za-z0-9_.~-]` (a loop: this runs on every prepare). */
+function isPlain(part: string): boolean {
+  for (let i = 0; i < part.length; i++) {
+    const c = part.charCodeAt(i);
+    const plain =
+      (c >= 97 && c <= 122) ||
+      (c >= 65 && c <= 90) ||
+      (c >= 48 && c <= 57) ||
+      c === 95 ||
+      c === 46 ||
+      c === 126 ||
+      c === 45;
+    if (!plain) return false;
+  }
+  return true;
 }
 
 export function decodeKeyPart(encoded: string): string {
