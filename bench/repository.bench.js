@@ -5,9 +5,10 @@
 // bookkeeping; the round trip is the same single updateOne.
 // On PostgreSQL, in both commit modes (synchronous_commit off, and on as by default):
 // - PostgresRepository.update beside pg running the same conditional UPDATE (same text, same
-//   parameters) on a table of the same shape, and an A/A control;
+//   parameters, prepared as the repository's statements are) on a table of the same shape, and
+//   an A/A control;
 // - load + version-checked update, 16 writers: findById then update, beside raw pg (the same
-//   SELECT and UPDATE) and the ORMs a user would pick instead, MikroORM and TypeORM
+//   SELECT and UPDATE, prepared) and the ORMs a user would pick instead, MikroORM and TypeORM
 //   (bench/peers/orms.js says what each one sends and checks).
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -324,13 +325,11 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
     const rawUpdateOn = (table) => async (i) => {
       const state = raw[table][i];
       state.count++;
-      const result = await pool.query(updateSql(table), [
-        state.id,
-        state.version,
-        state.label,
-        state.count,
-        state.version + 1,
-      ]);
+      const result = await pool.query({
+        name: `bench_raw_update_${table}`,
+        text: updateSql(table),
+        values: [state.id, state.version, state.label, state.count, state.version + 1],
+      });
       if (result.rowCount !== 1) throw new Error(`raw conditional UPDATE on ${table} matched nothing`);
       state.version++;
     };
@@ -350,16 +349,14 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
     };
     const findSql = `SELECT "id" AS "id", "version" AS "version", "label", "count" FROM "raw_counters" WHERE "id" = $1`;
     const rawLoadUpdate = async (i) => {
-      const { rows: found } = await pool.query(findSql, [`l${i}`]);
+      const { rows: found } = await pool.query({ name: 'bench_raw_find', text: findSql, values: [`l${i}`] });
       const row = found[0];
       const version = Number(row.version);
-      const result = await pool.query(updateSql('raw_counters'), [
-        row.id,
-        version,
-        row.label,
-        row.count + 1,
-        version + 1,
-      ]);
+      const result = await pool.query({
+        name: 'bench_raw_update_raw_counters',
+        text: updateSql('raw_counters'),
+        values: [row.id, version, row.label, row.count + 1, version + 1],
+      });
       if (result.rowCount !== 1) throw new Error('raw load + conditional UPDATE matched nothing');
       loadUpdates.raw[i]++;
     };
@@ -411,7 +408,8 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
         throw new Error(`raw_counters l${i}: version ${found[0].version} after ${loadUpdates.raw[i]} updates`);
     }
 
-    const baseline = 'pg: the same UPDATE … WHERE id = $1 AND version = $2';
+    // Prepared, as the repository's own statements are: the rows measure the library, not the protocol.
+    const baseline = 'pg: the same UPDATE … WHERE id = $1 AND version = $2, prepared';
     const suffix = `, ${mode.label}`;
     return [
       {
@@ -447,7 +445,7 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
       {
         case: `PostgreSQL load + version-checked update, ${CONCURRENCY} writers${suffix}`,
         subject: 'PostgresRepository findById + update',
-        baseline: 'pg: the same SELECT, then UPDATE … WHERE id = $1 AND version = $2',
+        baseline: 'pg: the same SELECT, then UPDATE … WHERE id = $1 AND version = $2, both prepared',
         peer: true,
         ...loaded,
         target: RAW_TARGET,
