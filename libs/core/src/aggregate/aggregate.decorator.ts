@@ -29,6 +29,12 @@ const declarations = processWide('aggregate-declarations', () => ({
   byName: new Map<string, AggregateMetadata>(),
 }));
 
+/**
+ * getAggregateName's answers, dropped by every declaration: this copy's decorator drops them
+ * itself; one of another installed copy shows as a new size of the shared `byName`.
+ */
+const names = { byClass: new WeakMap<Function, string>(), declared: 0 };
+
 function assertName(what: string, value: unknown, optional: boolean): void {
   if (optional && value === undefined) return;
   if (typeof value !== 'string' || value.trim().length === 0 || value.length > 256) {
@@ -72,6 +78,7 @@ export function Aggregate(options: AggregateOptions): ClassDecorator {
     }
     declarations.byClass.set(target, metadata);
     declarations.byName.set(key, metadata);
+    names.byClass = new WeakMap();
   };
 }
 
@@ -93,11 +100,21 @@ export function getAggregateMetadataByName(named: NamedAggregate): AggregateMeta
 
 /**
  * The name events and errors use for an aggregate class: its `@Aggregate({ name })` (inherited
- * by subclasses), else the class's own name.
+ * by subclasses), else the class's own name. Every write asks for it several times, so the
+ * answer is kept per class (in this copy of the module), until the next declaration.
  */
 export function getAggregateName(aggregate: Function | object): string {
   const type = typeof aggregate === 'function' ? aggregate : aggregate.constructor;
-  return getAggregateMetadata(type)?.aggregateName ?? type.name;
+  if (names.declared !== declarations.byName.size) {
+    names.byClass = new WeakMap();
+    names.declared = declarations.byName.size;
+  }
+  let name = names.byClass.get(type);
+  if (name === undefined) {
+    name = getAggregateMetadata(type)?.aggregateName ?? type.name;
+    names.byClass.set(type, name);
+  }
+  return name;
 }
 
 /**
