@@ -47,6 +47,8 @@ import {
   percentile,
   perWriterOpsPerSecond,
   sliceMs,
+  walNote,
+  withWal,
 } from './util.js';
 
 /** The issue's target for the update with its event (default settings, durable commits) against the update alone, 16 writers. */
@@ -150,7 +152,8 @@ async function postgresWriteRows({ log, url, mode }) {
     }
     await emptyOutbox();
 
-    const one = (op) => () => measureBatches(async () => (await op(0), 1), { ms: PG_SLICE_MS });
+    const one = (op) => withWal(pool, () => measureBatches(async () => (await op(0), 1), { ms: PG_SLICE_MS }));
+    const writers = (op) => withWal(pool, () => perWriterOpsPerSecond(op, { writers: WRITERS, ms: PG_SLICE_MS }));
     const sequential = await alternate(one(subject.update), one(baseline.update), {
       pairs: PG_PAIRS,
       before: emptyOutbox,
@@ -158,19 +161,17 @@ async function postgresWriteRows({ log, url, mode }) {
     log(
       `postgres ${mode.label}, sequential: update + outbox ${Math.round(sequential.ops)} ops/s, update alone ${Math.round(sequential.baselineOps)} ops/s`,
     );
-    const concurrent = await alternate(
-      () => perWriterOpsPerSecond(subject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
-      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
-      { pairs: PG_PAIRS, before: emptyOutbox },
-    );
+    const concurrent = await alternate(writers(subject.update), writers(baseline.update), {
+      pairs: PG_PAIRS,
+      before: emptyOutbox,
+    });
     log(
       `postgres ${mode.label}, ${WRITERS} writers: update + outbox ${Math.round(concurrent.ops)} ops/s, update alone ${Math.round(concurrent.baselineOps)} ops/s`,
     );
-    const concurrentQuiet = await alternate(
-      () => perWriterOpsPerSecond(quietSubject.update, { writers: WRITERS, ms: PG_SLICE_MS }),
-      () => perWriterOpsPerSecond(baseline.update, { writers: WRITERS, ms: PG_SLICE_MS }),
-      { pairs: PG_PAIRS, before: emptyOutbox },
-    );
+    const concurrentQuiet = await alternate(writers(quietSubject.update), writers(baseline.update), {
+      pairs: PG_PAIRS,
+      before: emptyOutbox,
+    });
     log(
       `postgres ${mode.label}, ${WRITERS} writers, no NOTIFY: update + outbox ${Math.round(concurrentQuiet.ops)} ops/s, update alone ${Math.round(concurrentQuiet.baselineOps)} ops/s`,
     );
@@ -204,7 +205,7 @@ async function postgresWriteRows({ log, url, mode }) {
         baseline: 'PostgresRepository.update, outbox off',
         ...sequential,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer over ${PER_WRITER} aggregates, autocommit, NOTIFY after each commit (coalesced); outbox emptied between slices; ${server}`,
-        note: notes(checked, cpuNote(sequential)),
+        note: notes(checked, cpuNote(sequential), walNote(sequential)),
       },
       {
         case: `PostgreSQL update with its outbox row, ${WRITERS} writers${suffix}`,
@@ -213,7 +214,7 @@ async function postgresWriteRows({ log, url, mode }) {
         ...concurrent,
         target: mode.name === 'on' ? WITH_EVENT_TARGET : undefined,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}, NOTIFY after the commits (coalesced); ${server}`,
-        note: notes(checked, cpuNote(concurrent)),
+        note: notes(checked, cpuNote(concurrent), walNote(concurrent)),
       },
       {
         case: `PostgreSQL update with its outbox row, ${WRITERS} writers, no NOTIFY${suffix}`,
@@ -221,7 +222,7 @@ async function postgresWriteRows({ log, url, mode }) {
         baseline: 'PostgresRepository.update, outbox off',
         ...concurrentQuiet,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}; no NOTIFY: relays in other processes would poll; ${server}`,
-        note: notes(checked, cpuNote(concurrentQuiet)),
+        note: notes(checked, cpuNote(concurrentQuiet), walNote(concurrentQuiet)),
       },
       {
         case: `PostgreSQL UPDATE with an outbox INSERT, driver only (the floor of the rows above)${suffix}`,
@@ -232,6 +233,7 @@ async function postgresWriteRows({ log, url, mode }) {
         note: notes(
           'the statement PostgresOutboxStore.withEvents builds, named as the store names it; every statement checked (row count)',
           cpuNote(driver),
+          walNote(driver),
         ),
       },
     ];

@@ -86,7 +86,7 @@ export async function measureBatches(batch, { ms }) {
     ops += await batch();
     now = process.hrtime.bigint();
   }
-  return { opsPerSec: ops / (Number(now - start) / 1e9), cpuUsPerOp: cpuMicros(cpu) / ops };
+  return { ops, opsPerSec: ops / (Number(now - start) / 1e9), cpuUsPerOp: cpuMicros(cpu) / ops };
 }
 
 /** measureBatches for synchronous work: no await between batches. */
@@ -143,7 +143,7 @@ export async function perWriterOpsPerSecond(op, { writers, ms }) {
       }
     }),
   );
-  return { opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: cpuMicros(cpu) / ops };
+  return { ops, opsPerSec: ops / (Number(process.hrtime.bigint() - start) / 1e9), cpuUsPerOp: cpuMicros(cpu) / ops };
 }
 
 /** The p-th percentile (0–100) of sorted numbers, nearest rank. */
@@ -180,17 +180,41 @@ export async function alternate(measureSubject, measureBaseline, { pairs = 6, be
     }
     ratios.push(subject[i].opsPerSec / baseline[i].opsPerSec);
   }
-  const cpu = (side) =>
-    side.every((s) => s.cpuUsPerOp !== undefined) ? median(side.map((s) => s.cpuUsPerOp)) : undefined;
+  const medianOf = (side, field) =>
+    side.every((s) => s[field] !== undefined) ? median(side.map((s) => s[field])) : undefined;
   return {
     ops: median(subject.map((s) => s.opsPerSec)),
     baselineOps: median(baseline.map((s) => s.opsPerSec)),
     ratio: median(ratios),
     spread: [Math.min(...ratios), Math.max(...ratios)],
     pairs,
-    cpuUsPerOp: cpu(subject),
-    baselineCpuUsPerOp: cpu(baseline),
+    cpuUsPerOp: medianOf(subject, 'cpuUsPerOp'),
+    baselineCpuUsPerOp: medianOf(baseline, 'cpuUsPerOp'),
+    walBytesPerOp: medianOf(subject, 'walBytesPerOp'),
+    baselineWalBytesPerOp: medianOf(baseline, 'walBytesPerOp'),
   };
+}
+
+/**
+ * `measure` (a slice resolving `{ ops, … }`) with the WAL PostgreSQL wrote meanwhile per
+ * operation: how far the server's WAL insert position moved (the whole server's; nothing else
+ * writes during a slice). pg_stat_wal counts the same bytes, but a backend reports them up to a
+ * second late.
+ */
+export function withWal(pool, measure) {
+  const walBytes = async () =>
+    Number((await pool.query("SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') AS at")).rows[0].at);
+  return async () => {
+    const before = await walBytes();
+    const result = await measure();
+    return { ...result, walBytesPerOp: ((await walBytes()) - before) / result.ops };
+  };
+}
+
+/** "WAL per op: 512 vs 215 bytes", when both sides report it. */
+export function walNote(result) {
+  if (result.walBytesPerOp === undefined || result.baselineWalBytesPerOp === undefined) return undefined;
+  return `WAL per op: ${Math.round(result.walBytesPerOp)} vs ${Math.round(result.baselineWalBytesPerOp)} bytes`;
 }
 
 /** "12.3 µs vs 11.0 µs of Node CPU per op", when both sides report it. */
