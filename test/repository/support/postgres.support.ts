@@ -13,9 +13,11 @@ export interface SentStatement {
 export function observedPool(pool: pg.Pool): { pool: pg.Pool; sent: SentStatement[] } {
   const sent: SentStatement[] = [];
   const recording =
-    (target: { query: (...args: any[]) => Promise<unknown> }) => (text: string | pg.QueryConfig, values?: unknown[]) => {
+    (target: { query: (...args: any[]) => Promise<unknown> }) =>
+    (text: string | pg.QueryConfig, values?: unknown[]) => {
       if (typeof text === 'string') sent.push(values === undefined ? { text } : { text, values });
-      else sent.push({ text: text.text, ...(text.values === undefined ? {} : { values: text.values }), name: text.name });
+      else
+        sent.push({ text: text.text, ...(text.values === undefined ? {} : { values: text.values }), name: text.name });
       return target.query(text, values);
     };
   const observeClient = (client: pg.PoolClient): pg.PoolClient =>

@@ -53,7 +53,8 @@ export class PostgresBackend implements RepositoryBackend {
       await checkPool(this.current as unknown as PgPool, OWNER);
     }
     // Every ddd-kit part on this pool follows it (reservations, machine IDs, idempotency too).
-    if (this.options.preparedStatements !== undefined) usePreparedStatements(this.current, this.options.preparedStatements);
+    if (this.options.preparedStatements !== undefined)
+      usePreparedStatements(this.current, this.options.preparedStatements);
   }
 
   async close(): Promise<void> {
