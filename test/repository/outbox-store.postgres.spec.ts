@@ -191,6 +191,21 @@ function notifyObservedPool(pool: pg.Pool) {
   return { pool: proxy, sent: observed.sent, notifies, state, release };
 }
 
+/** A repository and its outbox (tables `counters_<name>`, `outbox_<name>`) on a pool whose NOTIFYs are observed. */
+async function wakeObserved(name: string) {
+  const observed = notifyObservedPool(pool);
+  const store = new PostgresOutboxStore({ pool: observed.pool, table: `outbox_${name}` });
+  const repository = new CounterPostgresRepository({
+    aggregate: Counter,
+    pool: observed.pool,
+    table: `counters_${name}`,
+    outbox: store,
+  });
+  await repository.ensureTable();
+  await store.ensureTable();
+  return { observed, store, repository };
+}
+
 async function eventually(what: string, done: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (!(await done())) {
@@ -201,16 +216,7 @@ async function eventually(what: string, done: () => boolean | Promise<boolean>, 
 
 describe('PostgresOutboxStore: waking relays after the commit, never inside it', () => {
   it("the writer's statement carries no NOTIFY; an autocommitted pg_notify follows the write", async () => {
-    const observed = notifyObservedPool(pool);
-    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake' });
-    const repository = new CounterPostgresRepository({
-      aggregate: Counter,
-      pool: observed.pool,
-      table: 'counters_wake',
-      outbox: store,
-    });
-    await repository.ensureTable();
-    await store.ensureTable();
+    const { observed, repository } = await wakeObserved('wake');
     observed.sent.length = 0;
     await repository.insert(new Counter('w', 'wake'));
     await eventually('the NOTIFY', () => observed.notifies.length === 1);
@@ -224,16 +230,7 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
   });
 
   it('in a transaction: no NOTIFY before the commit, one after it, none after a rollback', async () => {
-    const observed = notifyObservedPool(pool);
-    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_tx' });
-    const repository = new CounterPostgresRepository({
-      aggregate: Counter,
-      pool: observed.pool,
-      table: 'counters_wake_tx',
-      outbox: store,
-    });
-    await repository.ensureTable();
-    await store.ensureTable();
+    const { observed, repository } = await wakeObserved('wake_tx');
     await runInTransaction(observed.pool, async () => {
       await repository.insert(new Counter('t1', 'one'));
       await repository.insert(new Counter('t2', 'two'));
@@ -258,16 +255,7 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
   });
 
   it('coalesced: writes that commit while a NOTIFY is on its way get one more NOTIFY after it, not one each', async () => {
-    const observed = notifyObservedPool(pool);
-    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_burst' });
-    const repository = new CounterPostgresRepository({
-      aggregate: Counter,
-      pool: observed.pool,
-      table: 'counters_wake_burst',
-      outbox: store,
-    });
-    await repository.ensureTable();
-    await store.ensureTable();
+    const { observed, repository } = await wakeObserved('wake_burst');
     observed.state.hold = true;
     await repository.insert(new Counter('first', 'first'));
     await eventually('the first NOTIFY', () => observed.notifies.length === 1);
@@ -280,16 +268,7 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
   });
 
   it('a steady stream of writes costs at most one NOTIFY per millisecond, and the last write is followed by one', async () => {
-    const observed = notifyObservedPool(pool);
-    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_stream' });
-    const repository = new CounterPostgresRepository({
-      aggregate: Counter,
-      pool: observed.pool,
-      table: 'counters_wake_stream',
-      outbox: store,
-    });
-    await repository.ensureTable();
-    await store.ensureTable();
+    const { observed, repository } = await wakeObserved('wake_stream');
     const counter = new Counter('s', 'stream');
     await repository.insert(counter);
     await eventually('the first NOTIFY', () => observed.notifies.length === 1);
@@ -308,16 +287,7 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
   });
 
   it('a relay of this process is woken in process (before any NOTIFY), one elsewhere by the NOTIFY', async () => {
-    const observed = notifyObservedPool(pool);
-    const store = new PostgresOutboxStore({ pool: observed.pool, table: 'outbox_wake_relays' });
-    const repository = new CounterPostgresRepository({
-      aggregate: Counter,
-      pool: observed.pool,
-      table: 'counters_wake_relays',
-      outbox: store,
-    });
-    await repository.ensureTable();
-    await store.ensureTable();
+    const { observed, store, repository } = await wakeObserved('wake_relays');
     const delivered: string[] = [];
     // Polls once a minute: only a wake-up delivers within the case.
     const local = new OutboxRelay({

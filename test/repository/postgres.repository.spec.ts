@@ -102,9 +102,18 @@ describe('PostgresRepository: prepared statements', () => {
     return rows.map((row) => ({ statement: row.statement, runs: Number(row.runs) }));
   }
 
-  it('its own statements are prepared: parsed once per connection, then run by name', async () => {
+  /** Runs `fn` on a pool of one connection (what the server prepared is then that connection's), ended after. */
+  async function onOneConnection(fn: (onePool: pg.Pool) => Promise<void>): Promise<void> {
     const onePool = new pg.Pool({ connectionString: schema.url, max: 1 });
     try {
+      await fn(onePool);
+    } finally {
+      await onePool.end();
+    }
+  }
+
+  it('its own statements are prepared: parsed once per connection, then run by name', async () => {
+    await onOneConnection(async (onePool) => {
       const table = nextTable();
       const repository = counters({ pool: onePool, table });
       await repository.ensureTable();
@@ -122,14 +131,11 @@ describe('PostgresRepository: prepared statements', () => {
       expect(runsOf(`UPDATE "${table}"`)).toBe(10); // one Parse, ten runs
       expect(runsOf('SELECT "id" AS "id"')).toBe(1);
       expect(runsOf('SELECT "version" AS "version"')).toBe(1);
-    } finally {
-      await onePool.end();
-    }
+    });
   });
 
   it('preparedStatements: false sends every statement unnamed (a pooler that keeps none)', async () => {
-    const onePool = new pg.Pool({ connectionString: schema.url, max: 1 });
-    try {
+    await onOneConnection(async (onePool) => {
       const observed = observedPool(onePool);
       const table = nextTable();
       const repository = new CounterPostgresRepository({
@@ -147,14 +153,11 @@ describe('PostgresRepository: prepared statements', () => {
       expect(observed.sent.length).toBeGreaterThanOrEqual(3);
       expect(observed.sent.filter((s) => s.name !== undefined)).toEqual([]);
       expect(await preparedOn(onePool)).toEqual([]);
-    } finally {
-      await onePool.end();
-    }
+    });
   });
 
   it('a column added while statements are prepared changes nothing they return', async () => {
-    const onePool = new pg.Pool({ connectionString: schema.url, max: 1 });
-    try {
+    await onOneConnection(async (onePool) => {
       const table = nextTable();
       const repository = counters({ pool: onePool, table });
       await repository.ensureTable();
@@ -165,9 +168,7 @@ describe('PostgresRepository: prepared statements', () => {
       counter.increment();
       await repository.update(counter);
       expect((await repository.findById('m'))?.count).toBe(1);
-    } finally {
-      await onePool.end();
-    }
+    });
   });
 
   it("a subclass's own statements (query) stay unnamed: their text is the subclass's", async () => {

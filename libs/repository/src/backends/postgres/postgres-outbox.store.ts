@@ -51,25 +51,30 @@ export interface PostgresOutboxStoreOptions {
   notifyChannel?: string | false;
 }
 
+/** Every column of the table, for the start-up check of an existing one. */
+const COLUMNS = [
+  'seq',
+  'event_id',
+  'aggregate',
+  'aggregate_id',
+  'version',
+  'payload',
+  'stored_at',
+  'attempts',
+  'next_attempt_at',
+  'last_error',
+  'dead_at',
+  'owner',
+  'lease_until',
+];
+
 /**
  * The columns a record is read from, named rather than `*`: a prepared statement whose result
  * changed shape (a column added by a later version's migration) would fail on every connection
  * that prepared it.
  */
 const RETURNED = (alias: string): string =>
-  [
-    'seq',
-    'event_id',
-    'aggregate',
-    'aggregate_id',
-    'version',
-    'payload',
-    'stored_at',
-    'attempts',
-    'next_attempt_at',
-    'last_error',
-    'dead_at',
-  ]
+  COLUMNS.filter((column) => column !== 'owner' && column !== 'lease_until')
     .map((column) => `${alias}.${column}`)
     .join(', ');
 
@@ -123,22 +128,6 @@ function handedOffClaim(
   });
   return { aggregate: records[0].aggregate, aggregateId: records[0].aggregateId, owner, leaseUntil, events: records };
 }
-
-const COLUMNS = [
-  'seq',
-  'event_id',
-  'aggregate',
-  'aggregate_id',
-  'version',
-  'payload',
-  'stored_at',
-  'attempts',
-  'next_attempt_at',
-  'last_error',
-  'dead_at',
-  'owner',
-  'lease_until',
-];
 
 /**
  * The outbox of PostgresRepository: one row per data-sync event in a table of the repositories'
