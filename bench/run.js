@@ -89,10 +89,12 @@ function fmt(n, unit) {
  * - target: a number (the ratio must reach it), or { max, value, unit } (a measured value that
  *   must not exceed max, e.g. a p99 lag): the verdict is worked out here from what was measured.
  * - peer: the baseline is the library a user would pick instead; the leads column says which
- *   side is ahead, and whether the pairs agreed on it.
+ *   side is ahead, and whether the pairs agreed on it (`leads` says it where no ratio can be
+ *   taken: a lag of 0 ms).
  */
 function formatRow(r) {
-  const ratio = r.ratio ?? (r.baselineOps ? r.ops / r.baselineOps : undefined);
+  // A row in a unit (a lag) gives its own ratio, or none where none can be taken.
+  const ratio = r.ratio ?? (r.unit === undefined && r.baselineOps ? r.ops / r.baselineOps : undefined);
   return [
     r.case,
     r.subject,
@@ -102,7 +104,7 @@ function formatRow(r) {
     ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
     r.spread ? `${r.spread[0].toFixed(2)}–${r.spread[1].toFixed(2)}×` : '—',
     target(r.target, ratio),
-    r.peer ? leads(ratio, r.spread) : '',
+    r.peer ? (r.leads ?? leads(ratio, r.spread)) : '',
     r.settings ?? '',
     r.note ?? '',
   ].map((cell) => String(cell).replaceAll('|', '\\|'));

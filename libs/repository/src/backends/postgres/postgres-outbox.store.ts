@@ -143,10 +143,11 @@ function handedOffClaim(
  * It is lean for the write's sake, which inserts a row and its entries in two indexes (`seq`,
  * pending): with durable commits, every byte of WAL is flushed before the write returns. The
  * payload is `json` (kept as sent, not re-encoded as `jsonb` is; the store never queries it)
- * and holds only what the other columns do not (see postgres-outbox.rows.ts);
- * event ids are random UUIDs and every call that names them also names the owner, so the
- * owner index finds them without a unique index of their own. A table made by an earlier
- * version (`jsonb`, `event_id UNIQUE`) works as it is.
+ * and holds only what the other columns do not (see postgres-outbox.rows.ts). Event ids are
+ * random UUIDs, and every call that names them (ack, renew, fail, release) also names the
+ * owner: the claimed rows' index on (owner, event_id) finds each at once, and a row enters it
+ * only when claimed, not when written. A table made by an earlier version (`jsonb`,
+ * `event_id UNIQUE`) works as it is.
  * A claim locks each instance's head row `FOR UPDATE SKIP LOCKED` and leases every pending row
  * of the instance in the same statement: concurrent relays skip what another is claiming, and
  * the lease keeps it theirs after the statement; a lease that ran out is free again.
@@ -209,7 +210,7 @@ export class PostgresOutboxStore implements OutboxStore {
       '  lease_until bigint\n' +
       ');\n' +
       `CREATE INDEX IF NOT EXISTS "${p}_pending_idx" ON ${t} (aggregate, aggregate_id, version, seq) WHERE dead_at IS NULL;\n` +
-      `CREATE INDEX IF NOT EXISTS "${p}_owner_idx" ON ${t} (owner) WHERE owner IS NOT NULL;\n` +
+      `CREATE INDEX IF NOT EXISTS "${p}_owner_idx" ON ${t} (owner, event_id) WHERE owner IS NOT NULL;\n` +
       `CREATE INDEX IF NOT EXISTS "${p}_dead_idx" ON ${t} (dead_at, event_id) WHERE dead_at IS NOT NULL;`
     );
   }
@@ -427,6 +428,7 @@ export class PostgresOutboxStore implements OutboxStore {
     const result = await this.run(
       `DELETE FROM ${this.table} WHERE event_id = ANY($1::text[]) AND owner = $2 AND dead_at IS NULL`,
       [ids, owner],
+      true,
     );
     return result.rowCount ?? 0;
   }
@@ -474,6 +476,7 @@ export class PostgresOutboxStore implements OutboxStore {
     const result = await this.run(
       `UPDATE ${this.table} SET lease_until = $3 WHERE event_id = ANY($1::text[]) AND owner = $2 AND dead_at IS NULL`,
       [ids, owner, leaseUntil],
+      true,
     );
     return result.rowCount ?? 0;
   }
@@ -553,15 +556,23 @@ export class PostgresOutboxStore implements OutboxStore {
     }
   }
 
+  /**
+   * One statement of the store's. `prepared` for the short, frequent ones (a lookup by owner and
+   * event id): a statement whose best plan depends on its values and on the backlog (a claim, a
+   * failure, the operator's) is planned afresh each time, as PostgreSQL may otherwise settle on
+   * a generic plan for a prepared one.
+   */
   private async run<R extends Record<string, any> = Record<string, unknown>>(
     text: string,
     values: unknown[],
+    prepared = false,
   ): Promise<QueryResult<R>> {
     await this.ensureTable();
     // Operator calls inside a use case's transaction join it, like the repository's statements.
     const queryable = queryableFor(this.pool, 'PostgresOutboxStore');
     try {
-      return (await queryable.query(preparedStatement(this.pool, text, values))) as QueryResult<R>;
+      const statement = prepared ? preparedStatement(this.pool, text, values) : { text, values };
+      return (await queryable.query(statement)) as QueryResult<R>;
     } catch (error) {
       if ((error as { code?: string }).code === '42P01') {
         throw new RepositoryConfigurationError(
