@@ -63,6 +63,12 @@ export class DataSyncEventBus implements DataSyncPublisher {
     return this.handlers.get(aggregate)?.length ?? 0;
   }
 
+  /** True when `publish(aggregate, …)` would reach a handler (after the discovery that runs before the first publish). */
+  listensTo(aggregate: AggregateClass): boolean {
+    this.discover();
+    return this.handlerCount(aggregate) > 0;
+  }
+
   async publish(aggregate: AggregateClass, events: readonly DataSyncEvent[]): Promise<void> {
     this.discover();
     const handlers = this.handlers.get(aggregate);

@@ -28,9 +28,14 @@ export class WriteEvents {
     this.outboxStore = outbox;
   }
 
-  /** True when `publish` has something to hand over for these events. */
-  willPublish(events: readonly DataSyncEvent[]): boolean {
-    return this.publisher !== undefined && this.outboxStore === undefined && events.length > 0;
+  /** True when `publish` has something to hand over for these events of `aggregate`, to someone who listens. */
+  willPublish(aggregate: AggregateClass, events: readonly DataSyncEvent[]): boolean {
+    return (
+      this.publisher !== undefined &&
+      this.outboxStore === undefined &&
+      events.length > 0 &&
+      (this.publisher.listensTo?.(aggregate) ?? true)
+    );
   }
 
   /**
@@ -39,7 +44,7 @@ export class WriteEvents {
    * happened. Read models that missed these events are repaired by reconciliation.
    */
   async publish(aggregate: AggregateClass, events: readonly DataSyncEvent[], what: () => string): Promise<void> {
-    if (!this.willPublish(events)) return;
+    if (!this.willPublish(aggregate, events)) return;
     try {
       await this.publisher!.publish(aggregate, events);
     } catch (error) {

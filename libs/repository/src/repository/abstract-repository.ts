@@ -336,15 +336,12 @@ export abstract class AbstractRepository<
     if (guarded === undefined) await store(events);
     setStoredVersion(aggregate, written);
     const writeEvents = this.writeEvents!;
-    if (guarded === undefined && !writeEvents.willPublish(events)) return;
+    const type = this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>);
+    if (guarded === undefined && !writeEvents.willPublish(type, events)) return;
     // In an enclosing transaction, the write is durable once it commits.
     await this.whenWriteCommits(async () => {
       await guarded?.releaseOld();
-      await writeEvents.publish(
-        this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>),
-        events,
-        () => `${name} ${JSON.stringify(aggregate.id)}`,
-      );
+      await writeEvents.publish(type, events, () => `${name} ${JSON.stringify(aggregate.id)}`);
     });
   }
 

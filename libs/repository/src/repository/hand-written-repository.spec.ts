@@ -98,4 +98,27 @@ describe('a hand-written AbstractRepository (doInsert/doUpdate/doRemove + its ow
     }
     await expect(new Incomplete({ aggregate: Order }).findById('x')).rejects.toThrow(/doFindById/);
   });
+
+  it('publishes only to a publisher that listens to the aggregate: one that does not is not waited on at all', async () => {
+    class CountingBus extends DataSyncEventBus {
+      calls = 0;
+      override async publish(...args: Parameters<DataSyncEventBus['publish']>): Promise<void> {
+        this.calls++;
+        return super.publish(...args);
+      }
+    }
+    const bus = new CountingBus();
+    const repository = new OrderTableRepository({ aggregate: Order, publisher: bus });
+    const order = new Order('o-2');
+    await repository.insert(order);
+    order.total = 1;
+    await repository.update(order);
+    expect(bus.calls).toBe(0);
+    const events: DataSyncEvent[] = [];
+    bus.subscribe(Order, (published) => void events.push(...published));
+    order.total = 2;
+    await repository.update(order);
+    expect(bus.calls).toBe(1);
+    expect(events.map((event) => event.version)).toEqual([3]);
+  });
 });
