@@ -12,7 +12,7 @@ import http from 'node:http';
 import { Body, Controller, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
-import pg from 'pg';
+import { benchPool } from './postgres.js';
 import {
   IdempotencyModule,
   Idempotent,
@@ -143,7 +143,7 @@ export default async function bench({ log }) {
     redis.disconnect();
   }
 
-  const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: CONCURRENCY });
+  const pool = benchPool({ connectionString: process.env.DATABASE_URL, max: CONCURRENCY });
   const table = `bench_idempotency_${run}`;
   try {
     const store = new PostgresIdempotencyStore(pool, { table, sweepIntervalMs: 0 });

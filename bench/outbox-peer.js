@@ -14,7 +14,6 @@
 //   reason to stop).
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { DataSyncEventBus } from '@ddd-kit/repository';
 import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { transactionalOutboxPeer } from './peers/transactional-outbox.js';
@@ -29,7 +28,7 @@ import {
   until,
   WRITERS,
 } from './outbox-support.js';
-import { COMMIT_MODES, serverFacts } from './postgres.js';
+import { COMMIT_MODES, serverFacts, benchPool } from './postgres.js';
 import {
   alternate,
   cpuNote,
@@ -58,7 +57,7 @@ const P99_MAX_MS = 5;
 const durable = COMMIT_MODES.find((mode) => mode.name === 'on');
 
 export async function peerRows({ log, url }) {
-  const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: durable.options });
+  const pool = benchPool({ connectionString: url, max: WRITERS + 4, options: durable.options });
   const tables = ['outbox_peer_counters', 'outbox_peer_events'];
   let peer;
   try {

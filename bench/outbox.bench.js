@@ -20,7 +20,6 @@
 // OUTBOX_BENCH_ONLY=postgres|peer|mongo|relay runs one group (while developing).
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
-import pg from 'pg';
 import { DataSyncEvent, DataSyncEventBus } from '@ddd-kit/repository';
 import { MongoOutboxStore, OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { peerRows } from './outbox-peer.js';
@@ -36,7 +35,7 @@ import {
   until,
   WRITERS,
 } from './outbox-support.js';
-import { COMMIT_MODES, privateLogicalCluster, serverFacts } from './postgres.js';
+import { COMMIT_MODES, privateLogicalCluster, serverFacts, benchPool } from './postgres.js';
 import {
   alternate,
   cpuNote,
@@ -79,7 +78,7 @@ const PG_PAIRS = pairsOf(16);
 const WARM_MS = sliceMs(3000);
 
 async function postgresWriteRows({ log, url, mode }) {
-  const pool = new pg.Pool({ connectionString: url, max: WRITERS, options: mode.options });
+  const pool = benchPool({ connectionString: url, max: WRITERS, options: mode.options });
   const tables = [
     'outbox_bench_counters',
     'outbox_bench_plain',
@@ -524,7 +523,7 @@ async function relayRows({ log, url }) {
   const rows = [];
   // PostgreSQL: woken after each commit (in process, and LISTEN/NOTIFY), polling every second as the fallback.
   for (const mode of COMMIT_MODES) {
-    const pool = new pg.Pool({ connectionString: url, max: WRITERS + 4, options: mode.options });
+    const pool = benchPool({ connectionString: url, max: WRITERS + 4, options: mode.options });
     try {
       const store = new PostgresOutboxStore({ pool, table: 'outbox_bench_relay_events' });
       const repository = new CounterRows({

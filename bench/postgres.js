@@ -4,6 +4,7 @@
 //    machine swings far more than the work measured, so the client-side costs weigh more;
 //  - synchronous_commit on (PostgreSQL's default): what production sees, commit path included.
 // Both are set per connection (pg's `options`), on every side of a row alike.
+import pg from 'pg';
 import { startPostgresCluster } from '../test/support/server-provider.js';
 
 export const COMMIT_MODES = [
@@ -42,4 +43,16 @@ export async function privateLogicalCluster() {
       { cause: error },
     );
   }
+}
+
+/**
+ * A pg.Pool for a bench. pg-pool's end() resolves before the connections it closes have gone,
+ * and the run drops its database (or stops its cluster) right after the last bench: a
+ * connection still closing then hears the server's "terminating connection", which a pool
+ * without an 'error' listener would throw out of the process.
+ */
+export function benchPool(config) {
+  const pool = new pg.Pool(config);
+  pool.on('error', () => undefined);
+  return pool;
 }

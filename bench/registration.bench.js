@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort } from '../test/support/server-provider.js';
-import { serverFacts } from './postgres.js';
+import { serverFacts, benchPool } from './postgres.js';
 import { median, notes, pairsOf, percentile, sliceMs } from './util.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'apps', 'registration', 'dist', 'main.js');
@@ -261,7 +261,7 @@ async function freshDatabase() {
   await admin((client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(process.env.DATABASE_URL);
   url.pathname = `/${name}`;
-  const pool = new pg.Pool({ connectionString: url.toString(), max: 1 });
+  const pool = benchPool({ connectionString: url.toString(), max: 1 });
   const server = await serverFacts(pool).finally(() => pool.end());
   return {
     url: url.toString(),

@@ -13,10 +13,9 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import mongoose from 'mongoose';
-import pg from 'pg';
 import { AggregateRoot, DataSyncEventBus, MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
 import { mikroOrmSide, typeOrmSide } from './peers/orms.js';
-import { COMMIT_MODES, serverFacts } from './postgres.js';
+import { COMMIT_MODES, serverFacts, benchPool } from './postgres.js';
 import { alternate, cpuNote, measureBatches, notes, pairsOf, perWriterOpsPerSecond, sliceMs } from './util.js';
 
 class Counter extends AggregateRoot {
@@ -279,7 +278,7 @@ async function postgresRows({ log }) {
 
 /** Every PostgreSQL row in one commit mode, all sides' connections set alike. */
 async function postgresRowsIn(mode, { url, overheadUs, log }) {
-  const pool = new pg.Pool({ connectionString: url, max: CONCURRENCY, options: mode.options });
+  const pool = benchPool({ connectionString: url, max: CONCURRENCY, options: mode.options });
   const tables = ['repo_counters', 'raw_counters', 'raw_twins'];
   try {
     const server = `${await serverFacts(pool)}, ${mode.label} on every side`;
