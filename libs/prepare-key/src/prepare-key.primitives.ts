@@ -9,6 +9,7 @@ import type { RecordPage, RollbackCondition, StoredRecord } from './prepare-key.
  */
 export interface PrepareKeyPrimitives {
   doPrepare(key: string, value: string, ttlAt: number, op: string): Promise<boolean>;
+  doPrepareOrUndo(key: string, value: string, ttlAt: number, op: string): Promise<boolean>;
   doGetValue(key: string): Promise<StoredRecord | undefined>;
   doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean>;
   doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean>;
@@ -16,7 +17,15 @@ export interface PrepareKeyPrimitives {
   now(): number;
 }
 
-export const PRIMITIVE_NAMES = ['doPrepare', 'doGetValue', 'doRollback', 'doReprepare', 'doListPage', 'now'] as const;
+export const PRIMITIVE_NAMES = [
+  'doPrepare',
+  'doPrepareOrUndo',
+  'doGetValue',
+  'doRollback',
+  'doReprepare',
+  'doListPage',
+  'now',
+] as const;
 
 export function primitivesOf(prepareKey: PrepareKey<any>): PrepareKeyPrimitives {
   return prepareKey as unknown as PrepareKeyPrimitives;

@@ -62,21 +62,18 @@ export abstract class PrepareKey<V = unknown> {
     // microtask hops); bad input still arrives as a rejection, never a synchronous throw.
     // Telemetry adds a step only when an OpenTelemetry SDK records it (`telemetry` is defined).
     const telemetry = prepareKeyTelemetry.begin('prepare_key.prepare', operations, 'prepare', this.name);
-    let op: string;
-    let prepared: Promise<boolean>;
+    let answered: Promise<boolean>;
     try {
       assertKey(key);
       const { json, ttlAt } = encodePrepared(value);
-      op = newOperationId();
-      prepared =
+      const op = newOperationId();
+      answered =
         telemetry === undefined
-          ? this.doPrepare(key, json, ttlAt, op)
-          : telemetry.within(this.doPrepare, this, key, json, ttlAt, op);
+          ? this.doPrepareOrUndo(key, json, ttlAt, op)
+          : telemetry.within(this.doPrepareOrUndo, this, key, json, ttlAt, op);
     } catch (error) {
-      const rejected = Promise.reject(error);
-      return telemetry === undefined ? rejected : telemetry.settle(rejected, wonOrTaken);
+      answered = Promise.reject(error);
     }
-    const answered = prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error));
     return telemetry === undefined ? answered : telemetry.settle(answered, wonOrTaken);
   }
 
@@ -267,7 +264,7 @@ export abstract class PrepareKey<V = unknown> {
    * nothing has replaced it since), then rethrows. A failure to clean up is not the caller's
    * error: the original one propagates.
    */
-  private async undoPrepare(key: string, op: string, error: unknown): Promise<never> {
+  protected async undoPrepare(key: string, op: string, error: unknown): Promise<never> {
     try {
       await this.doRollback(key, newOperationId(), { op });
     } catch {
@@ -287,6 +284,15 @@ export abstract class PrepareKey<V = unknown> {
    * True also when the record already carries `op` (this very write, resent).
    */
   protected abstract doPrepare(key: string, value: string, ttlAt: number, op: string): Promise<boolean>;
+
+  /**
+   * `doPrepare`, and on a rejection `undoPrepare`. A backend whose own reply handling can send a
+   * failure to `undoPrepare` overrides this to save a promise step on the hot path; every other
+   * backend keeps this default.
+   */
+  protected doPrepareOrUndo(key: string, value: string, ttlAt: number, op: string): Promise<boolean> {
+    return this.doPrepare(key, value, ttlAt, op).then(undefined, (error: unknown) => this.undoPrepare(key, op, error));
+  }
 
   /** The record, expired or not; undefined when there is none (a tombstone is none). */
   protected abstract doGetValue(key: string): Promise<StoredRecord | undefined>;

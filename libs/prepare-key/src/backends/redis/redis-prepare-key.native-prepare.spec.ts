@@ -199,6 +199,46 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
     }
   });
 
+  describe('a command that wrote, then failed before its reply arrived', () => {
+    // What a timeout after the server acted looks like to the caller. prepare rejects, and what
+    // it wrote is released first (the undo goes from the same step that reads the reply).
+    const lostAfterWriting = <A extends unknown[]>(send: (...args: A) => Promise<unknown>) =>
+      (async (...args: A) => {
+        await send(...args);
+        throw new Error('Connection is closed.');
+      }) as never;
+
+    it('the SET of a free key: rejects, and the key is free again', async () => {
+      const client = new Redis(redisUrl());
+      try {
+        const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n'));
+        const send = client.set.bind(client) as (...args: unknown[]) => Promise<unknown>;
+        jest.spyOn(client, 'set').mockImplementationOnce(lostAfterWriting(send));
+        await expect(pk.prepare('k', own('A'))).rejects.toThrow(/Connection is closed/);
+        expect(await pk.getValue('k')).toBeUndefined();
+        expect(await pk.prepare('k', own('B'))).toBe(true);
+      } finally {
+        await client.quit();
+      }
+    });
+
+    it('the script after the SET (a record past its ttlAt): rejects, and the key is free again', async () => {
+      const client = new Redis(redisUrl());
+      try {
+        const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n'));
+        expect(await pk.prepare('k', toTtlAt(own('B'), Date.now() - 1))).toBe(true);
+        const send = client.evalsha.bind(client) as (...args: unknown[]) => Promise<unknown>;
+        const evalsha = jest.spyOn(client, 'evalsha').mockImplementationOnce(lostAfterWriting(send));
+        await expect(pk.prepare('k', own('A'))).rejects.toThrow(/Connection is closed/);
+        expect(evalsha).toHaveBeenCalled();
+        expect(await pk.get('k')).toBeUndefined();
+        expect(await pk.prepare('k', own('C'))).toBe(true);
+      } finally {
+        await client.quit();
+      }
+    });
+  });
+
   it('passes any other error of the SET on, and keeps using the SET', async () => {
     const client = new Redis(redisUrl());
     try {

@@ -61,16 +61,28 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   }
 
   protected doPrepare(key: string, value: string, ttlAt: number, op: string): Promise<boolean> {
-    // The hot path: a plain promise chain, no async frame; a bad key still rejects.
+    return this.prepareNative(key, value, ttlAt, op, false);
+  }
+
+  protected override doPrepareOrUndo(key: string, value: string, ttlAt: number, op: string): Promise<boolean> {
+    return this.prepareNative(key, value, ttlAt, op, true);
+  }
+
+  /**
+   * The hot path: one promise step on top of the client's, no async frame. With `undo`, a failure
+   * goes to undoPrepare from the step that reads the reply (the default doPrepareOrUndo would add
+   * a step of its own for it).
+   */
+  private prepareNative(key: string, value: string, ttlAt: number, op: string, undo: boolean): Promise<boolean> {
     let recordKey: string;
     try {
       recordKey = this.recordKey(key);
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(error); // nothing was sent: nothing to undo
     }
     const record = encodeRecord(value, ttlAt, op);
     const dropAt = this.dropAt(ttlAt);
-    if (!this.context.setNxGet) return this.prepareByScript(recordKey, record, dropAt, op);
+    if (!this.context.setNxGet) return this.prepareByScript(key, recordKey, record, dropAt, op, undo);
     // A drop time in the past (a record written past its retention) is taken too: Redis then
     // holds no record, as the script's DEL leaves none.
     const set =
@@ -81,18 +93,30 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
       (current) => {
         // null: the key was free and holds this record now.
         if (current === null) return true;
-        return settledByRecord(current, record) ?? this.prepareByScript(recordKey, record, dropAt, op);
+        return settledByRecord(current, record) ?? this.prepareByScript(key, recordKey, record, dropAt, op, undo);
       },
       (error: unknown) => {
-        if (!isSyntaxError(error)) throw error;
+        if (!isSyntaxError(error)) return this.failed(key, op, error, undo);
         this.context.setNxGet = false;
-        return this.prepareByScript(recordKey, record, dropAt, op);
+        return this.prepareByScript(key, recordKey, record, dropAt, op, undo);
       },
     );
   }
 
-  private prepareByScript(recordKey: string, record: string, dropAt: string, op: string): Promise<boolean> {
-    return runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
+  private prepareByScript(
+    key: string,
+    recordKey: string,
+    record: string,
+    dropAt: string,
+    op: string,
+    undo: boolean,
+  ): Promise<boolean> {
+    const prepared = runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
+    return undo ? prepared.then(undefined, (error: unknown) => this.failed(key, op, error, undo)) : prepared;
+  }
+
+  private failed(key: string, op: string, error: unknown, undo: boolean): Promise<never> {
+    return undo ? this.undoPrepare(key, op, error) : Promise.reject(error);
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
