@@ -133,19 +133,29 @@ export abstract class AbstractRepository<
     return this.observe('remove', aggregate, () => this.removeNow(aggregate));
   }
 
-  private async insertNow(aggregate: T): Promise<void> {
-    const name = this.nameOf(aggregate);
-    checkInsertable(name, aggregate);
-    if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
-    assertAggregateId(name, aggregate.id);
-    await this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
+  // insertNow and updateNow are not `async`: write() is, and a frame of their own would add a
+  // promise step to every write. A failed check still arrives as a rejection.
+  private insertNow(aggregate: T): Promise<void> {
+    try {
+      const name = this.nameOf(aggregate);
+      checkInsertable(name, aggregate);
+      if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
+      assertAggregateId(name, aggregate.id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
   }
 
-  private async updateNow(aggregate: T): Promise<void> {
-    const name = this.nameOf(aggregate);
-    assertAggregateId(name, aggregate.id);
-    checkUpdatable(name, aggregate);
-    await this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
+  private updateNow(aggregate: T): Promise<void> {
+    try {
+      const name = this.nameOf(aggregate);
+      assertAggregateId(name, aggregate.id);
+      checkUpdatable(name, aggregate);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
   }
 
   private async removeNow(aggregate: T): Promise<void> {

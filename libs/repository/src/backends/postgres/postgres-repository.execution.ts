@@ -20,17 +20,29 @@ export function send(queryable: PgQueryable, statement: PostgresStatement): Prom
     : queryable.query(statement as PgQueryConfig);
 }
 
-/** One statement on `queryable`. */
-export async function runStatement<R extends Record<string, any>>(
+/**
+ * One statement on `queryable`. Not `async`: on the hot path (every load) an async frame and its
+ * await would add a promise step of their own.
+ */
+export function runStatement<R extends Record<string, any>>(
   queryable: PgQueryable,
   statement: PostgresStatement,
   explain: (error: unknown) => unknown,
 ): Promise<QueryResult<R>> {
+  return explained(() => send(queryable, statement) as Promise<QueryResult<R>>, explain);
+}
+
+/** `run()`, with a failure (thrown or rejected) replaced by `explain(failure)`. */
+function explained<T>(run: () => Promise<T>, explain: (error: unknown) => unknown): Promise<T> {
+  let sent: Promise<T>;
   try {
-    return (await send(queryable, statement)) as QueryResult<R>;
+    sent = run();
   } catch (error) {
-    throw explain(error);
+    return Promise.reject(explain(error));
   }
+  return sent.catch((error: unknown) => {
+    throw explain(error);
+  });
 }
 
 /** The write and, only when it matched a row, the statements alongside it; resolves the write's result. */
@@ -52,7 +64,7 @@ async function runWrite(
  * autocommitted, several in a transaction of their own. Resolves the write's result: a row
  * count of 0 means it matched nothing.
  */
-export async function executeWriteOn(
+export function executeWriteOn(
   pool: Pool,
   queryable: PgQueryable,
   write: PostgresStatement,
@@ -60,13 +72,7 @@ export async function executeWriteOn(
   explain: (error: unknown) => unknown,
 ): Promise<PgResult> {
   if (queryable !== pool) return runWrite(queryable, write, alongside, explain);
-  if (alongside.length === 0) {
-    try {
-      return await send(pool as PgQueryable, write);
-    } catch (error) {
-      throw explain(error);
-    }
-  }
+  if (alongside.length === 0) return explained(() => send(pool as PgQueryable, write), explain);
   return runTransaction(pool as PgPool, undefined, (context) => runWrite(context.guarded, write, alongside, explain), {
     local: true,
   });

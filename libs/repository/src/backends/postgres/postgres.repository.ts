@@ -187,16 +187,23 @@ export abstract class PostgresRepository<
 
   // ---------------------------------------------------------------- AbstractRepository steps
 
-  protected async doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    if (!(await this.writeRow('insert', aggregate, events))) throw this.duplicate(aggregate);
+  // Not `async`: each adds one step to writeRow's promise rather than a frame of its own.
+  protected doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    return this.writeRow('insert', aggregate, events).then((matched) => {
+      if (!matched) throw this.duplicate(aggregate);
+    });
   }
 
-  protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    if (!(await this.writeRow('update', aggregate, events))) throw this.conflict(aggregate);
+  protected doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    return this.writeRow('update', aggregate, events).then((matched) => {
+      if (!matched) throw this.conflict(aggregate);
+    });
   }
 
-  protected async doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    if (!(await this.writeRow('remove', aggregate, events))) throw this.conflict(aggregate);
+  protected doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
+    return this.writeRow('remove', aggregate, events).then((matched) => {
+      if (!matched) throw this.conflict(aggregate);
+    });
   }
 
   /** The operation's conditional statement, with its events (the outbox) and what commits with it; true when it matched. */
@@ -219,11 +226,19 @@ export abstract class PostgresRepository<
     return true;
   }
 
-  protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
-    this.checkedId(id);
-    const s = this.readyStatements ?? (await this.ready());
-    const result = await this.run<Record<string, unknown>>(this.queryable(), this.own(s.find, [id]));
-    return result.rows.length === 0 ? null : this.loaded(result.rows[0], id);
+  // Not `async` once the statements are ready (every load but the first): one promise step on
+  // top of the driver's rather than a frame and an await of its own.
+  protected override doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
+    let found: Promise<QueryResult<Record<string, unknown>>>;
+    try {
+      this.checkedId(id);
+      const s = this.readyStatements;
+      if (s === undefined) return this.ready().then(() => this.doFindById(id));
+      found = this.run<Record<string, unknown>>(this.queryable(), this.own(s.find, [id]));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return found.then((result) => (result.rows.length === 0 ? null : this.loaded(result.rows[0], id)));
   }
 
   protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
