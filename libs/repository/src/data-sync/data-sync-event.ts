@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
+import { newEventId } from './event-id.js';
 
 export const DataSyncEventType = {
   /** The aggregate was inserted or updated: the replica should hold `snapshot` at `version`. */
@@ -11,8 +11,8 @@ export type DataSyncEventType = (typeof DataSyncEventType)[keyof typeof DataSync
 
 interface DataSyncEventBase<ID extends AggregateId> {
   /**
-   * A random UUID, unique per event: the same event delivered twice (at least once means it
-   * can be) carries the same id, so a broker or a consumer can drop the repeat.
+   * A UUID (version 7: time-ordered), unique per event: the same event delivered twice (at
+   * least once means it can be) carries the same id, so a broker or a consumer can drop the repeat.
    */
   readonly eventId: string;
   /** The aggregate's name (its `@Aggregate` name, else its class name). */
@@ -43,9 +43,9 @@ export const DataSyncEvent = {
     version: number,
     snapshot: S,
   ): UpsertDataSyncEvent<ID, S> {
-    return Object.freeze({ type: DataSyncEventType.UPSERT, eventId: randomUUID(), aggregate, id, version, snapshot });
+    return Object.freeze({ type: DataSyncEventType.UPSERT, eventId: newEventId(), aggregate, id, version, snapshot });
   },
   purge<ID extends AggregateId>(aggregate: string, id: ID, version: number): PurgeDataSyncEvent<ID> {
-    return Object.freeze({ type: DataSyncEventType.PURGE, eventId: randomUUID(), aggregate, id, version });
+    return Object.freeze({ type: DataSyncEventType.PURGE, eventId: newEventId(), aggregate, id, version });
   },
 };
