@@ -173,6 +173,38 @@ async function redisRows(log, label, makeClient, cases) {
   return rows;
 }
 
+/**
+ * A/A: the raw SET … NX GET against itself on one client (two key spaces, nothing else differs).
+ * Its distance from 1.00× and its spread are what the rows above cannot resolve.
+ */
+async function redisControlRow(log, concurrency) {
+  const client = new Redis(process.env.REDIS_URL);
+  try {
+    const prefix = `ddd-kit:bench:${run}:control${concurrency}`;
+    const heads = [recordKeyHead(prefix, 'a'), recordKeyHead(prefix, 'b')];
+    const keys = [freshKeys('k'), freshKeys('k')];
+    const side = (i) => () => rawPrepare(client, heads[i], keys[i](), Date.now() + TTL_MS).then(checkWrote);
+    const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
+    const result = await alternate(measure(side(0)), measure(side(1)), { pairs: PAIRS });
+    log(
+      `Redis A/A ×${concurrency}: ${count(result.ops)} vs ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×)`,
+    );
+    return {
+      case: `Redis A/A control (the resolution of the rows above), ${concurrency} callers`,
+      subject: 'ioredis SET … PXAT … NX GET',
+      baseline: 'ioredis SET … PXAT … NX GET, same command and arguments',
+      ...result,
+      settings: settingsOf(concurrency, false),
+      note: notes(
+        'nothing differs but the key space: any distance from 1.00× is measurement noise; fresh keys, every answer checked',
+        cpuNote(result),
+      ),
+    };
+  } finally {
+    await client.quit();
+  }
+}
+
 /** Keeps the last `size` values pushed. */
 function lastOf(size) {
   const ring = [];
@@ -599,6 +631,7 @@ export default async function bench({ log }) {
   });
   return [
     ...(await redisRows(log, 'Redis', (options) => new Redis(process.env.REDIS_URL, options), cases)),
+    await redisControlRow(log, 64),
     ...(await setNxRows(log, cases)),
     ...(await heldRows(
       log,
