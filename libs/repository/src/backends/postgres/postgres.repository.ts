@@ -218,7 +218,8 @@ export abstract class PostgresRepository<
     const alongside = this.statementsToCommitWith(aggregate, operation, events);
     if (outbox === undefined || events.length === 0)
       return (await this.runWrite(preparedStatement(pool, s[operation], values), alongside)).rowCount !== 0;
-    const joined = await outbox.joinWrite(pool, this.constructor.name, { text: s[operation], values }, events);
+    const joining = outbox.joinWrite(pool, this.constructor.name, { text: s[operation], values }, events);
+    const joined = joining instanceof Promise ? await joining : joining;
     const result = await this.runWrite(joined.statement, alongside);
     if (result.rowCount === 0) return false;
     // The relays learn of the events after the commit, not from a NOTIFY inside it (see OutboxWakeUp).
