@@ -6,7 +6,7 @@
 // On PostgreSQL, in both commit modes (synchronous_commit off, and on as by default):
 // - PostgresRepository.update beside pg running the same conditional UPDATE (same text, same
 //   parameters, prepared as the repository's statements are) on a table of the same shape, and
-//   an A/A control;
+//   A/A controls with one writer and with 16;
 // - load + version-checked update, 16 writers: findById then update, beside raw pg (the same
 //   SELECT and UPDATE, prepared) and the ORMs a user would pick instead, MikroORM and TypeORM
 //   (bench/peers/orms.js says what each one sends and checks).
@@ -384,6 +384,10 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
     log(
       `postgres ${mode.label}, A/A control: pg ${Math.round(control.ops)} ops/s against pg ${Math.round(control.baselineOps)} ops/s`,
     );
+    const controlWriters = await alternate(writers(twinUpdate), writers(rawUpdate), { pairs: PG_PAIRS });
+    log(
+      `postgres ${mode.label}, A/A control, ${CONCURRENCY} writers: pg ${Math.round(controlWriters.ops)} ops/s against pg ${Math.round(controlWriters.baselineOps)} ops/s`,
+    );
     const loaded = await alternate(writers(repositoryLoadUpdate), writers(rawLoadUpdate), { pairs: PG_PAIRS });
     log(
       `postgres ${mode.label}, load + update, ${CONCURRENCY} writers: repository ${Math.round(loaded.ops)} ops/s, pg ${Math.round(loaded.baselineOps)} ops/s`,
@@ -434,12 +438,23 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
         note: notes('every update checked (version advanced / one row matched)', cpuNote(concurrent)),
       },
       {
-        case: `PostgreSQL A/A control (the resolution of the two rows above)${suffix}`,
+        case: `PostgreSQL A/A control, one writer (the resolution of the one-writer row)${suffix}`,
         subject: 'pg: the same UPDATE on a twin table',
         baseline,
         ...control,
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; one writer; ${server}`,
         note: notes('nothing differs but the table: any distance from 1.00× is measurement noise', cpuNote(control)),
+      },
+      {
+        case: `PostgreSQL A/A control, ${CONCURRENCY} writers (the resolution of the ${CONCURRENCY}-writer rows)${suffix}`,
+        subject: 'pg: the same UPDATE on a twin table',
+        baseline,
+        ...controlWriters,
+        settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${CONCURRENCY} writers, a row each, a pool of ${CONCURRENCY}; ${server}`,
+        note: notes(
+          'nothing differs but the table: any distance from 1.00× is measurement noise',
+          cpuNote(controlWriters),
+        ),
       },
       {
         case: `PostgreSQL load + version-checked update, ${CONCURRENCY} writers${suffix}`,
