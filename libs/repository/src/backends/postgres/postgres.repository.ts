@@ -189,42 +189,64 @@ export abstract class PostgresRepository<
 
   // Not `async`: each adds one step to writeRow's promise rather than a frame of its own.
   protected doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    return this.writeRow('insert', aggregate, events).then((matched) => {
-      if (!matched) throw this.duplicate(aggregate);
+    return this.writeRow('insert', aggregate, events).then((result) => {
+      if (result.rowCount === 0) throw this.duplicate(aggregate);
     });
   }
 
   protected doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    return this.writeRow('update', aggregate, events).then((matched) => {
-      if (!matched) throw this.conflict(aggregate);
+    return this.writeRow('update', aggregate, events).then((result) => {
+      if (result.rowCount === 0) throw this.conflict(aggregate);
     });
   }
 
   protected doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    return this.writeRow('remove', aggregate, events).then((matched) => {
-      if (!matched) throw this.conflict(aggregate);
+    return this.writeRow('remove', aggregate, events).then((result) => {
+      if (result.rowCount === 0) throw this.conflict(aggregate);
     });
   }
 
-  /** The operation's conditional statement, with its events (the outbox) and what commits with it; true when it matched. */
-  private async writeRow(operation: PostgresWriteOperation, aggregate: T, events: readonly DataSyncEvent[]) {
-    const id = this.checkedId(aggregate.id);
-    const s = this.readyStatements ?? (await this.ready());
-    const values: unknown[] = [id, operation === 'insert' ? aggregate.newVersion : aggregate.oldVersion];
-    if (operation !== 'remove') this.pushColumnValues(values, s, aggregate);
-    if (operation === 'update') values.push(aggregate.newVersion);
-    const outbox = this.outbox as PostgresOutboxStore | undefined;
-    const pool = this.requirePool();
-    const alongside = this.statementsToCommitWith(aggregate, operation, events);
-    if (outbox === undefined || events.length === 0)
-      return (await this.runWrite(preparedStatement(pool, s[operation], values), alongside)).rowCount !== 0;
-    const joining = outbox.joinWrite(pool, this.constructor.name, { text: s[operation], values }, events);
+  /**
+   * The operation's conditional statement, with its events (the outbox) and what commits with
+   * it; resolves its result (a row count of 0: it matched nothing). Not `async` on the common
+   * path (statements ready, no events to store): no promise step beside the statement's own.
+   */
+  private writeRow(
+    operation: PostgresWriteOperation,
+    aggregate: T,
+    events: readonly DataSyncEvent[],
+  ): Promise<PgResult> {
+    try {
+      const id = this.checkedId(aggregate.id);
+      const s = this.readyStatements;
+      if (s === undefined) return this.ready().then(() => this.writeRow(operation, aggregate, events));
+      const values: unknown[] = [id, operation === 'insert' ? aggregate.newVersion : aggregate.oldVersion];
+      if (operation !== 'remove') this.pushColumnValues(values, s, aggregate);
+      if (operation === 'update') values.push(aggregate.newVersion);
+      const outbox = this.outbox as PostgresOutboxStore | undefined;
+      const pool = this.requirePool();
+      const alongside = this.statementsToCommitWith(aggregate, operation, events);
+      if (outbox === undefined || events.length === 0)
+        return this.runWrite(preparedStatement(pool, s[operation], values), alongside);
+      return this.writeWithEvents(outbox, { text: s[operation], values }, events, alongside);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The write joined with its events in the outbox (one statement); the relays learn of them once it matched. */
+  private async writeWithEvents(
+    outbox: PostgresOutboxStore,
+    write: PostgresStatement,
+    events: readonly DataSyncEvent[],
+    alongside: readonly PostgresStatement[],
+  ): Promise<PgResult> {
+    const joining = outbox.joinWrite(this.requirePool(), this.constructor.name, write, events);
     const joined = joining instanceof Promise ? await joining : joining;
     const result = await this.runWrite(joined.statement, alongside);
-    if (result.rowCount === 0) return false;
-    // The relays learn of the events after the commit, not from a NOTIFY inside it (see OutboxWakeUp).
-    joined.wrote(result);
-    return true;
+    // After the commit, not from a NOTIFY inside it (see OutboxWakeUp).
+    if (result.rowCount !== 0) joined.wrote(result);
+    return result;
   }
 
   // Not `async` once the statements are ready (every load but the first): one promise step on
