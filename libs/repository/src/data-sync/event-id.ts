@@ -3,8 +3,8 @@ import { randomBytes } from 'node:crypto';
 // Event ids are UUIDs of version 7 (RFC 9562): the Unix time in ms, 42 random bits drawn once
 // per process, then a counter of this process. Unique per event (the counter within a process,
 // the random bits between processes) and ordered by time within a process. No randomness is
-// drawn per event: a random UUID per write cost more than all the rest of the library's own
-// work on it (randomUUID refills its buffer from the system's generator every 128 ids).
+// drawn per event: a random UUID was the largest single item of the library's own work on a
+// write (randomUUID refills its buffer from the system's generator every 128 ids).
 const tag = randomBytes(6).toString('hex'); // 48 random bits, of which 42 are used
 /** `7` (the version) and 12 random bits; the variant (binary 10) and 14 random bits, as hex. */
 const MIDDLE = `7${tag.slice(0, 3)}-${(8 | (parseInt(tag[3], 16) & 3)).toString(16)}${tag.slice(4, 7)}-${tag.slice(7, 11)}`;
