@@ -145,8 +145,8 @@ function handedOffClaim(
  * payload is `json` (kept as sent, not re-encoded as `jsonb` is; the store never queries it)
  * and holds only what the other columns do not (see postgres-outbox.rows.ts). Every call that
  * names event ids (ack, renew, fail, release) also names the owner: the claimed rows' index on
- * (owner, event_id) finds each at once, and a row enters it only when claimed, not when written. A table made by an earlier version (`jsonb`,
- * `event_id UNIQUE`) works as it is.
+ * (owner, event_id) finds each at once, and a row enters it only when claimed, not when
+ * written. A table made by an earlier version (`jsonb`, `event_id UNIQUE`) works as it is.
  * A claim locks each instance's head row `FOR UPDATE SKIP LOCKED` and leases every pending row
  * of the instance in the same statement: concurrent relays skip what another is claiming, and
  * the lease keeps it theirs after the statement; a lease that ran out is free again.
@@ -235,20 +235,19 @@ export class PostgresOutboxStore implements OutboxStore {
    * and `wrote` hands the claim to the relay once committed. Otherwise the events are stored
    * unclaimed and `wrote` wakes the relays after the commit.
    */
-  joinWrite(
+  async joinWrite(
     pool: Pool,
     repository: string,
     write: Statement,
     events: readonly DataSyncEvent[],
-  ): OutboxJoinedWrite | Promise<OutboxJoinedWrite> {
+  ): Promise<OutboxJoinedWrite> {
     if (events.length === 0) return { statement: write, wrote: () => undefined };
     if (this.pool !== pool) {
       throw new RepositoryConfigurationError(
         `${repository}: its outbox (PostgresOutboxStore) must use the repository's own pool, so that events commit in the same transaction as the row`,
       );
     }
-    // At once once the table is there (every write but the first): no promise step of its own.
-    if (!this.schema.ready) return this.ensureTable().then(() => this.joinWrite(pool, repository, write, events));
+    await this.ensureTable();
     const transaction = activeTransactionFor(pool);
     // A commit that cannot be observed: the statement carries its own NOTIFY (see OutboxWakeUp).
     if (transaction !== undefined && transaction.afterCommit === undefined)

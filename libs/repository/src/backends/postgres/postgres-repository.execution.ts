@@ -29,14 +29,9 @@ export function runStatement<R extends Record<string, any>>(
   statement: PostgresStatement,
   explain: (error: unknown) => unknown,
 ): Promise<QueryResult<R>> {
-  return explained(() => send(queryable, statement) as Promise<QueryResult<R>>, explain);
-}
-
-/** `run()`, with a failure (thrown or rejected) replaced by `explain(failure)`. */
-function explained<T>(run: () => Promise<T>, explain: (error: unknown) => unknown): Promise<T> {
-  let sent: Promise<T>;
+  let sent: Promise<QueryResult<R>>;
   try {
-    sent = run();
+    sent = send(queryable, statement) as Promise<QueryResult<R>>;
   } catch (error) {
     return Promise.reject(explain(error));
   }
@@ -72,7 +67,7 @@ export function executeWriteOn(
   explain: (error: unknown) => unknown,
 ): Promise<PgResult> {
   if (queryable !== pool) return runWrite(queryable, write, alongside, explain);
-  if (alongside.length === 0) return explained(() => send(pool as PgQueryable, write), explain);
+  if (alongside.length === 0) return runStatement(pool as PgQueryable, write, explain);
   return runTransaction(pool as PgPool, undefined, (context) => runWrite(context.guarded, write, alongside, explain), {
     local: true,
   });

@@ -241,8 +241,7 @@ export abstract class PostgresRepository<
     events: readonly DataSyncEvent[],
     alongside: readonly PostgresStatement[],
   ): Promise<PgResult> {
-    const joining = outbox.joinWrite(this.requirePool(), this.constructor.name, write, events);
-    const joined = joining instanceof Promise ? await joining : joining;
+    const joined = await outbox.joinWrite(this.requirePool(), this.constructor.name, write, events);
     const result = await this.runWrite(joined.statement, alongside);
     // After the commit, not from a NOTIFY inside it (see OutboxWakeUp).
     if (result.rowCount !== 0) joined.wrote(result);
