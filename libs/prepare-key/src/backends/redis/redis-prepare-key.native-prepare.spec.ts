@@ -208,24 +208,30 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
         throw new Error('Connection is closed.');
       }) as never;
 
-    it('the SET of a free key: rejects, and the key is free again', async () => {
+    /** `run` on a PrepareKey of a client of its own (whose methods the test may replace). */
+    async function onOwnClient(run: (client: Redis, pk: PrepareKey<Owner>) => Promise<void>): Promise<void> {
       const client = new Redis(redisUrl());
       try {
-        const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n'));
+        await run(
+          client,
+          new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n')),
+        );
+      } finally {
+        await client.quit();
+      }
+    }
+
+    it('the SET of a free key: rejects, and the key is free again', () =>
+      onOwnClient(async (client, pk) => {
         const send = client.set.bind(client) as (...args: unknown[]) => Promise<unknown>;
         jest.spyOn(client, 'set').mockImplementationOnce(lostAfterWriting(send));
         await expect(pk.prepare('k', own('A'))).rejects.toThrow(/Connection is closed/);
         expect(await pk.getValue('k')).toBeUndefined();
         expect(await pk.prepare('k', own('B'))).toBe(true);
-      } finally {
-        await client.quit();
-      }
-    });
+      }));
 
-    it('the script after the SET (a record past its ttlAt): rejects, and the key is free again', async () => {
-      const client = new Redis(redisUrl());
-      try {
-        const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n'));
+    it('the script after the SET (a record past its ttlAt): rejects, and the key is free again', () =>
+      onOwnClient(async (client, pk) => {
         expect(await pk.prepare('k', toTtlAt(own('B'), Date.now() - 1))).toBe(true);
         const send = client.evalsha.bind(client) as (...args: unknown[]) => Promise<unknown>;
         const evalsha = jest.spyOn(client, 'evalsha').mockImplementationOnce(lostAfterWriting(send));
@@ -233,10 +239,7 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
         expect(evalsha).toHaveBeenCalled();
         expect(await pk.get('k')).toBeUndefined();
         expect(await pk.prepare('k', own('C'))).toBe(true);
-      } finally {
-        await client.quit();
-      }
-    });
+      }));
   });
 
   it('passes any other error of the SET on, and keeps using the SET', async () => {

@@ -112,7 +112,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     undo: boolean,
   ): Promise<boolean> {
     const prepared = runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
-    return undo ? prepared.then(undefined, (error: unknown) => this.failed(key, op, error, undo)) : prepared;
+    return undo ? prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error)) : prepared;
   }
 
   private failed(key: string, op: string, error: unknown, undo: boolean): Promise<never> {
