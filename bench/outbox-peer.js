@@ -33,11 +33,11 @@ import {
   alternate,
   cpuNote,
   measureBatches,
-  median,
   notes,
   pairsOf,
   percentile,
   perWriterOpsPerSecond,
+  ratioSummary,
   sliceMs,
 } from './util.js';
 
@@ -323,7 +323,7 @@ async function lagRows({ log, store, ours, peer, server, url }) {
   const pairsSummary = (f, measure, p) => {
     const ratios = f[measure].slices.map((slice, i) => t[measure].slices[i][p] / slice[p]);
     if (!ratios.every(Number.isFinite)) return { leads: 'ddd-kit ahead' };
-    return { ratio: median(ratios), spread: [Math.min(...ratios), Math.max(...ratios)] };
+    return ratioSummary(ratios);
   };
   const ms = (n) => `${n.toFixed(2)} ms`;
   const said = (measure) =>

@@ -45,6 +45,7 @@ import {
   pairsOf,
   percentile,
   perWriterOpsPerSecond,
+  ratioSummary,
   sliceMs,
   walNote,
   withWal,
@@ -437,8 +438,7 @@ async function relayRowsOn({ label, suffix = '', repository, store, aggregates, 
   const throughput = {
     ops: median(drainRates),
     baselineOps: median(writeRates),
-    ratio: median(ratios),
-    spread: [Math.min(...ratios), Math.max(...ratios)],
+    ...ratioSummary(ratios),
     pairs: RELAY_PAIRS,
   };
 

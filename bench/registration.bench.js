@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { freePort } from '../test/support/server-provider.js';
 import { serverFacts, benchPool } from './postgres.js';
-import { median, notes, pairsOf, percentile, sliceMs } from './util.js';
+import { median, notes, pairsOf, percentile, ratioSummary, sliceMs } from './util.js';
 
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'apps', 'registration', 'dist', 'main.js');
 const CLIENTS = 32;
@@ -107,9 +107,8 @@ async function rowsFor({ label, app, memory, server, pending, log }) {
     }
   }
   const ratios = (f) => sides.store.map((s, i) => f(s, sides.memory[i]));
-  const summary = (values) => ({ ratio: median(values), spread: [Math.min(...values), Math.max(...values)] });
-  const throughput = summary(ratios((s, m) => s.opsPerSec / m.opsPerSec));
-  const p99 = summary(ratios((s, m) => m.p99 / s.p99));
+  const throughput = ratioSummary(ratios((s, m) => s.opsPerSec / m.opsPerSec));
+  const p99 = ratioSummary(ratios((s, m) => m.p99 / s.p99));
   const store = { ops: median(sides.store.map((s) => s.opsPerSec)), p99: median(sides.store.map((s) => s.p99)) };
   const mem = { ops: median(sides.memory.map((s) => s.opsPerSec)), p99: median(sides.memory.map((s) => s.p99)) };
   log(

@@ -82,7 +82,7 @@ function fmt(n, unit) {
 }
 
 /**
- * A row: { case, subject, baseline, ops, baselineOps, ratio, spread, pairs, target?, peer?,
+ * A row: { case, subject, baseline, ops, baselineOps, ratio, spread, interval?, pairs, target?, peer?,
  * unit?, settings, note? }.
  * - ratio: subject ÷ baseline, so above 1 the subject is ahead; a row measuring something where
  *   less is better (a lag) gives it as baseline ÷ subject, and its `unit` ('ms') labels ops.
@@ -102,17 +102,29 @@ function formatRow(r) {
     r.baseline ?? '—',
     fmt(r.baselineOps, r.unit),
     ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
-    r.spread ? `${r.spread[0].toFixed(2)}–${r.spread[1].toFixed(2)}×` : '—',
-    target(r.target, ratio),
+    range(r.spread),
+    range(r.interval),
+    target(r.target, ratio, r.interval),
     r.peer ? (r.leads ?? leads(ratio, r.spread)) : '',
     r.settings ?? '',
     r.note ?? '',
   ].map((cell) => String(cell).replaceAll('|', '\\|'));
 }
 
-function target(t, ratio) {
+function range(r) {
+  return r ? `${r[0].toFixed(2)}–${r[1].toFixed(2)}×` : '—';
+}
+
+/** The verdict; a missed ratio target says whether the run could tell the gap from noise. */
+function target(t, ratio, interval) {
   if (t === undefined) return '';
-  if (typeof t === 'number') return `≥ ${t}× ${ratio === undefined ? '' : ratio >= t ? 'met' : 'MISSED'}`.trim();
+  if (typeof t === 'number') {
+    if (ratio === undefined) return `≥ ${t}×`;
+    if (ratio >= t) return `≥ ${t}× met`;
+    return interval !== undefined && interval[1] >= t
+      ? `≥ ${t}× MISSED (inside the 95% interval: not resolved)`
+      : `≥ ${t}× MISSED`;
+  }
   const measured = fmt(t.value, t.unit);
   return `≤ ${fmt(t.max, t.unit)} ${Number.isFinite(t.value) && t.value <= t.max ? 'met' : 'MISSED'} (${measured})`;
 }
@@ -131,6 +143,7 @@ const header = [
   'baseline ops/s',
   'ratio',
   'spread',
+  '95% interval',
   'target',
   'leads',
   'settings',
@@ -151,9 +164,11 @@ const about = [
   `Load average (1 / 5 / 15 min) at the start and end of each file (and the file's time), a sign of other work sharing the machine: ${loads.join('; ')}.`,
   `Servers: ${servers.report.join('; ')}.`,
   'ratio: the median of the per-pair ratios (subject ÷ baseline, measured in adjacent, alternating slices);' +
-    ' ops/s: the median of each side; spread: the lowest and highest pair ratio. Every counted operation had its answer checked.',
+    ' ops/s: the median of each side; spread: the lowest and highest pair ratio; 95% interval: a distribution-free 95% confidence interval of the median ratio,' +
+    ' from the order statistics of the pair ratios (— with fewer than 6 pairs). Every counted operation had its answer checked.',
   "A ratio above 1 puts ddd-kit ahead (for lags, given in ms, the ratio is the baseline's lag ÷ ddd-kit's); leads: against a peer library," +
-    ' which side the median ratio puts ahead, "(pairs split)" when some pairs put the other side ahead. Targets are judged from the measured values.',
+    ' which side the median ratio puts ahead, "(pairs split)" when some pairs put the other side ahead. Targets are judged from the measured values:' +
+    ' a median ratio below its target is MISSED, "not resolved" when the target lies inside the 95% interval.',
 ].join('\n');
 
 function redisBenchmarkVersion() {

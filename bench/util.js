@@ -6,8 +6,9 @@
 // - Subject and baseline run in alternating slices within one run (B A, A B, B A, …: the side
 //   that goes first swaps every pair, so neither always meets a machine that is warming up or
 //   slowing down). The reported ratio is the median of the per-pair ratios (the two slices of
-//   a pair ran side by side, under the same load); ops/s are the medians of each side, and the
-//   spread is the lowest and highest pair ratio.
+//   a pair ran side by side, under the same load); ops/s are the medians of each side, the
+//   spread is the lowest and highest pair ratio, and the median's 95% interval says how far
+//   the median itself could be from the machine's true ratio (see medianInterval).
 // - Results of synchronous work are kept in `sink`, so V8 cannot skip building them.
 // - BENCH_QUICK=1 shortens every slice and keeps two pairs: a check that each bench runs and
 //   its answer checks and loss counts hold, in a fraction of the time. Its numbers mean little,
@@ -35,6 +36,36 @@ export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/**
+ * A distribution-free 95% confidence interval of the median of `values` (independent draws):
+ * the k-th lowest and k-th highest value, with k the largest for which fewer than k of n draws
+ * fall below the median with probability ≤ 2.5% (binomial, p = ½). Undefined when n is too
+ * small for any k (fewer than 6 values).
+ */
+export function medianInterval(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  let k = 0;
+  let below = 0; // P(fewer than k + 1 of n draws fall below the median)
+  let term = 2 ** -n; // C(n, k) / 2^n
+  while (k < n >> 1) {
+    below += term;
+    if (below > 0.025) break;
+    k++;
+    term = (term * (n - k + 1)) / k;
+  }
+  return k === 0 ? undefined : [sorted[k - 1], sorted[n - k]];
+}
+
+/** The summary of per-pair ratios a row shows: median, spread (lowest and highest) and the median's 95% interval. */
+export function ratioSummary(ratios) {
+  return {
+    ratio: median(ratios),
+    spread: [Math.min(...ratios), Math.max(...ratios)],
+    interval: medianInterval(ratios),
+  };
 }
 
 /**
@@ -185,8 +216,7 @@ export async function alternate(measureSubject, measureBaseline, { pairs = 6, be
   return {
     ops: median(subject.map((s) => s.opsPerSec)),
     baselineOps: median(baseline.map((s) => s.opsPerSec)),
-    ratio: median(ratios),
-    spread: [Math.min(...ratios), Math.max(...ratios)],
+    ...ratioSummary(ratios),
     pairs,
     cpuUsPerOp: medianOf(subject, 'cpuUsPerOp'),
     baselineCpuUsPerOp: medianOf(baseline, 'cpuUsPerOp'),
