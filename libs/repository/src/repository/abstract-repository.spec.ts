@@ -114,4 +114,33 @@ describe('AbstractRepository', () => {
     await expect(repository.insert(new Item(undefined, 'x'))).rejects.toBeInstanceOf(InvalidAggregateIdError);
     expect(repository.rows.size).toBe(0);
   });
+
+  it('a step that throws at once (the hook, the store, a load) arrives as a rejection, never at the call', async () => {
+    /** A store written without `async`: its steps throw where they are called. */
+    class EagerRepository extends RowRepository {
+      protected override doUpdate(): Promise<void> {
+        throw new Error('store down');
+      }
+      protected override doFindById(): Promise<LoadedAggregate<Item> | null> {
+        throw new Error('store down');
+      }
+    }
+    class Throwing extends Item {
+      override triggerDataSyncHook(): void {
+        throw new Error('hook failed');
+      }
+    }
+    const repository = new EagerRepository({ aggregate: Item });
+    const calling = (call: () => Promise<unknown>): Promise<unknown> => {
+      let answer: Promise<unknown> | undefined;
+      expect(() => (answer = call())).not.toThrow();
+      return answer!;
+    };
+    await expect(calling(() => repository.insert(new Throwing('t', 'x')))).rejects.toThrow('hook failed');
+    const item = new Item('i', 'x');
+    await repository.insert(item);
+    await expect(calling(() => repository.update(item))).rejects.toThrow('store down');
+    expect(item.oldVersion).toBe(1);
+    await expect(calling(() => repository.findById('i'))).rejects.toThrow('store down');
+  });
 });

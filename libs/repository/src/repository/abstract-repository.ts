@@ -20,6 +20,7 @@ import {
   createUniqueKeyGuard,
   toUniqueKeyResolver,
   type GuardedStore,
+  type GuardedWrite,
   type UniqueKeyGuard,
   type WriteKind,
 } from '../unique-keys/unique-key.guard.js';
@@ -174,13 +175,21 @@ export abstract class AbstractRepository<
 
   // ---------------------------------------------------------------- reads
 
-  async findById(id: ID): Promise<T | null> {
-    if (isUnstorableId(this.aggregateName(), id)) return null;
-    const loaded = await this.doFindById(id);
-    if (loaded === null) return null;
-    setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
-    this.uniqueKeyGuard()?.loaded(loaded.aggregate);
-    return loaded.aggregate;
+  // Not `async`: one step after the store's promise rather than a frame and an await (every load).
+  findById(id: ID): Promise<T | null> {
+    let found: Promise<LoadedAggregate<T> | null>;
+    try {
+      if (isUnstorableId(this.aggregateName(), id)) return Promise.resolve(null);
+      found = this.doFindById(id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return found.then((loaded) => {
+      if (loaded === null) return null;
+      setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
+      this.uniqueKeyGuard()?.loaded(loaded.aggregate);
+      return loaded.aggregate;
+    });
   }
 
   /**
@@ -333,23 +342,63 @@ export abstract class AbstractRepository<
     return observeWrite(operation, type === undefined ? 'Aggregate' : getAggregateName(type), run);
   }
 
-  private async write(
+  // Not `async` when the aggregate declares no unique keys (the common path): the store's promise
+  // and one step after it, rather than a frame and an await of its own. A failure before the
+  // store is called (a throwing hook, say) still arrives as a rejection.
+  private write(
     kind: WriteKind,
     aggregate: T,
     store: (events: readonly DataSyncEvent[]) => Promise<void>,
   ): Promise<void> {
-    const name = this.nameOf(aggregate);
-    const events = collectWriteEvents(aggregate, name);
+    let name: string;
+    let events: DataSyncEvent[];
+    let written: number;
+    let stored: Promise<void>;
+    try {
+      name = this.nameOf(aggregate);
+      events = collectWriteEvents(aggregate, name);
+      written = aggregate.newVersion;
+      const guard = this.uniqueKeyGuard();
+      if (guard !== null) return this.writeGuarded(guard, kind, aggregate, name, events, store);
+      stored = store(events);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return stored.then(() => {
+      setStoredVersion(aggregate, written);
+      return this.afterWrite(aggregate, name, events, undefined);
+    });
+  }
+
+  /** The write between its unique-key reservations (see UniqueKeyGuard). */
+  private async writeGuarded(
+    guard: UniqueKeyGuard<ID, T>,
+    kind: WriteKind,
+    aggregate: T,
+    name: string,
+    events: DataSyncEvent[],
+    store: (events: readonly DataSyncEvent[]) => Promise<void>,
+  ): Promise<void> {
     const written = aggregate.newVersion;
-    const guard = this.uniqueKeyGuard();
-    const guarded = guard === null ? undefined : await guard.write(kind, aggregate, () => store(events));
-    if (guarded === undefined) await store(events);
+    const guarded = await guard.write(kind, aggregate, () => store(events));
     setStoredVersion(aggregate, written);
+    await this.afterWrite(aggregate, name, events, guarded);
+  }
+
+  /**
+   * Once the write is durable (at once, or when the enclosing transaction commits): the old
+   * unique keys released and the events published. Nothing to wait for when there is neither.
+   */
+  private afterWrite(
+    aggregate: T,
+    name: string,
+    events: DataSyncEvent[],
+    guarded: GuardedWrite | undefined,
+  ): Promise<void> | undefined {
     const writeEvents = this.writeEvents!;
     const type = this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>);
-    if (guarded === undefined && !writeEvents.willPublish(type, events)) return;
-    // In an enclosing transaction, the write is durable once it commits.
-    await this.whenWriteCommits(async () => {
+    if (guarded === undefined && !writeEvents.willPublish(type, events)) return undefined;
+    return this.whenWriteCommits(async () => {
       await guarded?.releaseOld();
       await writeEvents.publish(type, events, () => `${name} ${JSON.stringify(aggregate.id)}`);
     });

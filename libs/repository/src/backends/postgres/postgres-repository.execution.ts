@@ -20,22 +20,27 @@ export function send(queryable: PgQueryable, statement: PostgresStatement): Prom
     : queryable.query(statement as PgQueryConfig);
 }
 
+/** The result as it came (the `settle` of a caller with nothing to check). */
+export const asResult = <R>(result: R): R => result;
+
 /**
- * One statement on `queryable`. Not `async`: on the hot path (every load) an async frame and its
- * await would add a promise step of their own.
+ * One statement on `queryable`, its result handed to `settle` in the step that receives it: a
+ * driver error is explained, what `settle` throws is not. Not `async`: on the hot path (every
+ * load and write) an async frame and its await would add a promise step of their own.
  */
-export function runStatement<R extends Record<string, any>>(
+export function runStatement<R extends Record<string, any>, S>(
   queryable: PgQueryable,
   statement: PostgresStatement,
   explain: (error: unknown) => unknown,
-): Promise<QueryResult<R>> {
+  settle: (result: QueryResult<R>) => S,
+): Promise<S> {
   let sent: Promise<QueryResult<R>>;
   try {
     sent = send(queryable, statement) as Promise<QueryResult<R>>;
   } catch (error) {
     return Promise.reject(explain(error));
   }
-  return sent.catch((error: unknown) => {
+  return sent.then(settle, (error: unknown) => {
     throw explain(error);
   });
 }
@@ -47,7 +52,7 @@ async function runWrite(
   alongside: readonly PostgresStatement[],
   explain: (error: unknown) => unknown,
 ): Promise<PgResult> {
-  const result = await runStatement(queryable, write, explain);
+  const result = await runStatement(queryable, write, explain, asResult);
   if (result.rowCount === 0) return result;
   for (const statement of alongside) await send(queryable, statement);
   return result;
@@ -56,19 +61,21 @@ async function runWrite(
 /**
  * The write where the repository's statements run (`queryable`: the ambient transaction's
  * client, else `pool`): in the ambient transaction as they come; on the pool, a lone statement
- * autocommitted, several in a transaction of their own. Resolves the write's result: a row
- * count of 0 means it matched nothing.
+ * autocommitted, several in a transaction of their own. Resolves what `settle` makes of the
+ * write's result (after the commit of a transaction opened here): a row count of 0 means it
+ * matched nothing.
  */
-export function executeWriteOn(
+export function executeWriteOn<S>(
   pool: Pool,
   queryable: PgQueryable,
   write: PostgresStatement,
   alongside: readonly PostgresStatement[],
   explain: (error: unknown) => unknown,
-): Promise<PgResult> {
-  if (queryable !== pool) return runWrite(queryable, write, alongside, explain);
-  if (alongside.length === 0) return runStatement(pool as PgQueryable, write, explain);
+  settle: (result: PgResult) => S,
+): Promise<S> {
+  if (queryable !== pool) return runWrite(queryable, write, alongside, explain).then(settle);
+  if (alongside.length === 0) return runStatement(pool as PgQueryable, write, explain, settle);
   return runTransaction(pool as PgPool, undefined, (context) => runWrite(context.guarded, write, alongside, explain), {
     local: true,
-  });
+  }).then(settle);
 }

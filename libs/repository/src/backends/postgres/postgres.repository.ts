@@ -30,10 +30,13 @@ import {
   type StoredRow,
 } from './postgres-repository.statements.js';
 import { checkPostgresRepositoryOptions, type PostgresRepositoryOptions } from './postgres-repository.options.js';
-import { executeWriteOn, NO_STATEMENTS, runStatement } from './postgres-repository.execution.js';
+import { asResult, executeWriteOn, NO_STATEMENTS, runStatement } from './postgres-repository.execution.js';
 import { checkBoundId, explainMissingTable, storedVersion } from './postgres-repository.rows.js';
 
 export type { PostgresRepositoryOptions } from './postgres-repository.options.js';
+
+/** Whether a conditional write matched its row. */
+const matched = (result: PgResult): boolean => result.rowCount !== 0;
 
 /**
  * Aggregates as rows `(id, version, ...columns)` of one PostgreSQL table, through node-postgres.
@@ -187,39 +190,41 @@ export abstract class PostgresRepository<
 
   // ---------------------------------------------------------------- AbstractRepository steps
 
-  // Not `async`: each adds one step to writeRow's promise rather than a frame of its own.
+  // Not `async`: the row count is checked in the step that receives the statement's result.
   protected doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    return this.writeRow('insert', aggregate, events).then((result) => {
+    return this.writeRow('insert', aggregate, events, (result) => {
       if (result.rowCount === 0) throw this.duplicate(aggregate);
     });
   }
 
   protected doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    return this.writeRow('update', aggregate, events).then((result) => {
+    return this.writeRow('update', aggregate, events, (result) => {
       if (result.rowCount === 0) throw this.conflict(aggregate);
     });
   }
 
   protected doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
-    return this.writeRow('remove', aggregate, events).then((result) => {
+    return this.writeRow('remove', aggregate, events, (result) => {
       if (result.rowCount === 0) throw this.conflict(aggregate);
     });
   }
 
   /**
    * The operation's conditional statement, with its events (the outbox) and what commits with
-   * it; resolves its result (a row count of 0: it matched nothing). Not `async` on the common
-   * path (statements ready, no events to store): no promise step beside the statement's own.
+   * it; resolves what `settle` makes of its result (a row count of 0: it matched nothing). Not
+   * `async` on the common path (statements ready, no events to store): no promise step beside
+   * the statement's own.
    */
   private writeRow(
     operation: PostgresWriteOperation,
     aggregate: T,
     events: readonly DataSyncEvent[],
-  ): Promise<PgResult> {
+    settle: (result: PgResult) => void,
+  ): Promise<void> {
     try {
       const id = this.checkedId(aggregate.id);
       const s = this.readyStatements;
-      if (s === undefined) return this.ready().then(() => this.writeRow(operation, aggregate, events));
+      if (s === undefined) return this.ready().then(() => this.writeRow(operation, aggregate, events, settle));
       const values: unknown[] = [id, operation === 'insert' ? aggregate.newVersion : aggregate.oldVersion];
       if (operation !== 'remove') this.pushColumnValues(values, s, aggregate);
       if (operation === 'update') values.push(aggregate.newVersion);
@@ -227,8 +232,8 @@ export abstract class PostgresRepository<
       const pool = this.requirePool();
       const alongside = this.statementsToCommitWith(aggregate, operation, events);
       if (outbox === undefined || events.length === 0)
-        return this.runWrite(preparedStatement(pool, s[operation], values), alongside);
-      return this.writeWithEvents(outbox, { text: s[operation], values }, events, alongside);
+        return this.runWrite(preparedStatement(pool, s[operation], values), alongside, settle);
+      return this.writeWithEvents(outbox, { text: s[operation], values }, events, alongside).then(settle);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -242,7 +247,7 @@ export abstract class PostgresRepository<
     alongside: readonly PostgresStatement[],
   ): Promise<PgResult> {
     const joined = await outbox.joinWrite(this.requirePool(), this.constructor.name, write, events);
-    const result = await this.runWrite(joined.statement, alongside);
+    const result = await this.runWrite(joined.statement, alongside, asResult);
     // After the commit, not from a NOTIFY inside it (see OutboxWakeUp).
     if (result.rowCount !== 0) joined.wrote(result);
     return result;
@@ -251,16 +256,19 @@ export abstract class PostgresRepository<
   // Not `async` once the statements are ready (every load but the first): one promise step on
   // top of the driver's rather than a frame and an await of its own.
   protected override doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
-    let found: Promise<QueryResult<Record<string, unknown>>>;
     try {
       this.checkedId(id);
       const s = this.readyStatements;
       if (s === undefined) return this.ready().then(() => this.doFindById(id));
-      found = this.run<Record<string, unknown>>(this.queryable(), this.own(s.find, [id]));
+      return runStatement<Record<string, unknown>, LoadedAggregate<T> | null>(
+        this.queryable(),
+        this.own(s.find, [id]),
+        (error) => this.explain(error),
+        (result) => (result.rows.length === 0 ? null : this.loaded(result.rows[0], id)),
+      );
     } catch (error) {
       return Promise.reject(error);
     }
-    return found.then((result) => (result.rows.length === 0 ? null : this.loaded(result.rows[0], id)));
   }
 
   protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
@@ -359,12 +367,23 @@ export abstract class PostgresRepository<
     write: PostgresStatement,
     alongside: readonly PostgresStatement[] = NO_STATEMENTS,
   ): Promise<boolean> {
-    return (await this.runWrite(write, alongside)).rowCount !== 0;
+    return this.runWrite(write, alongside, matched);
   }
 
-  /** executeWrite, resolving the write's own result. */
-  private runWrite(write: PostgresStatement, alongside: readonly PostgresStatement[]): Promise<PgResult> {
-    return executeWriteOn(this.requirePool(), this.queryable(), write, alongside, (error) => this.explain(error));
+  /** executeWrite, resolving what `settle` makes of the write's result. */
+  private runWrite<S>(
+    write: PostgresStatement,
+    alongside: readonly PostgresStatement[],
+    settle: (result: PgResult) => S,
+  ): Promise<S> {
+    return executeWriteOn(
+      this.requirePool(),
+      this.queryable(),
+      write,
+      alongside,
+      (error) => this.explain(error),
+      settle,
+    );
   }
 
   // ---------------------------------------------------------------- internals
@@ -376,7 +395,7 @@ export abstract class PostgresRepository<
 
   /** Runs one of this repository's own statements (a missing table is explained, see `explain`). */
   private run<R extends Record<string, any>>(queryable: PgQueryable, statement: PostgresStatement) {
-    return runStatement<R>(queryable, statement, (error) => this.explain(error));
+    return runStatement<R, QueryResult<R>>(queryable, statement, (error) => this.explain(error), asResult);
   }
 
   /** Where statements run now: the ambient transaction's client, else the pool (see @ddd-kit/core/postgres). */
