@@ -260,10 +260,9 @@ export abstract class PostgresRepository<
       this.checkedId(id);
       const s = this.readyStatements;
       if (s === undefined) return this.ready().then(() => this.doFindById(id));
-      return runStatement<Record<string, unknown>, LoadedAggregate<T> | null>(
+      return this.run<Record<string, unknown>, LoadedAggregate<T> | null>(
         this.queryable(),
         this.own(s.find, [id]),
-        (error) => this.explain(error),
         (result) => (result.rows.length === 0 ? null : this.loaded(result.rows[0], id)),
       );
     } catch (error) {
@@ -277,8 +276,11 @@ export abstract class PostgresRepository<
       cursor === undefined
         ? this.own(s.firstPage, [pageSize])
         : this.own(s.nextPage, [this.checkedId(cursor), pageSize]);
-    const result = await this.run<Record<string, unknown>>(this.queryable(), statement);
-    const aggregates = result.rows.map((row) => this.loaded(row, row.id as ID));
+    const aggregates = await this.run<Record<string, unknown>, LoadedAggregate<T>[]>(
+      this.queryable(),
+      statement,
+      (result) => result.rows.map((row) => this.loaded(row, row.id as ID)),
+    );
     return {
       aggregates,
       next: aggregates.length === pageSize ? aggregates[aggregates.length - 1].aggregate.id : undefined,
@@ -317,8 +319,9 @@ export abstract class PostgresRepository<
   protected override async doCurrentVersion(id: ID): Promise<number> {
     this.checkedId(id);
     const s = this.readyStatements ?? (await this.ready());
-    const result = await this.run<{ version: unknown }>(this.queryable(), this.own(s.version, [id]));
-    return result.rows.length === 0 ? -1 : this.versionOf(result.rows[0].version, id);
+    return this.run<{ version: unknown }, number>(this.queryable(), this.own(s.version, [id]), (result) =>
+      result.rows.length === 0 ? -1 : this.versionOf(result.rows[0].version, id),
+    );
   }
 
   /**
@@ -393,9 +396,16 @@ export abstract class PostgresRepository<
     return preparedStatement(this.requirePool(), text, values);
   }
 
-  /** Runs one of this repository's own statements (a missing table is explained, see `explain`). */
-  private run<R extends Record<string, any>>(queryable: PgQueryable, statement: PostgresStatement) {
-    return runStatement<R, QueryResult<R>>(queryable, statement, (error) => this.explain(error), asResult);
+  /**
+   * Runs one of this repository's own statements (a missing table is explained, see `explain`),
+   * resolving what `settle` makes of its result.
+   */
+  private run<R extends Record<string, any>, S>(
+    queryable: PgQueryable,
+    statement: PostgresStatement,
+    settle: (result: QueryResult<R>) => S,
+  ): Promise<S> {
+    return runStatement<R, S>(queryable, statement, (error) => this.explain(error), settle);
   }
 
   /** Where statements run now: the ambient transaction's client, else the pool (see @ddd-kit/core/postgres). */
