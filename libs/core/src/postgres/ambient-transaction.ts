@@ -163,6 +163,8 @@ export function activeTransactionFor(pool: object): AmbientPgTransaction | undef
   return t !== undefined && isActive(t) ? t : undefined;
 }
 
+const NO_OPTIONS: QueryableOptions = {};
+
 export interface QueryableOptions {
   /**
    * Inside a transaction started from another pool (and none from this one): `'refuse'`
@@ -177,7 +179,11 @@ export interface QueryableOptions {
  * (a refusal once that transaction ended), else `pool` itself (autocommit). `part` names the
  * caller in the error thrown when the call runs inside another pool's transaction only.
  */
-export function queryableFor(pool: PgQueryable & object, part: string, options: QueryableOptions = {}): PgQueryable {
+export function queryableFor(
+  pool: PgQueryable & object,
+  part: string,
+  options: QueryableOptions = NO_OPTIONS,
+): PgQueryable {
   const own = ambientOn(pool);
   if (own !== undefined) return own.client;
   if (options.foreignTransaction !== 'autocommit') {

@@ -48,13 +48,18 @@ export function preparesStatements(pool: object): boolean {
  * one that varies with what a request sends.
  */
 export function preparedStatement(pool: object, text: string, values?: readonly unknown[]): PgQueryConfig {
-  const statement = { text, values: values as unknown[] | undefined };
-  if (registry.unnamed.has(pool)) return statement;
+  const name = registry.unnamed.has(pool) ? undefined : nameOf(text);
+  return name === undefined
+    ? { text, values: values as unknown[] | undefined }
+    : { name, text, values: values as unknown[] | undefined };
+}
+
+/** The process-wide name of `text`, given on first sight; undefined once MAX_NAMED texts have names. */
+function nameOf(text: string): string | undefined {
   let name = registry.names.get(text);
-  if (name === undefined) {
-    if (registry.names.size >= MAX_NAMED) return statement;
+  if (name === undefined && registry.names.size < MAX_NAMED) {
     name = `ddd_kit_${registry.names.size + 1}`;
     registry.names.set(text, name);
   }
-  return { name, text, values: values as unknown[] | undefined };
+  return name;
 }

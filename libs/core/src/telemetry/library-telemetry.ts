@@ -46,6 +46,11 @@ const SPAN_OPTIONS: SpanOptions = { kind: 0 /* SpanKind.INTERNAL */ };
 /** The API's no-op tracer provider: what its proxy provider delegates to while no SDK is registered. */
 const NOOP_TRACER_PROVIDER: TracerProvider | undefined = otel && new otel.ProxyTracerProvider().getDelegate();
 
+// The API's trace and metrics singletons, taken once: the package exports each through a getter,
+// and every operation asks both for their providers.
+const TRACE = otel?.trace;
+const METRICS = otel?.metrics;
+
 /**
  * One library's tracer and instruments.
  *
@@ -75,8 +80,8 @@ export class LibraryTelemetry<I extends object> {
 
   /** The instruments on the registered MeterProvider; undefined when none is registered. */
   instruments(): I | undefined {
-    if (otel === undefined) return undefined;
-    const provider = otel.metrics.getMeterProvider();
+    if (otel === undefined || METRICS === undefined) return undefined;
+    const provider = METRICS.getMeterProvider();
     if (provider !== this.provider) {
       this.provider = provider;
       const meter = provider.getMeter(this.scope);
@@ -87,8 +92,8 @@ export class LibraryTelemetry<I extends object> {
 
   /** A recording span, or undefined when no tracer provider records it. */
   startSpan(name: string): Span | undefined {
-    if (otel === undefined) return undefined;
-    const registered = otel.trace.getTracerProvider();
+    if (TRACE === undefined) return undefined;
+    const registered = TRACE.getTracerProvider();
     const provider =
       typeof (registered as Partial<ProxyTracerProvider>).getDelegate === 'function'
         ? (registered as ProxyTracerProvider).getDelegate()

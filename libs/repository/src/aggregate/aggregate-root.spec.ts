@@ -51,6 +51,12 @@ describe('AggregateRoot', () => {
     expect(Object.keys(account)).toEqual(['id', 'balance', 'owner']);
     expect(JSON.parse(JSON.stringify(account))).toEqual({ id: 'a', balance: 0, owner: { name: 'ada' } });
     expect(account.toSnapshot()).toEqual({ id: 'a', balance: 0, owner: { name: 'ada' } });
+    // A copy made from its fields is a new aggregate: it shares no versions or events with it.
+    const copy = Object.assign(Object.create(Account.prototype) as Account, account);
+    expect([copy.oldVersion, copy.getDataSyncEvents()]).toEqual([0, []]);
+    setStoredVersion(copy, 9);
+    expect(account.oldVersion).toBe(4);
+    expect({ ...account }).toEqual({ id: 'a', balance: 0, owner: { name: 'ada' } });
   });
 
   it('works on an instance rebuilt without its constructor', () => {

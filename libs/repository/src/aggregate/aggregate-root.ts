@@ -22,16 +22,22 @@ interface AggregateState {
   storedKeys?: ReadonlyMap<string, string | undefined>;
 }
 
-// The state sits under a symbol, non-enumerable: snapshots, documents and copies made from the
-// aggregate's own enumerable fields never carry it. It is created on first use so that an
-// aggregate rebuilt without its constructor (Object.create, a mapper) still works.
+// The state is a private field of every aggregate its constructor built: snapshots, documents
+// and copies made from the aggregate's own fields (spread, Object.assign, structuredClone, JSON)
+// never carry it, no subclass field can clash with it, and reading it costs what a field does.
+// An aggregate rebuilt without its constructor (Object.create, a mapper, the in-memory store's
+// copies) has no such field: it gets its state on first use, under a non-enumerable symbol.
 const STATE = Symbol('ddd-kit.aggregate-state');
 
-function stateOf(root: AggregateRoot<AggregateId, unknown>): AggregateState {
+const newState = (): AggregateState => ({ version: NEW_AGGREGATE_VERSION, deleted: false, events: [] });
+
+let stateOf: (root: AggregateRoot<AggregateId, unknown>) => AggregateState;
+
+function rebuiltStateOf(root: AggregateRoot<AggregateId, unknown>): AggregateState {
   const holder = root as unknown as { [STATE]?: AggregateState };
   let state = holder[STATE];
   if (state === undefined) {
-    state = { version: NEW_AGGREGATE_VERSION, deleted: false, events: [] };
+    state = newState();
     Object.defineProperty(root, STATE, { value: state, enumerable: false, writable: false, configurable: true });
   }
   return state;
@@ -49,6 +55,12 @@ function stateOf(root: AggregateRoot<AggregateId, unknown>): AggregateState {
 export abstract class AggregateRoot<ID extends AggregateId = string, S = Record<string, unknown>> {
   /** Empty (`undefined`, `null` or `''`) until assigned; `insert` fills it from the ID generator. */
   id!: ID;
+
+  readonly #state: AggregateState = newState();
+
+  static {
+    stateOf = (root) => (#state in root ? root.#state : rebuiltStateOf(root));
+  }
 
   constructor(id?: ID) {
     this.id = id as ID;

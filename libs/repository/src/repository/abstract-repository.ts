@@ -115,11 +115,11 @@ export abstract class AbstractRepository<
   // ---------------------------------------------------------------- writes
 
   insert(aggregate: T): Promise<void> {
-    return this.observe('insert', aggregate, () => this.insertNow(aggregate));
+    return this.observe('insert', aggregate, this.insertNow);
   }
 
   update(aggregate: T): Promise<void> {
-    return this.observe('update', aggregate, () => this.updateNow(aggregate));
+    return this.observe('update', aggregate, this.updateNow);
   }
 
   async save(aggregate: T): Promise<void> {
@@ -131,11 +131,11 @@ export abstract class AbstractRepository<
    * stored version is still its `oldVersion`. If the delete fails, the mark set here is undone.
    */
   remove(aggregate: T): Promise<void> {
-    return this.observe('remove', aggregate, () => this.removeNow(aggregate));
+    return this.observe('remove', aggregate, this.removeNow);
   }
 
-  // insertNow and updateNow are not `async`: write() is, and a frame of their own would add a
-  // promise step to every write. A failed check still arrives as a rejection.
+  // insertNow and updateNow are not `async`: a frame of their own would add a promise step to
+  // every write. A failed check still arrives as a rejection.
   private insertNow(aggregate: T): Promise<void> {
     try {
       const name = this.nameOf(aggregate);
@@ -145,7 +145,7 @@ export abstract class AbstractRepository<
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.write('insert', aggregate, (events) => this.doInsert(aggregate, events));
+    return this.write('insert', aggregate);
   }
 
   private updateNow(aggregate: T): Promise<void> {
@@ -156,7 +156,7 @@ export abstract class AbstractRepository<
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.write('update', aggregate, (events) => this.doUpdate(aggregate, events));
+    return this.write('update', aggregate);
   }
 
   private async removeNow(aggregate: T): Promise<void> {
@@ -166,7 +166,7 @@ export abstract class AbstractRepository<
     const wasDeleted = aggregate.isDeleted();
     aggregate.markDeleted();
     try {
-      await this.write('remove', aggregate, (events) => this.doRemove(aggregate, events));
+      await this.write('remove', aggregate);
     } catch (error) {
       if (!wasDeleted) setDeleted(aggregate, false);
       throw error;
@@ -184,13 +184,19 @@ export abstract class AbstractRepository<
     } catch (error) {
       return Promise.reject(error);
     }
-    return found.then((loaded) => {
-      if (loaded === null) return null;
-      setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
-      this.uniqueKeyGuard()?.loaded(loaded.aggregate);
-      return loaded.aggregate;
-    });
+    return found.then(this.#takeLoaded) as Promise<T | null>;
   }
+
+  /**
+   * What findById makes of the store's answer (one function for every load, made once). Typed
+   * without T: a field mentioning T would make repositories of subclasses unassignable.
+   */
+  readonly #takeLoaded = (loaded: LoadedAggregate<AggregateRoot<any, any>> | null): AggregateRoot<any, any> | null => {
+    if (loaded === null) return null;
+    setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
+    this.uniqueKeyGuard()?.loaded(loaded.aggregate as T);
+    return loaded.aggregate;
+  };
 
   /**
    * Every stored aggregate, page by page in id order (reconciliation walks them). Aggregates
@@ -337,19 +343,15 @@ export abstract class AbstractRepository<
   // ---------------------------------------------------------------- internals
 
   /** Runs one write inside its span (see observeWrite), named without throwing: a bad argument is the write's to report. */
-  private observe(operation: WriteKind, aggregate: T, run: () => Promise<void>): Promise<void> {
+  private observe(operation: WriteKind, aggregate: T, run: (aggregate: T) => Promise<void>): Promise<void> {
     const type = this.aggregateClass ?? (aggregate instanceof AggregateRoot ? aggregate.constructor : undefined);
-    return observeWrite(operation, type === undefined ? 'Aggregate' : getAggregateName(type), run);
+    return observeWrite(operation, type === undefined ? 'Aggregate' : getAggregateName(type), run, this, aggregate);
   }
 
   // Not `async` when the aggregate declares no unique keys (the common path): the store's promise
   // and one step after it, rather than a frame and an await of its own. A failure before the
   // store is called (a throwing hook, say) still arrives as a rejection.
-  private write(
-    kind: WriteKind,
-    aggregate: T,
-    store: (events: readonly DataSyncEvent[]) => Promise<void>,
-  ): Promise<void> {
+  private write(kind: WriteKind, aggregate: T): Promise<void> {
     let name: string;
     let events: DataSyncEvent[];
     let written: number;
@@ -359,8 +361,8 @@ export abstract class AbstractRepository<
       events = collectWriteEvents(aggregate, name);
       written = aggregate.newVersion;
       const guard = this.uniqueKeyGuard();
-      if (guard !== null) return this.writeGuarded(guard, kind, aggregate, name, events, store);
-      stored = store(events);
+      if (guard !== null) return this.writeGuarded(guard, kind, aggregate, name, events);
+      stored = this.#store(kind, aggregate, events);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -377,12 +379,18 @@ export abstract class AbstractRepository<
     aggregate: T,
     name: string,
     events: DataSyncEvent[],
-    store: (events: readonly DataSyncEvent[]) => Promise<void>,
   ): Promise<void> {
     const written = aggregate.newVersion;
-    const guarded = await guard.write(kind, aggregate, () => store(events));
+    const guarded = await guard.write(kind, aggregate, () => this.#store(kind, aggregate, events));
     setStoredVersion(aggregate, written);
     await this.afterWrite(aggregate, name, events, guarded);
+  }
+
+  /** The backend's step for `kind`. */
+  // `#`: a name no subclass (a user's repository) can clash with.
+  #store(kind: WriteKind, aggregate: T, events: readonly DataSyncEvent[]): Promise<void> {
+    if (kind === 'update') return this.doUpdate(aggregate, events);
+    return kind === 'insert' ? this.doInsert(aggregate, events) : this.doRemove(aggregate, events);
   }
 
   /**

@@ -59,8 +59,19 @@ export function failedWrite(error: unknown): string {
   return 'error';
 }
 
-/** Runs one write inside its span and counts it by outcome (just runs it when nothing records). */
-export function observeWrite(operation: string, aggregateName: string, run: () => Promise<void>): Promise<void> {
+/**
+ * Runs one write (`run` on `thisArg` with `arg`: no closure per write) inside its span and counts
+ * it by outcome (just runs it when nothing records).
+ */
+export function observeWrite<A>(
+  operation: string,
+  aggregateName: string,
+  run: (arg: A) => Promise<void>,
+  thisArg: unknown,
+  arg: A,
+): Promise<void> {
   const telemetry = repositoryTelemetry.begin(`repository.${operation}`, writes, operation, aggregateName);
-  return telemetry === undefined ? run() : telemetry.settle(telemetry.within(run), ok, failedWrite);
+  return telemetry === undefined
+    ? run.call(thisArg, arg)
+    : telemetry.settle(telemetry.within(run, thisArg, arg), ok, failedWrite);
 }

@@ -8,8 +8,12 @@ import {
 import type { Pool, QueryResult } from 'pg';
 import type { PostgresStatement } from './postgres-repository.statements.js';
 
-// How PostgresRepository runs its statements (see PostgresRepository.executeWrite). `explain`
-// turns a driver error into the one to throw (a missing table into a configuration error).
+// How PostgresRepository runs its statements (see PostgresRepository.executeWrite). `fail`
+// throws the error a driver error stands for (a missing table: a configuration error); the
+// repository makes it once, so that no statement allocates a handler of its own for it.
+
+/** Throws the error to report for a driver error. */
+export type FailWith = (error: unknown) => never;
 
 export const NO_STATEMENTS: readonly PostgresStatement[] = Object.freeze([]);
 
@@ -25,24 +29,22 @@ export const asResult = <R>(result: R): R => result;
 
 /**
  * One statement on `queryable`, its result handed to `settle` in the step that receives it: a
- * driver error is explained, what `settle` throws is not. Not `async`: on the hot path (every
+ * driver error goes to `fail`, what `settle` throws does not. Not `async`: on the hot path (every
  * load and write) an async frame and its await would add a promise step of their own.
  */
 export function runStatement<R extends Record<string, any>, S>(
   queryable: PgQueryable,
   statement: PostgresStatement,
-  explain: (error: unknown) => unknown,
+  fail: FailWith,
   settle: (result: QueryResult<R>) => S,
 ): Promise<S> {
   let sent: Promise<QueryResult<R>>;
   try {
     sent = send(queryable, statement) as Promise<QueryResult<R>>;
   } catch (error) {
-    return Promise.reject(explain(error));
+    sent = Promise.reject(error);
   }
-  return sent.then(settle, (error: unknown) => {
-    throw explain(error);
-  });
+  return sent.then(settle, fail);
 }
 
 /** The write and, only when it matched a row, the statements alongside it; resolves the write's result. */
@@ -50,9 +52,9 @@ async function runWrite(
   queryable: PgQueryable,
   write: PostgresStatement,
   alongside: readonly PostgresStatement[],
-  explain: (error: unknown) => unknown,
+  fail: FailWith,
 ): Promise<PgResult> {
-  const result = await runStatement(queryable, write, explain, asResult);
+  const result = await runStatement(queryable, write, fail, asResult);
   if (result.rowCount === 0) return result;
   for (const statement of alongside) await send(queryable, statement);
   return result;
@@ -70,12 +72,12 @@ export function executeWriteOn<S>(
   queryable: PgQueryable,
   write: PostgresStatement,
   alongside: readonly PostgresStatement[],
-  explain: (error: unknown) => unknown,
+  fail: FailWith,
   settle: (result: PgResult) => S,
 ): Promise<S> {
-  if (queryable !== pool) return runWrite(queryable, write, alongside, explain).then(settle);
-  if (alongside.length === 0) return runStatement(pool as PgQueryable, write, explain, settle);
-  return runTransaction(pool as PgPool, undefined, (context) => runWrite(context.guarded, write, alongside, explain), {
+  if (queryable !== pool) return runWrite(queryable, write, alongside, fail).then(settle);
+  if (alongside.length === 0) return runStatement(pool as PgQueryable, write, fail, settle);
+  return runTransaction(pool as PgPool, undefined, (context) => runWrite(context.guarded, write, alongside, fail), {
     local: true,
   }).then(settle);
 }

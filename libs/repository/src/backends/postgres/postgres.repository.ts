@@ -8,6 +8,7 @@ import {
   type PgPool,
   type PgQueryable,
   type PgResult,
+  type QueryableOptions,
 } from '@ddd-kit/core/postgres';
 import type { Pool, QueryResult } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
@@ -30,7 +31,13 @@ import {
   type StoredRow,
 } from './postgres-repository.statements.js';
 import { checkPostgresRepositoryOptions, type PostgresRepositoryOptions } from './postgres-repository.options.js';
-import { asResult, executeWriteOn, NO_STATEMENTS, runStatement } from './postgres-repository.execution.js';
+import {
+  asResult,
+  executeWriteOn,
+  NO_STATEMENTS,
+  runStatement,
+  type FailWith,
+} from './postgres-repository.execution.js';
 import { checkBoundId, explainMissingTable, storedVersion } from './postgres-repository.rows.js';
 
 export type { PostgresRepositoryOptions } from './postgres-repository.options.js';
@@ -86,11 +93,19 @@ export abstract class PostgresRepository<
   private pool?: Pool;
   private tableOverride?: string;
   private createTableOnFirstUse?: boolean;
-  private foreignTransaction?: 'refuse' | 'autocommit';
+  /** `foreignTransaction`, as queryableFor takes it. */
+  private queryableOptions?: QueryableOptions;
   private statements?: Statements;
   private schema?: PgSchema;
   /** The statements, once the table is known to exist (or is not this repository's to create): the hot path reads only this. */
   private readyStatements?: Statements;
+  // Made once rather than on every statement (neither is configured; `#`: names no subclass can clash with).
+  /** The class's name, for messages. */
+  readonly #owner: string = this.constructor.name;
+  /** Throws what a driver error stands for (see explain). */
+  readonly #failWith: FailWith = (error) => {
+    throw this.explain(error);
+  };
 
   constructor(options: PostgresRepositoryOptions<T> = {}) {
     super(options);
@@ -103,7 +118,8 @@ export abstract class PostgresRepository<
     if (options.pool !== undefined && options.pool !== null) this.pool ??= options.pool;
     if (options.preparedStatements !== undefined) usePreparedStatements(options.pool!, options.preparedStatements);
     if (options.table !== undefined) this.tableOverride ??= options.table;
-    if (options.foreignTransaction !== undefined) this.foreignTransaction ??= options.foreignTransaction;
+    if (options.foreignTransaction !== undefined)
+      this.queryableOptions ??= { foreignTransaction: options.foreignTransaction };
     if (options.createTables !== undefined) this.createTableOnFirstUse ??= options.createTables;
   }
 
@@ -379,14 +395,7 @@ export abstract class PostgresRepository<
     alongside: readonly PostgresStatement[],
     settle: (result: PgResult) => S,
   ): Promise<S> {
-    return executeWriteOn(
-      this.requirePool(),
-      this.queryable(),
-      write,
-      alongside,
-      (error) => this.explain(error),
-      settle,
-    );
+    return executeWriteOn(this.requirePool(), this.queryable(), write, alongside, this.#failWith, settle);
   }
 
   // ---------------------------------------------------------------- internals
@@ -405,12 +414,12 @@ export abstract class PostgresRepository<
     statement: PostgresStatement,
     settle: (result: QueryResult<R>) => S,
   ): Promise<S> {
-    return runStatement<R, S>(queryable, statement, (error) => this.explain(error), settle);
+    return runStatement<R, S>(queryable, statement, this.#failWith, settle);
   }
 
   /** Where statements run now: the ambient transaction's client, else the pool (see @ddd-kit/core/postgres). */
   private queryable(): PgQueryable {
-    return queryableFor(this.requirePool(), this.constructor.name, { foreignTransaction: this.foreignTransaction });
+    return queryableFor(this.requirePool(), this.#owner, this.queryableOptions);
   }
 
   /** The statements, after the table exists (created, or checked, once before the first statement). */
@@ -448,7 +457,7 @@ export abstract class PostgresRepository<
 
   /** Appends the row's values in column order; json/jsonb values are serialised here. */
   private pushColumnValues(values: unknown[], s: Statements, aggregate: T): void {
-    pushRowValues(values, s, this.toRow(aggregate) as Record<string, unknown>, this.constructor.name);
+    pushRowValues(values, s, this.toRow(aggregate) as Record<string, unknown>, this.#owner);
   }
 
   /** The id as it is bound: refused (nothing sent) when the id column cannot hold it as it is. */
