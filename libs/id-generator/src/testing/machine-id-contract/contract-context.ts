@@ -140,3 +140,18 @@ export async function settle<T>(promise: Promise<T>): Promise<{ value?: T; error
     return { error };
   }
 }
+
+/**
+ * A setup step through a faulty store's client, before any fault is armed. That client has a short
+ * timeout (so that a lost reply settles), which a busy machine can overrun; the step is asked
+ * again, which is safe: distributing to the same instance gives back the ID it already holds.
+ */
+export async function setUp<T>(step: () => Promise<T>, tries = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (error) {
+      if (attempt >= tries) throw error;
+    }
+  }
+}

@@ -4,6 +4,7 @@ import {
   sleep,
   applied,
   settle,
+  setUp,
   type FaultKind,
   type FaultyStore,
   type MachineIdContractContext,
@@ -22,7 +23,7 @@ export function describeFaultCases(context: MachineIdContractContext): void {
         const store = await faultyStore(kind);
         try {
           const distributor = store.create();
-          await distributor.distribute(request(namespace, 3, 'warm-up')); // connected; tables created
+          await setUp(() => distributor.distribute(request(namespace, 3, 'warm-up'))); // connected; tables created
           const fired = store.inject('distribute');
           const outcome = await settle(distributor.distribute(request(namespace, 3, 'faulted')));
           await applied(fired);
@@ -56,7 +57,7 @@ export function describeFaultCases(context: MachineIdContractContext): void {
         const silent = await ahead.distribute(request(namespace, 1, 'silent'));
         await sleep(350);
         const distributor = store.create({ safeGuardMs: 300, guardIntervalMs: 100, maxClockWaitMs: 2_000 });
-        await distributor.revert(state(namespace, 1, 'nobody', 0)); // connected
+        await setUp(() => distributor.revert(state(namespace, 1, 'nobody', 0))); // connected
         const fired = store.inject('distribute');
         const taken = await distributor.distribute(request(namespace, 1, 'newcomer'));
         await applied(fired);
@@ -75,7 +76,7 @@ export function describeFaultCases(context: MachineIdContractContext): void {
         const store = await faultyStore(kind);
         try {
           const distributor = store.create({ safeGuardMs: 5_000, guardIntervalMs: 1_000 });
-          const held = await distributor.distribute(request(namespace, 3, 'a'));
+          const held = await setUp(() => distributor.distribute(request(namespace, 3, 'a')));
           const before = (await target().deadline(namespace, held.machineId))!;
           await sleep(20);
           const fired = store.inject('guard');
@@ -99,7 +100,7 @@ export function describeFaultCases(context: MachineIdContractContext): void {
         const store = await faultyStore(kind);
         try {
           const distributor = store.create();
-          const held = await distributor.distribute(request(namespace, 3, 'a'));
+          const held = await setUp(() => distributor.distribute(request(namespace, 3, 'a')));
           const fired = store.inject('revert');
           const outcome = await settle(distributor.revert(state(namespace, 3, 'a', held.machineId)));
           await applied(fired);

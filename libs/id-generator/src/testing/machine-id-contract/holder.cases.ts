@@ -4,7 +4,7 @@ import { MachineIdLostError } from '../../errors/machine-id-lost.error.js';
 import { MachineIdReleasedError } from '../../errors/machine-id-released.error.js';
 import { CosIdGenerator } from '../../generators/cosid-generator.js';
 import { MachineIdHolder, type HeldMachineId } from '../../machine/machine-id-holder.js';
-import { sleep, quiet, type MachineIdContractContext } from './contract-context.js';
+import { sleep, quiet, setUp, type MachineIdContractContext } from './contract-context.js';
 
 /** Cases of describeMachineIdDistributorContract (see ../machine-id-distributor.contract.ts). */
 export function describeHolderCases(context: MachineIdContractContext): void {
@@ -13,7 +13,9 @@ export function describeHolderCases(context: MachineIdContractContext): void {
     it('heartbeats keep the lease past safeGuardMs; release stops generation, then reverts with the latest timestamp', async () => {
       const namespace = ns();
       const distributor = target().create({ safeGuardMs: 300, guardIntervalMs: 50 });
-      const holder = await MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet });
+      const holder = await setUp(() =>
+        MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet }),
+      );
       const generator = new CosIdGenerator({
         machineId: holder.machineId,
         lastTimestamp: holder.lastTimestamp,
@@ -37,7 +39,9 @@ export function describeHolderCases(context: MachineIdContractContext): void {
         const store = await target().faulty('timeout');
         try {
           const distributor = store.create({ safeGuardMs: 400, guardIntervalMs: 100 });
-          const holder = await MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet });
+          const holder = await setUp(() =>
+            MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet }),
+          );
           const generator = new CosIdGenerator({ machineId: holder.machineId, lease: holder.lease });
           generator.generate();
           store.blackhole();
@@ -65,11 +69,9 @@ export function describeHolderCases(context: MachineIdContractContext): void {
           // A lease long enough that heartbeats delayed on a loaded machine do not end it before
           // the pause; the pause itself outlasts it many times over.
           const distributor = store.create({ safeGuardMs: 1_000, guardIntervalMs: 100 });
-          const holder = await MachineIdHolder.acquire({
-            distributor,
-            ...request(namespace, 1, 'paused'),
-            logger: quiet,
-          });
+          const holder = await setUp(() =>
+            MachineIdHolder.acquire({ distributor, ...request(namespace, 1, 'paused'), logger: quiet }),
+          );
           const lost = holder.current;
           const other = await direct.distribute(request(namespace, 1, 'other'));
           const old = new CosIdGenerator({
