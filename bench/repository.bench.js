@@ -40,8 +40,8 @@ class CounterRepository extends MongooseRepository {
 
 const CONCURRENCY = 16;
 const WARM_MS = sliceMs(3000);
-const SLICE_MS = sliceMs(1000);
-const PAIRS = pairsOf(6);
+const SLICE_MS = sliceMs(250);
+const PAIRS = pairsOf(24);
 
 /**
  * What the repository adds to each update, without I/O: the same update against a collection
@@ -97,17 +97,20 @@ async function mongoRows({ log }) {
       aggregate: Counter,
       publisher: new DataSyncEventBus(),
     });
-    const raw = db.collection('raw_counters');
+    // The raw side, and its A/A twin: a collection of its own, the same documents and updates.
+    const collections = { raw_counters: db.collection('raw_counters'), raw_twins: db.collection('raw_twins') };
 
     // One aggregate per writer; writer 0 is the sequential case.
     const aggregates = [];
-    const rawState = [];
+    const rawState = { raw_counters: [], raw_twins: [] };
     for (let i = 0; i < CONCURRENCY; i++) {
       const counter = new Counter(`c${i}`, `counter ${i}`);
       await repository.insert(counter);
       aggregates.push(await repository.findById(counter.id));
-      await raw.insertOne({ _id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
-      rawState.push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
+      for (const [name, collection] of Object.entries(collections)) {
+        await collection.insertOne({ _id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
+        rawState[name].push({ id: `c${i}`, label: `counter ${i}`, count: 0, version: 1 });
+      }
     }
 
     // Each update is checked: the repository throws OptimisticLockError when its conditional
@@ -120,16 +123,18 @@ async function mongoRows({ log }) {
       if (counter.oldVersion !== before + 1)
         throw new Error(`repository update left version ${counter.oldVersion} after ${before}`);
     };
-    const rawUpdate = async (i) => {
-      const state = rawState[i];
+    const rawUpdateOn = (name) => async (i) => {
+      const state = rawState[name][i];
       state.count++;
-      const result = await raw.updateOne(
+      const result = await collections[name].updateOne(
         { _id: state.id, version: state.version },
         { $set: { label: state.label, count: state.count }, $inc: { version: 1 } },
       );
-      if (result.matchedCount !== 1) throw new Error('raw conditional update matched nothing');
+      if (result.matchedCount !== 1) throw new Error(`raw conditional update on ${name} matched nothing`);
       state.version++;
     };
+    const rawUpdate = rawUpdateOn('raw_counters');
+    const twinUpdate = rawUpdateOn('raw_twins');
 
     // Warm both paths (connection pool, JIT, and the server's, which is slow to settle) first.
     const warmUntil = Date.now() + WARM_MS;
@@ -144,15 +149,17 @@ async function mongoRows({ log }) {
       `sequential: repository ${Math.round(sequential.ops)} ops/s, driver ${Math.round(sequential.baselineOps)} ops/s`,
     );
 
-    const concurrent = await alternate(
-      () => perWriterOpsPerSecond(repositoryUpdate, { writers: CONCURRENCY, ms: SLICE_MS }),
-      () => perWriterOpsPerSecond(rawUpdate, { writers: CONCURRENCY, ms: SLICE_MS }),
-      { pairs: PAIRS },
-    );
+    const writers = (update) => () => perWriterOpsPerSecond(update, { writers: CONCURRENCY, ms: SLICE_MS });
+    const concurrent = await alternate(writers(repositoryUpdate), writers(rawUpdate), { pairs: PAIRS });
+    // A/A: the same driver update on two collections. Its distance from 1.00× is what the row above cannot resolve.
+    const controlWriters = await alternate(writers(twinUpdate), writers(rawUpdate), { pairs: PAIRS });
     const overheadUs = await libraryOverheadMicros();
     log(`library work per update (stub collection, no I/O): ${overheadUs.toFixed(1)} µs`);
     log(
       `${CONCURRENCY} concurrent: repository ${Math.round(concurrent.ops)} ops/s, driver ${Math.round(concurrent.baselineOps)} ops/s`,
+    );
+    log(
+      `${CONCURRENCY} concurrent, A/A control: driver ${Math.round(controlWriters.ops)} ops/s against driver ${Math.round(controlWriters.baselineOps)} ops/s`,
     );
 
     // The writes really happened: stored versions match what each side counted.
@@ -160,6 +167,11 @@ async function mongoRows({ log }) {
       const stored = await repository.currentVersion(`c${i}`);
       if (stored !== aggregates[i].oldVersion)
         throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
+      for (const [name, collection] of Object.entries(collections)) {
+        const found = await collection.findOne({ _id: `c${i}` });
+        if (found?.version !== rawState[name][i].version)
+          throw new Error(`${name} version ${found?.version} != ${rawState[name][i].version}`);
+      }
     }
 
     return [
@@ -182,8 +194,20 @@ async function mongoRows({ log }) {
         baseline: 'driver updateOne({_id, version}, {$set, $inc})',
         ...concurrent,
         target: 0.9,
+        control: { interval: controlWriters.interval },
         settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${CONCURRENCY} aggregates, one per writer (no conflicts)`,
         note: notes('every update checked (version advanced / matched one document)', cpuNote(concurrent)),
+      },
+      {
+        case: `${label} A/A control, ${CONCURRENCY} writers (the resolution of the row above)`,
+        subject: 'driver updateOne on a twin collection',
+        baseline: 'driver updateOne({_id, version}, {$set, $inc})',
+        ...controlWriters,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${CONCURRENCY} writers, a document each`,
+        note: notes(
+          'nothing differs but the collection: any distance from 1.00× is measurement noise',
+          cpuNote(controlWriters),
+        ),
       },
     ];
   } finally {
@@ -192,21 +216,24 @@ async function mongoRows({ log }) {
       .collection('repo_counters')
       .deleteMany({})
       .catch(() => undefined);
-    await db
-      .collection('raw_counters')
-      .deleteMany({})
-      .catch(() => undefined);
+    for (const name of ['raw_counters', 'raw_twins'])
+      await db
+        .collection(name)
+        .deleteMany({})
+        .catch(() => undefined);
     await connection.close();
   }
 }
 
 // ---------------------------------------------------------------- PostgreSQL
 
-// Shorter slices, more pairs: a PostgreSQL round trip is short, and many adjacent pairs keep
-// a passing disturbance of the shared machine out of the median. Against the ORMs, whose
-// ratios are far from 1, fewer pairs do.
-const PG_SLICE_MS = sliceMs(250);
-const PG_PAIRS = pairsOf(24);
+// Short slices, many pairs: what disturbs a row on this shared machine comes in bursts (a
+// checkpoint, a GC, another process), which in a short slice spoil a few pair ratios that the
+// median leaves out, and in a long one move every pair they overlap. Against the ORMs, whose
+// ratios are far from 1 and who do a few hundred loads a second, longer slices and fewer pairs.
+const PG_SLICE_MS = sliceMs(100);
+const PG_PAIRS = pairsOf(60);
+const ORM_SLICE_MS = sliceMs(250);
 const ORM_PAIRS = pairsOf(16);
 /** The issue's targets for a load + version-checked update: raw pg, and MikroORM. */
 const RAW_TARGET = 0.95;
@@ -238,9 +265,20 @@ async function postgresLibraryOverheadMicros() {
       : sql.includes('to_regclass')
         ? { rowCount: 1, rows: [{ present: true }] }
         : answer;
+  // The table check runs on a connection of its own made from the pool's Client class and
+  // options, as with a pg.Pool. (Without them it would run in a transaction on a pooled
+  // connection, and the AsyncLocalStorage that publishes it would switch async hooks on for the
+  // rest of this process on Node 20, slowing every promise of every row after it.)
+  class StubClient extends EventEmitter {
+    connect = async () => undefined;
+    end = async () => undefined;
+    query = check;
+  }
   const stub = {
     query: async () => answer,
     connect: async () => Object.assign(new EventEmitter(), { query: check, release: () => undefined }),
+    Client: StubClient,
+    options: {},
   };
   const repository = new CounterRows({
     pool: stub,
@@ -272,12 +310,15 @@ async function postgresRows({ log }) {
   const overheadUs = await postgresLibraryOverheadMicros();
   log(`postgres library work per update (pool stub, no I/O): ${overheadUs.toFixed(1)} µs`);
   const rows = [];
-  for (const mode of COMMIT_MODES) rows.push(...(await postgresRowsIn(mode, { url, overheadUs, log })));
+  for (const mode of COMMIT_MODES) rows.push(...(await postgresRowsIn(mode, { url, overheadUs, log, orms: false })));
+  // The ORMs last: MikroORM's flush runs in an AsyncLocalStorage, which switches async hooks on
+  // for the rest of the process on Node 20 (every promise after it costs more, on both sides).
+  for (const mode of COMMIT_MODES) rows.push(...(await postgresRowsIn(mode, { url, overheadUs, log, orms: true })));
   return rows;
 }
 
-/** Every PostgreSQL row in one commit mode, all sides' connections set alike. */
-async function postgresRowsIn(mode, { url, overheadUs, log }) {
+/** The PostgreSQL rows of one commit mode (against raw pg, or with `orms` against the ORMs), all sides' connections set alike. */
+async function postgresRowsIn(mode, { url, overheadUs, log, orms }) {
   const pool = benchPool({ connectionString: url, max: CONCURRENCY, options: mode.options });
   const tables = ['repo_counters', 'raw_counters', 'raw_twins'];
   try {
@@ -360,6 +401,32 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
       loadUpdates.raw[i]++;
     };
 
+    // Every row ends at the version its side's count of updates says.
+    const verify = async () => {
+      for (let i = 0; i < CONCURRENCY; i++) {
+        const stored = await repository.currentVersion(`c${i}`);
+        if (stored !== aggregates[i].oldVersion)
+          throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
+        const storedLoaded = await repository.currentVersion(`l${i}`);
+        if (storedLoaded !== 1 + loadUpdates.repository[i])
+          throw new Error(`repository l${i}: version ${storedLoaded} after ${loadUpdates.repository[i]} updates`);
+        for (const table of Object.keys(raw)) {
+          const { rows: found } = await pool.query(`SELECT version FROM "${table}" WHERE id = $1`, [`c${i}`]);
+          if (Number(found[0].version) !== raw[table][i].version)
+            throw new Error(`${table} version ${found[0].version} != ${raw[table][i].version}`);
+        }
+        const { rows: found } = await pool.query(`SELECT version, count FROM "raw_counters" WHERE id = $1`, [`l${i}`]);
+        if (Number(found[0].version) !== 1 + loadUpdates.raw[i] || found[0].count !== loadUpdates.raw[i])
+          throw new Error(`raw_counters l${i}: version ${found[0].version} after ${loadUpdates.raw[i]} updates`);
+      }
+    };
+
+    if (orms) {
+      const ormRows = await ormComparisons(mode, { url, pool, ddlFor, server, repositoryLoadUpdate, log });
+      await verify();
+      return ormRows;
+    }
+
     const warmUntil = Date.now() + WARM_MS;
     while (Date.now() < warmUntil) {
       await repositoryUpdate(0);
@@ -392,24 +459,7 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
     log(
       `postgres ${mode.label}, load + update, ${CONCURRENCY} writers: repository ${Math.round(loaded.ops)} ops/s, pg ${Math.round(loaded.baselineOps)} ops/s`,
     );
-    const ormRows = await ormComparisons(mode, { url, pool, ddlFor, server, repositoryLoadUpdate, log });
-
-    for (let i = 0; i < CONCURRENCY; i++) {
-      const stored = await repository.currentVersion(`c${i}`);
-      if (stored !== aggregates[i].oldVersion)
-        throw new Error(`repository version ${stored} != ${aggregates[i].oldVersion}`);
-      const storedLoaded = await repository.currentVersion(`l${i}`);
-      if (storedLoaded !== 1 + loadUpdates.repository[i])
-        throw new Error(`repository l${i}: version ${storedLoaded} after ${loadUpdates.repository[i]} updates`);
-      for (const table of Object.keys(raw)) {
-        const { rows: found } = await pool.query(`SELECT version FROM "${table}" WHERE id = $1`, [`c${i}`]);
-        if (Number(found[0].version) !== raw[table][i].version)
-          throw new Error(`${table} version ${found[0].version} != ${raw[table][i].version}`);
-      }
-      const { rows: found } = await pool.query(`SELECT version, count FROM "raw_counters" WHERE id = $1`, [`l${i}`]);
-      if (Number(found[0].version) !== 1 + loadUpdates.raw[i] || found[0].count !== loadUpdates.raw[i])
-        throw new Error(`raw_counters l${i}: version ${found[0].version} after ${loadUpdates.raw[i]} updates`);
-    }
+    await verify();
 
     // Prepared, as the repository's own statements are: the rows measure the library, not the protocol.
     const baseline = 'pg: the same UPDATE … WHERE id = $1 AND version = $2, prepared';
@@ -421,6 +471,7 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
         baseline,
         ...sequential,
         target: RAW_TARGET,
+        control: { interval: control.interval },
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer, one aggregate re-used, autocommit; ${server}`,
         note: notes(
           'every update checked (version advanced / one row matched)',
@@ -434,6 +485,7 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
         baseline,
         ...concurrent,
         target: RAW_TARGET,
+        control: { interval: controlWriters.interval },
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${CONCURRENCY} aggregates, one per writer (no conflicts), a pool of ${CONCURRENCY}; ${server}`,
         note: notes('every update checked (version advanced / one row matched)', cpuNote(concurrent)),
       },
@@ -463,13 +515,13 @@ async function postgresRowsIn(mode, { url, overheadUs, log }) {
         peer: true,
         ...loaded,
         target: RAW_TARGET,
+        control: { interval: controlWriters.interval },
         settings: `${PG_SLICE_MS} ms slices, ${PG_PAIRS} alternating pairs; ${CONCURRENCY} writers, each loading and updating a row of its own, a pool of ${CONCURRENCY}; ${server}`,
         note: notes(
           "every update checked (version advanced / one row matched); each row's final version and count are its side's count of updates",
           cpuNote(loaded),
         ),
       },
-      ...ormRows,
     ];
   } finally {
     await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`).catch(() => undefined);
@@ -512,8 +564,8 @@ async function ormComparisons(mode, { url, pool, ddlFor, server, repositoryLoadU
       while (Date.now() < warmUntil) await side.loadUpdate(0);
       const stale = await side.staleWrite();
       const result = await alternate(
-        () => perWriterOpsPerSecond(repositoryLoadUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
-        () => perWriterOpsPerSecond(side.loadUpdate, { writers: CONCURRENCY, ms: PG_SLICE_MS }),
+        () => perWriterOpsPerSecond(repositoryLoadUpdate, { writers: CONCURRENCY, ms: ORM_SLICE_MS }),
+        () => perWriterOpsPerSecond(side.loadUpdate, { writers: CONCURRENCY, ms: ORM_SLICE_MS }),
         { pairs: ORM_PAIRS },
       );
       await side.verify();
@@ -527,7 +579,7 @@ async function ormComparisons(mode, { url, pool, ddlFor, server, repositoryLoadU
         peer: true,
         ...result,
         target: peer.target,
-        settings: `${PG_SLICE_MS} ms slices, ${ORM_PAIRS} alternating pairs, the ORM after ${WARM_MS / 1000} s of warm-up; ${CONCURRENCY} writers, each loading and updating a row of its own, a pool of ${CONCURRENCY} per side; same table DDL; ${server}`,
+        settings: `${ORM_SLICE_MS} ms slices, ${ORM_PAIRS} alternating pairs, the ORM after ${WARM_MS / 1000} s of warm-up; ${CONCURRENCY} writers, each loading and updating a row of its own, a pool of ${CONCURRENCY} per side; same table DDL; ${server}`,
         note: notes(
           "every update checked on both sides (version advanced by one); each row's final version and count are its side's count of updates",
           peer.sends,

@@ -2,20 +2,22 @@
 // beside its baseline in the same run, and prints one table of ratios. Servers are resolved
 // exactly as in the tests (test/support/server-provider.js).
 //
+// Each file runs in a Node process of its own (bench/run-file.js).
+//
 // A full run (no file filter) writes the table, with the machine, Node version, date, load and
 // servers, to bench/RESULTS.md, and rewrites every block of docs/bench.md between
 // `<!-- bench:start [files=<part>] -->` and `<!-- bench:end -->` with the rows of the bench
 // files whose name contains <part> (all rows without it). No number in the docs is typed by hand.
 // A bench that throws (a wrong answer, a missing tool) fails the run and writes nothing, and so
 // does a quick run (BENCH_QUICK=1, see util.js), whose numbers mean little.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { dirname, join, relative } from 'node:path';
 import os from 'node:os';
 import { Redis } from 'ioredis';
 import { provideServers } from '../test/support/server-provider.js';
-import { QUICK } from './util.js';
+import { QUICK, fmt, range, verdict } from './util.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -47,8 +49,7 @@ try {
     const before = load();
     const fileStart = Date.now();
     try {
-      const mod = await import(pathToFileURL(join(here, file)).href);
-      const out = await mod.default({ log: (...a) => console.log('  ', ...a) });
+      const out = await runFile(join(here, file));
       for (const row of out) {
         rows.push({ ...row, file });
         console.log('  ', formatRow(row).join(' | '));
@@ -63,6 +64,20 @@ try {
   await servers.stop();
 }
 
+/** The rows of one bench file, run in a Node process of its own (bench/run-file.js). */
+function runFile(path) {
+  return new Promise((resolve, reject) => {
+    const child = fork(join(here, 'run-file.js'), [path], { stdio: 'inherit' });
+    let answer;
+    child.on('message', (message) => (answer = message));
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (answer?.rows) resolve(answer.rows);
+      else reject(new Error(answer?.error ?? `the bench process exited with ${signal ?? code} before answering`));
+    });
+  });
+}
+
 async function serverVersion() {
   const redis = new Redis(process.env.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
@@ -75,19 +90,14 @@ async function serverVersion() {
   }
 }
 
-function fmt(n, unit) {
-  if (n === undefined || n === null || Number.isNaN(n)) return '—';
-  const number = n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2);
-  return unit ? `${number} ${unit}` : number;
-}
-
 /**
  * A row: { case, subject, baseline, ops, baselineOps, ratio, spread, interval?, pairs, target?, peer?,
- * unit?, settings, note? }.
+ * unit?, control?, settings, note? }.
+ * - control: { interval } of the A/A control row measured as this row was (see verdict() in util.js).
  * - ratio: subject ÷ baseline, so above 1 the subject is ahead; a row measuring something where
  *   less is better (a lag) gives it as baseline ÷ subject, and its `unit` ('ms') labels ops.
  * - target: a number (the ratio must reach it), or { max, value, unit } (a measured value that
- *   must not exceed max, e.g. a p99 lag): the verdict is worked out here from what was measured.
+ *   must not exceed max, e.g. a p99 lag): verdict() works the verdict out from what was measured.
  * - peer: the baseline is the library a user would pick instead; the leads column says which
  *   side is ahead, and whether the pairs agreed on it (`leads` says it where no ratio can be
  *   taken: a lag of 0 ms).
@@ -104,29 +114,11 @@ function formatRow(r) {
     ratio === undefined ? '—' : `${ratio.toFixed(2)}×`,
     range(r.spread),
     range(r.interval),
-    target(r.target, ratio, r.interval),
+    verdict(r.target, ratio, r.interval, r.control),
     r.peer ? (r.leads ?? leads(ratio, r.spread)) : '',
     r.settings ?? '',
     r.note ?? '',
   ].map((cell) => String(cell).replaceAll('|', '\\|'));
-}
-
-function range(r) {
-  return r ? `${r[0].toFixed(2)}–${r[1].toFixed(2)}×` : '—';
-}
-
-/** The verdict; a missed ratio target says whether the run could tell the gap from noise. */
-function target(t, ratio, interval) {
-  if (t === undefined) return '';
-  if (typeof t === 'number') {
-    if (ratio === undefined) return `≥ ${t}×`;
-    if (ratio >= t) return `≥ ${t}× met`;
-    return interval !== undefined && interval[1] >= t
-      ? `≥ ${t}× MISSED (inside the 95% interval: not resolved)`
-      : `≥ ${t}× MISSED`;
-  }
-  const measured = fmt(t.value, t.unit);
-  return `≤ ${fmt(t.max, t.unit)} ${Number.isFinite(t.value) && t.value <= t.max ? 'met' : 'MISSED'} (${measured})`;
 }
 
 function leads(ratio, spread) {
@@ -168,7 +160,8 @@ const about = [
     ' from the order statistics of the pair ratios (— with fewer than 6 pairs). Every counted operation had its answer checked.',
   "A ratio above 1 puts ddd-kit ahead (for lags, given in ms, the ratio is the baseline's lag ÷ ddd-kit's); leads: against a peer library," +
     ' which side the median ratio puts ahead, "(pairs split)" when some pairs put the other side ahead. Targets are judged from the measured values:' +
-    ' a median ratio below its target is MISSED, "not resolved" when the target lies inside the 95% interval.',
+    ' a median ratio below its target is MISSED, "not resolved" when the target lies inside the 95% interval, and "below this machine\'s resolution"' +
+    " when, besides, the gap is no larger than how far the 95% interval of the row's A/A control (two identical sides, measured alike) reaches from 1.00×.",
 ].join('\n');
 
 function redisBenchmarkVersion() {

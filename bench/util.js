@@ -257,3 +257,37 @@ export function cpuNote(result) {
 export function notes(...parts) {
   return parts.filter((p) => p !== undefined && p !== '').join('; ');
 }
+
+// ---------------------------------------------------------------- the table's cells
+
+export function fmt(n, unit) {
+  if (n === undefined || n === null || Number.isNaN(n)) return '—';
+  const number = n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2);
+  return unit ? `${number} ${unit}` : number;
+}
+
+export function range(r) {
+  return r ? `${r[0].toFixed(2)}–${r[1].toFixed(2)}×` : '—';
+}
+
+/**
+ * The verdict; a missed ratio target says whether the run could tell the gap from noise. With an
+ * A/A control (two identical sides measured as the row was), the machine's resolution for that
+ * kind of row is how far the control's 95% interval reaches from 1.00×: a gap no larger, with
+ * the target inside the row's own interval, is one this machine cannot resolve.
+ */
+export function verdict(t, ratio, interval, control) {
+  if (t === undefined) return '';
+  if (typeof t === 'number') {
+    if (ratio === undefined) return `≥ ${t}×`;
+    if (ratio >= t) return `≥ ${t}× met`;
+    if (interval === undefined || interval[1] < t) return `≥ ${t}× MISSED`;
+    const gap = t - ratio;
+    const resolution = control?.interval && Math.max(1 - control.interval[0], control.interval[1] - 1);
+    if (resolution !== undefined && gap <= resolution)
+      return `≥ ${t}× MISSED by ${gap.toFixed(2)}×: below this machine's resolution (A/A control ${range(control.interval)}, ±${resolution.toFixed(2)}×)`;
+    return `≥ ${t}× MISSED (inside the 95% interval: not resolved)`;
+  }
+  const measured = fmt(t.value, t.unit);
+  return `≤ ${fmt(t.max, t.unit)} ${Number.isFinite(t.value) && t.value <= t.max ? 'met' : 'MISSED'} (${measured})`;
+}
