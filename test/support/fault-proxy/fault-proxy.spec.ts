@@ -12,7 +12,7 @@ import {
   redisUrl,
   uniqueName,
 } from '../servers.js';
-import { FaultProxy, proxyRedisCluster, proxyUrl } from './index.js';
+import { FaultProxy, proxyRedisCluster, proxyUrl, type RequestInfo } from './index.js';
 
 // The harness itself: each fault does to a real server and a real client what it says.
 
@@ -158,6 +158,27 @@ describe('fault proxy in front of every node of a Redis Cluster (natMap)', () =>
       // One INCR per node ran twice.
       expect(values.filter((v) => v === 2)).toHaveLength(proxied.proxies.length);
       expect(proxied.proxies.every((p) => p.stats.duplicate === 1)).toBe(true);
+    } finally {
+      cluster.disconnect();
+      await proxied.close();
+    }
+  });
+
+  it('connect: a command whose reply was lost is resent to its own node, once, and answered', async () => {
+    const proxied = await proxyRedisCluster(redisClusterNodes());
+    const cluster = proxied.connect({ commandTimeout: 3_000 });
+    try {
+      await cluster.set(uniqueName('fpc'), 'warm'); // the slots are known
+      for (let trial = 0; trial < 5; trial++) {
+        const key = uniqueName('fpc');
+        const match = (r: RequestInfo) => r.command === 'SET' && r.args[1] === key;
+        const handles = proxied.proxies.map((p) => p.dropReply({ match, nth: 1, then: 'cut' }));
+        await expect(cluster.set(key, 'v')).resolves.toBe('OK');
+        handles.forEach((h) => h.cancel());
+      }
+      // One fault per command: a resend that went to another node would have met that node's
+      // armed fault too (and a redirection, which ioredis does not map through natMap).
+      expect(proxied.proxies.reduce((n, p) => n + p.stats['drop-reply-cut'], 0)).toBe(5);
     } finally {
       cluster.disconnect();
       await proxied.close();

@@ -3,7 +3,7 @@
 // a command timeout shorter than the late reply).
 import type { ArmedIdempotencyFault, IdempotencyFault, IdempotencyFaultTarget } from '@ddd-kit/idempotency/testing';
 import { RedisIdempotencyStore } from '@ddd-kit/idempotency';
-import { Cluster, Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import * as scripts from '../../../libs/idempotency/src/stores/redis/redis-idempotency.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
@@ -73,11 +73,7 @@ export async function redisClusterIdempotencyFaults(
   const proxied = await proxyRedisCluster(nodes);
   const faults: IdempotencyFaultTarget = {
     open: async (fault) => {
-      const cluster = new Cluster(proxied.startupNodes, {
-        natMap: proxied.natMap,
-        redisOptions: { commandTimeout: timeoutFor(fault) },
-        clusterRetryStrategy: () => 10,
-      });
+      const cluster = proxied.connect({ commandTimeout: timeoutFor(fault) });
       await Promise.all(cluster.nodes('master').map(loadScripts));
       return {
         store: new RedisIdempotencyStore(cluster, { keyPrefix: prefix }),

@@ -3,7 +3,7 @@
 // would be (ioredis resending or not, a command timeout everywhere).
 import type { PrepareKeyFault, PrepareKeyFaultTarget, ArmedFault } from '@ddd-kit/prepare-key/testing';
 import { MongoPrepareKeyFactory, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
-import { Cluster, Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import * as scripts from '../../../libs/prepare-key/src/backends/redis/redis-prepare-key.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
@@ -98,10 +98,9 @@ export async function redisClusterFaultTarget(
   const proxied = await proxyRedisCluster(nodes);
   const faults: PrepareKeyFaultTarget = {
     open: async (fault) => {
-      const cluster = new Cluster(proxied.startupNodes, {
-        natMap: proxied.natMap,
-        redisOptions: { commandTimeout: timeoutFor(fault), autoResendUnfulfilledCommands: fault !== 'lost-reply' },
-        clusterRetryStrategy: () => 10,
+      const cluster = proxied.connect({
+        commandTimeout: timeoutFor(fault),
+        autoResendUnfulfilledCommands: fault !== 'lost-reply',
       });
       await Promise.all(cluster.nodes('master').map(loadScripts));
       return {
