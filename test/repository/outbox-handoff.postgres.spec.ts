@@ -135,6 +135,36 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     expect(delivered).toEqual(['h@1', 'h@2']);
   });
 
+  it("a write handed off between its instance's last ack and the end of that lane: given back by the lane, then claimed at once", async () => {
+    const { store, repository, ownerOf } = await setUp();
+    // Holds the lane after its last ack has committed, as a slow reply or a busy event loop would.
+    let ackedLast!: () => void;
+    const lastAcked = new Promise<void>((resolve) => (ackedLast = resolve));
+    let letLaneEnd!: () => void;
+    const laneMayEnd = new Promise<void>((resolve) => (letLaneEnd = resolve));
+    const ack = store.ack.bind(store);
+    store.ack = async (...args) => {
+      const count = await ack(...args);
+      ackedLast();
+      await laneMayEnd;
+      return count;
+    };
+    const { relay, delivered } = await relayOn(store);
+    const counter = new Counter('h', 'between');
+    await repository.insert(counter);
+    await lastAcked;
+    // Nothing pending: stored claimed and handed to the relay, whose lane for h still runs.
+    counter.increment();
+    await repository.update(counter);
+    // Handed off; the lane gives it back after its ack (its store calls run one at a time).
+    expect(await ownerOf(2)).toBe(relay.owner);
+    letLaneEnd();
+    // The relay polls every 10 minutes: only a wake-up once they are given back delivers them now.
+    await eventually('both deliveries', () => delivered.length === 2);
+    expect(delivered).toEqual(['h@1', 'h@2']);
+    await eventually('the outbox to empty', async () => (await store.status(Date.now())).pending === 0);
+  });
+
   it('an instance with an event pending elsewhere is not handed off: its next write waits behind it, in order', async () => {
     const { store, repository, ownerOf } = await setUp();
     const counter = new Counter('h', 'held');

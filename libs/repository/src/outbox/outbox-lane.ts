@@ -91,12 +91,16 @@ export class OutboxLane {
   /**
    * This relay claimed the instance again while the lane still runs: its lease had lapsed
    * (renewals failed) and nobody else took it. The lane goes on under the fresh lease; the
-   * events written since the first claim go back, to be claimed after the lane ends.
+   * events written since the first claim go back, to be claimed after the lane ends. Also
+   * reached by a write handed off between the lane's last ack and its end. Resolves true when
+   * it gave events back.
    */
-  async adopt(claim: OutboxClaim): Promise<void> {
+  async adopt(claim: OutboxClaim): Promise<boolean> {
     const returned = claim.events.map((record) => record.eventId).filter((id) => this.gone || !this.remaining.has(id));
     if (!this.gone) this.leaseUntil = Math.max(this.leaseUntil, claim.leaseUntil);
-    if (returned.length > 0) await this.serial(() => this.store.release(this.context.owner, returned));
+    if (returned.length === 0) return false;
+    await this.serial(() => this.store.release(this.context.owner, returned));
+    return true;
   }
 
   private async mayDeliver(): Promise<boolean> {

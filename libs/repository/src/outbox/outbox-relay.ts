@@ -303,7 +303,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     // here must stay the only one delivering it.
     const done =
       running !== undefined
-        ? running.adopt(claim)
+        ? // What it gave back was released after the lane's own wake-up (its store calls run in
+          // turn): nothing else would claim it before the next poll.
+          running.adopt(claim).then((gaveBack) => {
+            if (gaveBack) this.wake();
+          })
         : (() => {
             const lane = new OutboxLane(this.laneContext, store, claim);
             lanes.set(key, lane);
