@@ -153,7 +153,7 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     const counter = new Counter('h', 'between');
     await repository.insert(counter);
     await lastAcked;
-    // Nothing pending: stored claimed and handed to the relay, whose lane for h still runs.
+    // Nothing pending, so the write is stored already claimed and handed to the relay, whose lane for h still runs.
     counter.increment();
     await repository.update(counter);
     // Handed off; the lane gives it back after its ack (its store calls run one at a time).

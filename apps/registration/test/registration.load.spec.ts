@@ -153,7 +153,7 @@ async function expectSettled(url: string, database: string | undefined): Promise
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(
-    `readiness did not come back within ${Date.now() - started} ms (the outbox's pending count last fell ${STALL_MS} ms or more before): ${last}`,
+    `readiness did not come back within ${Date.now() - started} ms (fewest outbox events pending: ${Number.isFinite(fewestPending) ? fewestPending : 'not reported'}; no new low for ${STALL_MS} ms): ${last}`,
   );
 }
 
