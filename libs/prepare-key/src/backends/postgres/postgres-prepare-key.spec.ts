@@ -165,16 +165,19 @@ describe('PostgresPrepareKeyFactory', () => {
 
   describe('expiry, retention and the sweep (by the database server clock)', () => {
     it('keeps an expired record readable by getValue until the sweep deletes it a retention period after ttlAt', async () => {
-      const factory = new PostgresPrepareKeyFactory(pool, { table: 'retention', retentionMs: 400, sweepIntervalMs: 0 });
+      // Waits are measured from ttlAt, not chained: on a loaded machine the steps between them
+      // take time of their own, and a chained wait could overshoot the drop time.
+      const retentionMs = 1_500;
+      const factory = new PostgresPrepareKeyFactory(pool, { table: 'retention', retentionMs, sweepIntervalMs: 0 });
       const pk = factory.create('n');
       const ttlAt = Date.now() + 200;
       expect(await pk.prepare('temp', toTtlAt('v', ttlAt))).toBe(true);
       expect(await pk.prepare('forever', 'v')).toBe(true);
-      expect((await rowsOf('retention')).find((r) => r.key === 'temp')?.drop_at).toBe(String(ttlAt + 400));
-      await sleep(350);
+      expect((await rowsOf('retention')).find((r) => r.key === 'temp')?.drop_at).toBe(String(ttlAt + retentionMs));
+      await sleep(ttlAt + 50 - Date.now());
       expect(await pk.get('temp')).toBeUndefined();
       expect(await pk.getValue('temp')).toEqual(new PreparedValue('v', ttlAt));
-      await sleep(400);
+      await sleep(ttlAt + retentionMs + 50 - Date.now());
       expect(await pk.getValue('temp')).toBeUndefined(); // past its drop time: gone, swept or not
       expect(await factory.sweep()).toBe(1);
       expect((await rowsOf('retention')).map((r) => r.key)).toEqual(['forever']);
