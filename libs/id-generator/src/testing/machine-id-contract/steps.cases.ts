@@ -64,8 +64,8 @@ export function describeStepCases(context: MachineIdContractContext): void {
       const distributor = target().create({ safeGuardMs, guardIntervalMs: 100 });
       const live = await distributor.distribute(request(namespace, 1, 'live'));
       const silent = await distributor.distribute(request(namespace, 1, 'silent'));
-      // Taken before the guard is sent: the store sets the deadline from its clock when the guard
-      // arrives, which is no earlier (the reply may come back much later on a loaded machine).
+      // Taken before the guard is sent, so no later than the store's clock when the guard sets the
+      // deadline; a time taken after the reply could be late by however long the reply took.
       const silentReport = Date.now();
       await distributor.guard(state(namespace, 1, 'silent', silent.machineId, silentReport));
       const deadline = await target().deadline(namespace, silent.machineId);
