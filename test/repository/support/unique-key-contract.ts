@@ -11,6 +11,7 @@ import {
   type RepositoryOptions,
   type UniqueKeyOwner,
 } from '@ddd-kit/repository';
+import { LATE_REPLY_MS } from '../../support/fault-proxy/fault-timing.js';
 import { Member, type MemberInMemoryRepository } from './member.aggregate.js';
 
 export type Reservations = Record<'handle' | 'email', PrepareKey<UniqueKeyOwner>>;
@@ -402,7 +403,7 @@ export function describeUniqueKeyContract(
             it(`${fault} on each reservation command of ${op}: the write answers or errs, the invariants hold (after reconciliation too)`, async () => {
               const opened = await harness.faults!.open(fault);
               // A late reply holds up what follows it on its connection: let it arrive.
-              const settle = () => sleep(fault === 'timeout' ? 1_000 : 50);
+              const settle = () => sleep(fault === 'timeout' ? LATE_REPLY_MS : 50);
               try {
                 const repository = new harness.Repository({
                   ...harness.options(),

@@ -6,11 +6,9 @@ import { RedisIdempotencyStore } from '@ddd-kit/idempotency';
 import { Redis } from 'ioredis';
 import * as scripts from '../../../libs/idempotency/src/stores/redis/redis-idempotency.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
+import { CLIENT_TIMEOUT_MS, LATE_REPLY_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
 
-const CLIENT_TIMEOUT_MS = 300;
-const RESENDING_CLIENT_TIMEOUT_MS = 3_000;
-const LATE_REPLY_MS = 700;
 const timeoutFor = (fault: IdempotencyFault) => (fault === 'timeout' ? CLIENT_TIMEOUT_MS : RESENDING_CLIENT_TIMEOUT_MS);
 
 function armOn(

@@ -7,17 +7,12 @@ import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import * as scripts from '../../../libs/prepare-key/src/backends/redis/redis-prepare-key.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
+import { CLIENT_TIMEOUT_MS, LATE_REPLY_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
 
-/**
- * The client's timeout, the late reply's delay and when a stalled connection is cut. A client
- * that is to resend gets more time: a Cluster client first refreshes its view of the nodes.
- */
-export const CLIENT_TIMEOUT_MS = 300;
-const RESENDING_CLIENT_TIMEOUT_MS = 3_000;
 const timeoutFor = (fault: PrepareKeyFault) =>
   fault === 'lost-reply-resent' ? RESENDING_CLIENT_TIMEOUT_MS : CLIENT_TIMEOUT_MS;
-const LATE_REPLY_MS = 700;
+/** When a stalled connection is cut. */
 const STALL_CUT_MS = 500;
 
 function armOn(
