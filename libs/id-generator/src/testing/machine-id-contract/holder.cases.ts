@@ -12,7 +12,9 @@ export function describeHolderCases(context: MachineIdContractContext): void {
   describe('MachineIdHolder on the store', () => {
     it('heartbeats keep the lease past safeGuardMs; release stops generation, then reverts with the latest timestamp', async () => {
       const namespace = ns();
-      const distributor = target().create({ safeGuardMs: 300, guardIntervalMs: 50 });
+      // A lease short enough that only heartbeats can carry it through the sleep below, and
+      // long enough that a loaded machine's late heartbeat (hundreds of ms) does not end it.
+      const distributor = target().create({ safeGuardMs: 1_000, guardIntervalMs: 50 });
       const holder = await setUp(() =>
         MachineIdHolder.acquire({ distributor, ...request(namespace, 4, 'a'), logger: quiet }),
       );
@@ -22,7 +24,7 @@ export function describeHolderCases(context: MachineIdContractContext): void {
         lease: holder.lease,
       });
       holder.track(generator);
-      await sleep(600);
+      await sleep(1_500);
       expect(holder.lease.valid).toBe(true);
       const last = generator.generate();
       expect(await holder.release()).toBe(true);
