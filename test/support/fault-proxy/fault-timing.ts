@@ -8,3 +8,8 @@ export const CLIENT_TIMEOUT_MS = 1_000;
 export const RESENDING_CLIENT_TIMEOUT_MS = 3_000;
 /** A delayed reply reaches the client this long after the server answered. */
 export const LATE_REPLY_MS = 2_000;
+/**
+ * A connection whose request was dropped is cut this long after: once the client has timed out
+ * on it, so that the client meets the timeout the fault stands for, not a closed connection.
+ */
+export const STALL_CUT_MS = CLIENT_TIMEOUT_MS + 500;

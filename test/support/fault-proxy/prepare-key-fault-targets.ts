@@ -7,13 +7,11 @@ import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import * as scripts from '../../../libs/prepare-key/src/backends/redis/redis-prepare-key.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
-import { CLIENT_TIMEOUT_MS, LATE_REPLY_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
+import { CLIENT_TIMEOUT_MS, LATE_REPLY_MS, RESENDING_CLIENT_TIMEOUT_MS, STALL_CUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
 
 const timeoutFor = (fault: PrepareKeyFault) =>
   fault === 'lost-reply-resent' ? RESENDING_CLIENT_TIMEOUT_MS : CLIENT_TIMEOUT_MS;
-/** When a stalled connection is cut. */
-const STALL_CUT_MS = 500;
 
 function armOn(
   proxy: FaultProxy,
