@@ -8,6 +8,7 @@ import * as scripts from '../../../libs/idempotency/src/stores/redis/redis-idemp
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
 import { CLIENT_TIMEOUT_MS, LATE_REPLY_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
+import { loadScripts } from './redis-scripts.js';
 
 const timeoutFor = (fault: IdempotencyFault) => (fault === 'timeout' ? CLIENT_TIMEOUT_MS : RESENDING_CLIENT_TIMEOUT_MS);
 
@@ -32,13 +33,6 @@ function armOn(
   }
 }
 
-/** Loads the scripts first, so that the armed fault meets the script itself (not a NOSCRIPT answer). */
-async function loadScripts(node: Redis): Promise<void> {
-  for (const script of Object.values(scripts)) {
-    if (typeof script === 'object' && script !== null && 'lua' in script) await node.script('LOAD', script.lua);
-  }
-}
-
 /** A script run on a record under `prefix` (`EVALSHA sha 1 <prefix><key> …`). */
 const recordCommand = (prefix: string) => (r: RequestInfo) =>
   (r.command === 'EVALSHA' || r.command === 'EVAL') && (r.args[3] ?? '').startsWith(prefix);
@@ -56,7 +50,7 @@ export async function redisIdempotencyFaults(
         commandTimeout: timeoutFor(fault),
         retryStrategy: () => 10,
       });
-      await loadScripts(redis);
+      await loadScripts(redis, scripts);
       return { store: new RedisIdempotencyStore(redis, { keyPrefix: prefix }), close: async () => redis.disconnect() };
     },
     arm: (fault, nth) => armOn(proxy, fault, recordCommand(prefix), nth),
@@ -72,7 +66,7 @@ export async function redisClusterIdempotencyFaults(
   const faults: IdempotencyFaultTarget = {
     open: async (fault) => {
       const cluster = proxied.connect({ commandTimeout: timeoutFor(fault) });
-      await Promise.all(cluster.nodes('master').map(loadScripts));
+      await Promise.all(cluster.nodes('master').map((node) => loadScripts(node, scripts)));
       return {
         store: new RedisIdempotencyStore(cluster, { keyPrefix: prefix }),
         close: async () => cluster.disconnect(),

@@ -9,6 +9,7 @@ import * as scripts from '../../../libs/prepare-key/src/backends/redis/redis-pre
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
 import { CLIENT_TIMEOUT_MS, LATE_REPLY_MS, RESENDING_CLIENT_TIMEOUT_MS, STALL_CUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
+import { loadScripts } from './redis-scripts.js';
 
 const timeoutFor = (fault: PrepareKeyFault) =>
   fault === 'lost-reply-resent' ? RESENDING_CLIENT_TIMEOUT_MS : CLIENT_TIMEOUT_MS;
@@ -41,16 +42,6 @@ function anyOf(handles: FaultHandle[]): ArmedFault {
 }
 
 /**
- * Loads every script first, so that the armed fault meets the command that runs one (not a
- * NOSCRIPT answer that the client would follow with EVAL).
- */
-async function loadScripts(node: Redis): Promise<void> {
-  for (const script of Object.values(scripts)) {
-    if (typeof script === 'object' && script !== null && 'lua' in script) await node.script('LOAD', script.lua);
-  }
-}
-
-/**
  * A command on a record of PrepareKey `name`: a script (`EVALSHA sha 1 <prefix>:{<name>:<key>} …`)
  * or prepare's native `SET <prefix>:{<name>:<key>} <record> NX GET …`.
  */
@@ -73,7 +64,7 @@ export async function redisFaultTarget(
         autoResendUnfulfilledCommands: fault !== 'lost-reply',
         retryStrategy: () => 10,
       });
-      await loadScripts(redis);
+      await loadScripts(redis, scripts);
       return {
         factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }),
         close: async () => redis.disconnect(),
@@ -95,7 +86,7 @@ export async function redisClusterFaultTarget(
         commandTimeout: timeoutFor(fault),
         autoResendUnfulfilledCommands: fault !== 'lost-reply',
       });
-      await Promise.all(cluster.nodes('master').map(loadScripts));
+      await Promise.all(cluster.nodes('master').map((node) => loadScripts(node, scripts)));
       return {
         factory: new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }),
         close: async () => cluster.disconnect(),
