@@ -1,15 +1,4 @@
-import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
-
-/** A Lua script and its SHA1, sent with EVALSHA. */
-export interface LuaScript {
-  readonly lua: string;
-  readonly sha: string;
-}
-
-function luaScript(lua: string): LuaScript {
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
-}
+import { luaScript } from '@ddd-kit/core/redis';
 
 // A record is one hash: s = 'p' (in progress) or 'd' (done), f = the fingerprint digest,
 // t = the token of the run that holds it, r = the result (done only). Redis drops it itself
@@ -48,22 +37,3 @@ local r = redis.call('HMGET', KEYS[1], 's', 't')
 if r[1] == 'p' and r[2] == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0
 `);
-
-/**
- * Runs a script on one key by SHA; a server that does not have it (first call, restart, SCRIPT
- * FLUSH) answers NOSCRIPT and gets it whole with EVAL. On a Cluster, ioredis routes both to the
- * node owning the key's slot.
- */
-export async function runScript(
-  client: Redis | Cluster,
-  script: LuaScript,
-  key: string,
-  ...args: string[]
-): Promise<unknown> {
-  try {
-    return await client.evalsha(script.sha, 1, key, ...args);
-  } catch (error) {
-    if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-    return client.eval(script.lua, 1, key, ...args);
-  }
-}

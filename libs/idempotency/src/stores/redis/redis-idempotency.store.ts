@@ -3,7 +3,8 @@ import { IdempotencyArgumentError } from '../../errors/idempotency-argument.erro
 import type { IdempotencyOutcome, IdempotencyRequest, IdempotencyStore } from '../../idempotency.interfaces.js';
 import { assertDuration, checkRequest, DEFAULT_LEASE_MS, DEFAULT_TTL_MS } from '../../idempotency.validation.js';
 import { runLeased, type BeginOutcome, type LeasedRecords } from '../../leased-run.js';
-import { BEGIN, COMPLETE, RELEASE, runScript } from './redis-idempotency.scripts.js';
+import { runScript } from '@ddd-kit/core/redis';
+import { BEGIN, COMPLETE, RELEASE } from './redis-idempotency.scripts.js';
 
 export interface RedisIdempotencyStoreOptions {
   /** Put before every record key; default `'ddd-kit:idempotency:'`. Keeps applications sharing one Redis apart. */

@@ -1,15 +1,7 @@
-import { createHash } from 'node:crypto';
-import type { Cluster, Redis } from 'ioredis';
-
-/** A Lua script and its SHA1, sent with EVALSHA. */
-export interface LuaScript {
-  readonly lua: string;
-  readonly sha: string;
-}
+import { luaScript as coreLuaScript, type LuaScript } from '@ddd-kit/core/redis';
 
 function luaScript(body: string): LuaScript {
-  const lua = PRELUDE + body;
-  return { lua, sha: createHash('sha1').update(lua).digest('hex') };
+  return coreLuaScript(PRELUDE + body);
 }
 
 // A record is one string key holding "<ttlAt>|<op>|<canonical JSON>": one GET reads it whole,
@@ -108,38 +100,3 @@ return 1
 export const READ = luaScript(`
 return { now_ms(), redis.call('GET', KEYS[1]) }
 `);
-
-/**
- * Runs a script on the record key by SHA. The first call on each server (and the first after a
- * restart or SCRIPT FLUSH) answers NOSCRIPT; the script is then sent whole with EVAL, which
- * also caches it there. On a Cluster, ioredis routes both to the node owning the key's slot.
- */
-export function runScript(
-  client: Redis | Cluster,
-  script: LuaScript,
-  key: string,
-  ...args: string[]
-): Promise<unknown> {
-  return runScriptThen(client, script, key, args, identity);
-}
-
-/**
- * `runScript(...).then(map)` in one promise hop rather than two: this is the hot path of every
- * operation (a plain chain, no async frame).
- */
-export function runScriptThen<T>(
-  client: Redis | Cluster,
-  script: LuaScript,
-  key: string,
-  args: string[],
-  map: (reply: unknown) => T,
-): Promise<T> {
-  return client.evalsha(script.sha, 1, key, ...args).then(map, (error: unknown) => {
-    if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
-    return client.eval(script.lua, 1, key, ...args).then(map);
-  });
-}
-
-function identity(reply: unknown): unknown {
-  return reply;
-}

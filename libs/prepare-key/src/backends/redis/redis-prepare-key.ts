@@ -3,7 +3,8 @@ import { PrepareKey } from '../../prepare-key.js';
 import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
-import { PREPARE, READ, REPREPARE, ROLLBACK, runScript, runScriptThen } from './redis-prepare-key.scripts.js';
+import { runScript, runScriptThen } from '@ddd-kit/core/redis';
+import { PREPARE, READ, REPREPARE, ROLLBACK } from './redis-prepare-key.scripts.js';
 import {
   decodeKeyPart,
   decodeRecord,
