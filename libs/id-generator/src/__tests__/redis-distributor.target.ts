@@ -1,7 +1,7 @@
 // The contract adapter for RedisMachineIdDistributor: a single Redis or a Redis Cluster, read
 // directly, and reached through fault proxies (one per node; a Cluster through natMap).
 import { createHash } from 'node:crypto';
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
 import { redisClusterNodes, redisUrl } from '../../../../test/support/servers.js';
 import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
@@ -112,12 +112,8 @@ export async function redisClusterTarget(): Promise<ProcessesTarget> {
     create: (options) => new RedisMachineIdDistributor(cluster, options),
     faulty: async (kind) => {
       const proxied = await proxyRedisCluster(redisClusterNodes());
-      const options: ClusterOptions = {
-        natMap: proxied.natMap,
-        redisOptions: clientOptions(kind),
-        clusterRetryStrategy: () => 20,
-      };
-      const client = new Cluster(proxied.startupNodes, options);
+      // connect keeps a cut node's connection, so a lost reply's resend goes back to its node.
+      const client = proxied.connect(clientOptions(kind));
       client.on('error', () => undefined);
       return {
         create: (o) => new RedisMachineIdDistributor(client, o),
