@@ -7,4 +7,4 @@ export {
   openRedis,
   type RedisConnectionOptions,
 } from './redis-connection.js';
-export { luaScript, runScript, runScriptThen, type LuaScript } from './lua-script.js';
+export { luaScript, runScript, runScriptOnKeys, runScriptThen, type LuaScript } from './lua-script.js';

@@ -37,9 +37,29 @@ export function runScriptThen<T>(
   map: (reply: unknown) => T,
 ): Promise<T> {
   return client.evalsha(script.sha, 1, key, ...args).then(map, (error: unknown) => {
-    if (!(error instanceof Error) || !error.message.includes('NOSCRIPT')) throw error;
+    if (!isNoScript(error)) throw error;
     return client.eval(script.lua, 1, key, ...args).then(map);
   });
+}
+
+/**
+ * `runScript` for a script on several keys. On a Cluster they must share one slot (one hash
+ * tag), or the server refuses the script with CROSSSLOT.
+ */
+export function runScriptOnKeys(
+  client: Redis | Cluster,
+  script: LuaScript,
+  keys: readonly string[],
+  args: ReadonlyArray<string | number>,
+): Promise<unknown> {
+  return client.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+    if (!isNoScript(error)) throw error;
+    return client.eval(script.lua, keys.length, ...keys, ...args);
+  });
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('NOSCRIPT');
 }
 
 function identity(reply: unknown): unknown {

@@ -1,6 +1,6 @@
 // The contract adapter for RedisMachineIdDistributor: a single Redis or a Redis Cluster, read
 // directly, and reached through fault proxies (one per node; a Cluster through natMap).
-import { createHash } from 'node:crypto';
+import type { LuaScript } from '@ddd-kit/core/redis';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
 import { redisClusterNodes, redisUrl } from '../../../../test/support/servers.js';
@@ -9,7 +9,7 @@ import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, REVERT_SCRIPT } from '../machine/redis
 import type { ProcessesTarget } from './machine-id-processes.case.js';
 import type { DistributorContractTarget, FaultKind, Operation } from '../testing/machine-id-distributor.contract.js';
 
-const SCRIPTS: Record<Operation, string> = {
+const SCRIPTS: Record<Operation, LuaScript> = {
   distribute: DISTRIBUTE_SCRIPT,
   guard: GUARD_SCRIPT,
   revert: REVERT_SCRIPT,
@@ -17,8 +17,7 @@ const SCRIPTS: Record<Operation, string> = {
 
 /** The request that runs an operation's script (EVALSHA by SHA-1, or EVAL of the source after NOSCRIPT). */
 function runs(operation: Operation) {
-  const lua = SCRIPTS[operation];
-  const sha = createHash('sha1').update(lua).digest('hex');
+  const { lua, sha } = SCRIPTS[operation];
   return (r: { command: string; args: readonly string[] }) =>
     (r.command === 'EVALSHA' && r.args[1] === sha) || (r.command === 'EVAL' && r.args[1] === lua);
 }

@@ -17,7 +17,8 @@
 // no part), the server's clock (TIME) decides when that deadline has passed, and the holder's
 // clock bounds the timestamps a newcomer must start after.
 
-export const MACHINE_ID_KEY_COUNT = 7;
+import { luaScript } from '@ddd-kit/core/redis';
+
 /** How long the reply of a distribute or revert is kept for a resend of the same call. */
 export const OP_TTL_MS = 600_000;
 
@@ -37,7 +38,7 @@ local function bound(id) return num(redis.call('HGET', bounds, id)) end
  * released ID, 2 = never used, 3 = reclaimed past its holder's deadline; {-1} when none is
  * free; {-2, bits} when the namespace was set up with other machine bits.
  */
-export const DISTRIBUTE_SCRIPT = `${PRELUDE}
+export const DISTRIBUTE_SCRIPT = luaScript(`${PRELUDE}
 local op = KEYS[8]
 local instance = ARGV[1]
 local bits = tonumber(ARGV[2])
@@ -95,14 +96,14 @@ if expired[1] then
   return take(id, math.max(stamp(id), bound(id)), 3)
 end
 return {-1}
-`;
+`);
 
 /**
  * ARGV: instanceId, machineId, lastTimestamp, safeGuardMs (the holder's), until (the holder's
  * deadline by its own clock). Reply 1 = still held (deadline moved on), 0 = lost. Only ever
  * moves values forward, so a resend changes nothing.
  */
-export const GUARD_SCRIPT = `${PRELUDE}
+export const GUARD_SCRIPT = luaScript(`${PRELUDE}
 local instance, id, last = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local safeGuard, untilMs = tonumber(ARGV[4]), tonumber(ARGV[5])
 if redis.call('HGET', owners, id) ~= instance then return 0 end
@@ -111,14 +112,14 @@ if deadline > num(redis.call('ZSCORE', deadlines, id)) then redis.call('ZADD', d
 if untilMs > bound(id) then redis.call('HSET', bounds, id, ARGV[5]) end
 if last > stamp(id) then redis.call('HSET', stamps, id, ARGV[3]) end
 return 1
-`;
+`);
 
 /**
  * KEYS: the seven above and the op key. ARGV: instanceId, machineId, lastTimestamp.
  * Reply 1 = released by this call (also when a resend of it finds the release done),
  * 0 = not held by this instance.
  */
-export const REVERT_SCRIPT = `${PRELUDE}
+export const REVERT_SCRIPT = luaScript(`${PRELUDE}
 local op = KEYS[8]
 local instance, id, last = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('HGET', owners, id) ~= instance then
@@ -133,4 +134,4 @@ if last > stamp(id) then redis.call('HSET', stamps, id, ARGV[3]) end
 redis.call('ZADD', released, tonumber(id), id)
 redis.call('SET', op, id, 'PX', ${OP_TTL_MS})
 return 1
-`;
+`);

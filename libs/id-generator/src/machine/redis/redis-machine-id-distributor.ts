@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { runScriptOnKeys } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import {
@@ -7,7 +8,7 @@ import {
   type StoreDistribution,
 } from '../leased-machine-id-distributor.js';
 import type { MachineIdRequest, MachineIdState } from '../machine-id-distributor.js';
-import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, MACHINE_ID_KEY_COUNT, REVERT_SCRIPT } from './machine-id.scripts.js';
+import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, REVERT_SCRIPT } from './machine-id.scripts.js';
 
 export interface RedisMachineIdDistributorOptions extends LeasedMachineIdDistributorOptions {
   /**
@@ -17,20 +18,6 @@ export interface RedisMachineIdDistributorOptions extends LeasedMachineIdDistrib
    */
   keyPrefix?: string;
 }
-
-/** The three commands this distributor defines on the client (EVALSHA, reloaded on NOSCRIPT). */
-interface MachineIdCommands {
-  dddKitMachineIdDistribute(...args: Array<string | number>): Promise<number[]>;
-  dddKitMachineIdGuard(...args: Array<string | number>): Promise<number>;
-  dddKitMachineIdRevert(...args: Array<string | number>): Promise<number>;
-}
-
-// Distribute and revert also take the key of their call (a resend of the same call finds its reply).
-const COMMANDS: Array<[keyof MachineIdCommands, string, number]> = [
-  ['dddKitMachineIdDistribute', DISTRIBUTE_SCRIPT, MACHINE_ID_KEY_COUNT + 1],
-  ['dddKitMachineIdGuard', GUARD_SCRIPT, MACHINE_ID_KEY_COUNT],
-  ['dddKitMachineIdRevert', REVERT_SCRIPT, MACHINE_ID_KEY_COUNT + 1],
-];
 
 /**
  * The keys of one namespace (`RedisMachineIdDistributor.keys(namespace)`), for inspection and
@@ -56,7 +43,7 @@ export interface MachineIdKeys {
 
 /**
  * Machine IDs shared by a fleet through Redis (single node or Cluster; ioredis). Every step is
- * one Lua script run by SHA (`defineCommand`: EVALSHA, falling back to EVAL on NOSCRIPT):
+ * one Lua script run by SHA (EVALSHA, falling back to EVAL on NOSCRIPT; `@ddd-kit/core/redis`):
  *  - `distribute`: the ID this instance already holds, else the lowest released ID (with the
  *    last timestamp its holder reported), else a never-used one, else one whose holder's own
  *    deadline has passed (server clock); MachineIdOverflowError when every ID is held. Writes
@@ -71,12 +58,11 @@ export interface MachineIdKeys {
  */
 export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   readonly keyPrefix: string;
-  private readonly commands: MachineIdCommands;
   private readonly redis: Redis | Cluster;
 
   constructor(redis: Redis | Cluster, options: RedisMachineIdDistributorOptions = {}) {
     super(options);
-    if (!redis || typeof (redis as Redis).defineCommand !== 'function') {
+    if (!redis || typeof (redis as Partial<Redis>).evalsha !== 'function') {
       throw new IdGeneratorOptionsError('RedisMachineIdDistributor needs an ioredis client (Redis or Cluster)');
     }
     const keyPrefix = options.keyPrefix ?? 'ddd-kit:machine-id:';
@@ -87,7 +73,6 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
     }
     this.keyPrefix = keyPrefix;
     this.redis = redis;
-    this.commands = withCommands(redis);
   }
 
   /** The Redis keys of a namespace: `<keyPrefix>{<namespace, URI-encoded>}:<name>`. */
@@ -106,28 +91,26 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
 
   protected async storeDistribute(request: MachineIdRequest, until: number): Promise<StoreDistribution> {
     const { namespace, machineBits, instanceId } = request;
-    const reply = await this.commands.dddKitMachineIdDistribute(
-      ...this.keyList(namespace),
-      this.opKey(namespace),
-      instanceId,
-      machineBits,
-      this.safeGuardMs,
-      until,
-    );
+    // Distribute and revert also take the key of their call (a resend of the same call finds its reply).
+    const reply = (await runScriptOnKeys(
+      this.redis,
+      DISTRIBUTE_SCRIPT,
+      [...this.keyList(namespace), this.opKey(namespace)],
+      [instanceId, machineBits, this.safeGuardMs, until],
+    )) as number[];
     if (reply[0] === -1) return { overflow: true };
     if (reply[0] === -2) return { storedBits: Number(reply[1]) };
     return { machineId: Number(reply[0]), lastTimestamp: Number(reply[1]) };
   }
 
   protected async storeGuard(state: MachineIdState, until: number): Promise<boolean> {
-    const held = await this.commands.dddKitMachineIdGuard(
-      ...this.keyList(state.namespace),
+    const held = await runScriptOnKeys(this.redis, GUARD_SCRIPT, this.keyList(state.namespace), [
       state.instanceId,
       String(state.machineId),
       state.lastTimestamp,
       this.safeGuardMs,
       until,
-    );
+    ]);
     return Number(held) === 1;
   }
 
@@ -139,28 +122,25 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
    * connection closed, the copy gets that run's reply.
    */
   protected async storeRevert(state: MachineIdState): Promise<boolean> {
-    const args = [
-      ...this.keyList(state.namespace),
-      this.opKey(state.namespace),
-      state.instanceId,
-      String(state.machineId),
-      state.lastTimestamp,
-    ];
-    if (isClosed(this.redis)) return this.revertOnCopy(args);
+    const keys = [...this.keyList(state.namespace), this.opKey(state.namespace)];
+    const args = [state.instanceId, String(state.machineId), state.lastTimestamp];
+    const revert = async (client: Redis | Cluster) =>
+      Number(await runScriptOnKeys(client, REVERT_SCRIPT, keys, args)) === 1;
+    if (isClosed(this.redis)) return this.revertOnCopy(revert);
     try {
-      return Number(await this.commands.dddKitMachineIdRevert(...args)) === 1;
+      return await revert(this.redis);
     } catch (error) {
       if (!isClosed(this.redis)) throw error;
-      return this.revertOnCopy(args);
+      return this.revertOnCopy(revert);
     }
   }
 
-  private async revertOnCopy(args: Array<string | number>): Promise<boolean> {
+  private async revertOnCopy(revert: (client: Redis | Cluster) => Promise<boolean>): Promise<boolean> {
     const copy = (this.redis as Redis).duplicate();
     // Its errors reach the caller through the command; no "Unhandled error event" lines.
     copy.on('error', () => undefined);
     try {
-      return Number(await withCommands(copy).dddKitMachineIdRevert(...args)) === 1;
+      return await revert(copy);
     } finally {
       await copy.quit().catch(() => copy.disconnect());
     }
@@ -180,15 +160,6 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   private opKey(namespace: string): string {
     return `${this.base(namespace)}op:${randomUUID()}`;
   }
-}
-
-/** Defines the scripts on a client (once) and returns it typed with them. */
-function withCommands(redis: Redis | Cluster): MachineIdCommands {
-  const client = redis as Redis & Partial<MachineIdCommands>;
-  for (const [name, lua, numberOfKeys] of COMMANDS) {
-    if (typeof client[name] !== 'function') client.defineCommand(name, { numberOfKeys, lua });
-  }
-  return client as unknown as MachineIdCommands;
 }
 
 /** Closed by the application (`quit()` or `disconnect()`): ioredis will not reconnect it. */
