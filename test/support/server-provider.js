@@ -21,6 +21,7 @@ import { join, dirname } from 'node:path';
 import net from 'node:net';
 import http from 'node:http';
 import { promisify } from 'node:util';
+import { waitFor } from './wait.js';
 
 const execFileAsync = promisify(execFile);
 const require = createRequire(import.meta.url);
@@ -35,20 +36,6 @@ export async function freePort() {
       srv.close(() => resolve(port));
     });
   });
-}
-
-async function waitFor(check, what, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  let lastError;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch (err) {
-      lastError = err;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what} did not become ready in ${timeoutMs} ms${lastError ? `: ${lastError.message}` : ''}`);
 }
 
 async function redisCli(port, ...args) {
@@ -84,9 +71,32 @@ export async function dockerAnswers() {
 function startProcess(cmd, args, opts = {}) {
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
   let output = '';
-  child.stdout.on('data', (d) => (output += d));
-  child.stderr.on('data', (d) => (output += d));
+  const watchers = new Set();
+  const onData = (d) => {
+    output += d;
+    for (const watcher of watchers) watcher();
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
   child.output = () => output;
+  /** Resolves once the process has printed something matching `pattern`; rejects if it exits first. */
+  child.printed = (pattern) =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        if (pattern.test(output)) {
+          watchers.delete(check);
+          child.off('exit', exited);
+          resolve();
+        }
+      };
+      const exited = () => {
+        watchers.delete(check);
+        reject(new Error(`${cmd} exited before printing ${pattern}: ${output.slice(-2_000)}`));
+      };
+      watchers.add(check);
+      child.once('exit', exited);
+      check();
+    });
   return child;
 }
 
@@ -115,8 +125,50 @@ async function startRedisProcess(port, dir, extra = []) {
     'no',
     ...extra,
   ]);
-  await waitFor(async () => (await redisCli(port, 'PING')) === 'PONG', `redis-server on port ${port}`);
+  await waitFor(`redis-server on port ${port} to accept connections`, child.printed(/Ready to accept connections/));
   return child;
+}
+
+/**
+ * A redis-server of a test's own, on a free port, for a test that stops, wipes or silences its
+ * store (never the run's shared one). `extra` are server arguments (say `--appendonly yes`).
+ * `kill()` ends it at once (SIGKILL); `start()` starts it again on the same port and directory,
+ * empty unless `extra` turned persistence on; `pause()`/`resume()` make it silent (SIGSTOP: it
+ * keeps its connections and answers nothing) and wake it; `stop()` ends it and removes its files.
+ */
+export async function startRedisServer({ extra = [] } = {}) {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-own-redis-'));
+  let child = await startRedisProcess(port, dir, extra);
+  const server = {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    get pid() {
+      return child.pid;
+    },
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGCONT'); // a paused server dies at once too
+      child.kill('SIGKILL');
+      await exited;
+    },
+    start: async () => {
+      child = await startRedisProcess(port, dir, extra);
+    },
+    restart: async () => {
+      await server.kill();
+      await server.start();
+    },
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
+    stop: async () => {
+      child.kill('SIGCONT');
+      await stopProcess(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return server;
 }
 
 const HOW = {
@@ -193,9 +245,8 @@ async function provideRedisCluster() {
       '--cluster-yes',
     ]);
     for (const port of ports) {
-      await waitFor(
-        async () => (await redisCli(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'),
-        `cluster node ${port}`,
+      await waitFor(`cluster node ${port} to report cluster_state:ok`, async () =>
+        (await redisCli(port, 'CLUSTER', 'INFO')).includes('cluster_state:ok'),
       );
     }
   } catch (err) {
@@ -232,10 +283,7 @@ async function provideMongo(docker) {
   }
   const port = await freePort();
   const child = startProcess(bin, ['--host=127.0.0.1', `--port=${port}`]);
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`jongodb exited: ${child.output()}`);
-    return /JONGODB_URI=/.test(child.output());
-  }, 'jongodb (MongoDB-wire-compatible emulator)');
+  await waitFor('jongodb (MongoDB-wire emulator) to print its URI', child.printed(/JONGODB_URI=/));
   return {
     url: `mongodb://127.0.0.1:${port}`,
     source: `local jongodb emulator started on port ${port} (not MongoDB: no TTL monitor)`,
@@ -297,10 +345,7 @@ async function provideNats(docker) {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-nats-'));
   const child = startProcess('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir]);
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`nats-server exited: ${child.output()}`);
-    return (await natsInfo('127.0.0.1', port))?.jetstream === true;
-  }, `nats-server -js on port ${port}`);
+  await waitFor(`nats-server -js on port ${port} to be ready`, child.printed(/Server is ready/));
   return {
     url: `nats://127.0.0.1:${port}`,
     source: `local nats-server -js started on port ${port} (${why})`,
@@ -339,6 +384,9 @@ function postgresBinDir() {
  * A throwaway PostgreSQL cluster (initdb + pg_ctl) on a free port, in a temp dir removed by
  * `stop`; as the postgres user when run as root. `settings` are server parameters (`-c`) over
  * the defaults; the tests' default is `fsync` off, which a bench of durable commits turns on.
+ * A test that restarts its store uses the rest: `restart({ mode })` (`pg_ctl restart`: `fast`
+ * ends every session with 57P01, as a failover or a minor upgrade does; `immediate` is a crash),
+ * `halt({ mode })` and `start()` for an outage of its own length.
  */
 export async function startPostgresCluster({ settings = {} } = {}) {
   const bin = postgresBinDir();
@@ -354,23 +402,16 @@ export async function startPostgresCluster({ settings = {} } = {}) {
   const port = await freePort();
   const user = asRoot ? 'postgres' : (process.env.USER ?? 'postgres');
   const parameters = { listen_addresses: '127.0.0.1', fsync: 'off', ...settings };
+  const options = [`-p ${port} -k ${dir}`, ...Object.entries(parameters).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
+  const start = () => run('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  const halt = ({ mode = 'fast' } = {}) => run('pg_ctl', ['-D', data, '-m', mode, '-w', 'stop']);
   const stop = async () => {
-    if (existsSync(join(data, 'postmaster.pid')))
-      await run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']).catch(() => undefined);
+    if (existsSync(join(data, 'postmaster.pid'))) await halt({ mode: 'immediate' }).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
     await run('initdb', ['-D', data, '-A', 'trust', '-U', user, '--no-sync']);
-    await run('pg_ctl', [
-      '-D',
-      data,
-      '-o',
-      [`-p ${port} -k ${dir}`, ...Object.entries(parameters).map(([k, v]) => `-c ${k}=${v}`)].join(' '),
-      '-l',
-      join(dir, 'log'),
-      '-w',
-      'start',
-    ]);
+    await start();
   } catch (err) {
     await stop();
     throw err;
@@ -379,6 +420,17 @@ export async function startPostgresCluster({ settings = {} } = {}) {
   return {
     url: `postgres://${user}@127.0.0.1:${port}/postgres`,
     source: `throwaway PostgreSQL cluster (initdb) on port ${port}${shown.length ? ` (${shown.join(', ')})` : ''}`,
+    port,
+    restart: async ({ mode = 'fast' } = {}) => {
+      await halt({ mode });
+      await start();
+    },
+    halt: async (opts) => {
+      await halt(opts);
+    },
+    start: async () => {
+      await start();
+    },
     stop,
   };
 }

@@ -14,6 +14,8 @@ import {
   redisUrl,
   uniqueName,
 } from './servers.js';
+import { startPostgresCluster, startRedisServer } from './server-provider.js';
+import { waitFor } from './wait.js';
 
 // The infrastructure every backend suite relies on: each server answers.
 describe('test servers', () => {
@@ -69,6 +71,46 @@ describe('test servers', () => {
       expect(info.limits).toBeDefined();
     } finally {
       await nc.close();
+    }
+  });
+});
+
+// The stores a test owns, to restart, wipe or silence (never the run's shared ones).
+describe('stores of a test of its own', () => {
+  it('a redis-server: killed and started again it is empty; paused it answers nothing until resumed', async () => {
+    const server = await startRedisServer();
+    const redis = new Redis(server.url, { commandTimeout: 500, retryStrategy: () => 20 });
+    try {
+      await redis.set('k', 'v');
+      await server.restart();
+      expect(await redis.get('k')).toBeNull();
+      await redis.set('k', 'v2');
+      server.pause();
+      await expect(redis.get('k')).rejects.toThrow(/timed out/);
+      server.resume();
+      expect(await redis.get('k')).toBe('v2');
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+
+  it('a PostgreSQL cluster: a fast restart ends its sessions (57P01) and keeps its data', async () => {
+    const server = await startPostgresCluster();
+    const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+    const errors: string[] = [];
+    pool.on('error', (error: Error & { code?: string }) => errors.push(error.code ?? error.message));
+    try {
+      await pool.query('CREATE TABLE t (v int); INSERT INTO t VALUES (1)');
+      const idle = await pool.connect();
+      idle.release();
+      await server.restart({ mode: 'fast' });
+      await waitFor('the idle connection to report 57P01', () => errors.includes('57P01'));
+      const { rows } = await pool.query('SELECT v FROM t');
+      expect(rows).toEqual([{ v: 1 }]);
+    } finally {
+      await pool.end();
+      await server.stop();
     }
   });
 });

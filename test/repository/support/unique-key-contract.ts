@@ -11,7 +11,7 @@ import {
   type RepositoryOptions,
   type UniqueKeyOwner,
 } from '@ddd-kit/repository';
-import { LATE_REPLY_MS } from '../../support/fault-proxy/fault-timing.js';
+import { waitFor } from '../../support/wait.js';
 import { Member, type MemberInMemoryRepository } from './member.aggregate.js';
 
 export type Reservations = Record<'handle' | 'email', PrepareKey<UniqueKeyOwner>>;
@@ -36,8 +36,6 @@ export interface UniqueKeyHarness {
   };
   close(): Promise<void>;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export function describeUniqueKeyContract(
   label: string,
@@ -402,8 +400,6 @@ export function describeUniqueKeyContract(
           for (const { op, commands } of STEPS) {
             it(`${fault} on each reservation command of ${op}: the write answers or errs, the invariants hold (after reconciliation too)`, async () => {
               const opened = await harness.faults!.open(fault);
-              // A late reply holds up what follows it on its connection: let it arrive.
-              const settle = () => sleep(fault === 'timeout' ? LATE_REPLY_MS : 50);
               try {
                 const repository = new harness.Repository({
                   ...harness.options(),
@@ -430,12 +426,9 @@ export function describeUniqueKeyContract(
                     (error: unknown) => error,
                   );
                   armed.cancel();
-                  await expect(
-                    Promise.race([armed.fired.then(() => 'fired'), sleep(3_000).then(() => 'never')]),
-                  ).resolves.toBe('fired');
+                  await waitFor(`the ${fault} fault to meet command ${nth} of ${op}`, armed.fired);
                   // A resent command gets its answer: the write goes through.
                   if (fault === 'lost-reply-resent') expect(outcome).toBe('done');
-                  await settle();
                   expect(await breaches(check, ids)).toEqual([]);
                 }
                 await reconcileUniqueKeys(

@@ -12,11 +12,10 @@ import {
   redisUrl,
   uniqueName,
 } from '../servers.js';
+import { sleep, waitFor } from '../wait.js';
 import { FaultProxy, proxyRedisCluster, proxyUrl, type RequestInfo } from './index.js';
 
 // The harness itself: each fault does to a real server and a real client what it says.
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 describe('fault proxy in front of Redis (ioredis)', () => {
   let proxy: FaultProxy;
@@ -106,6 +105,35 @@ describe('fault proxy in front of Redis (ioredis)', () => {
     const [a, b] = await Promise.all([redis.incr(key), redis.incr(key)]);
     expect([a, b]).toEqual([1, 2]);
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('holdReply: the client times out while the server has acted; its next command lets the late reply through', async () => {
+    const redis = connect({ commandTimeout: 300 });
+    await redis.ping();
+    const key = uniqueName('fp');
+    const held = proxy.holdReply({ match: 'INCR' });
+    await expect(redis.incr(key)).rejects.toThrow(/timed out/);
+    expect((await held.fired).command).toBe('INCR');
+    await waitFor('the INCR to run on the server', async () => (await direct.get(key)) === '1');
+    // The late INCR reply reaches the client first, matched to the command that timed out.
+    expect(await redis.get(key)).toBe('1');
+  });
+
+  it('holdReply untilReleased: the reply and all behind it on the connection wait for release', async () => {
+    const redis = connect();
+    await redis.ping();
+    const key = uniqueName('fp');
+    const held = proxy.holdReply({ match: 'INCR', untilReleased: true });
+    const settled: string[] = [];
+    const incr = redis.incr(key).finally(() => settled.push('INCR'));
+    expect((await held.fired).command).toBe('INCR');
+    await waitFor('the held INCR to run on the server', async () => (await direct.get(key)) === '1');
+    const get = redis.get(key).finally(() => settled.push('GET'));
+    await direct.ping(); // a round trip: GET's reply, if the server sent it yet, waits at the proxy
+    expect(settled).toEqual([]);
+    held.release();
+    expect(await Promise.all([incr, get])).toEqual([1, '1']);
+    expect(settled).toEqual(['INCR', 'GET']);
   });
 
   it('resetMidReply: half a reply, then a reset; ioredis resends the read', async () => {

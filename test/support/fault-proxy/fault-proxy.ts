@@ -21,6 +21,10 @@ export type { Protocol, RequestInfo } from './framing.js';
  *   duplicateRequest()           the request reaches the server twice; the client sees only the
  *                                second reply (a lost reply followed by a resend, whatever the driver)
  *   delayReply({ ms })           the reply (and everything after it) arrives late, in order
+ *   holdReply()                  the server acts, its reply (and everything after it) waits
+ *                                until the client sends its next request on that connection
+ *                                (or the test releases it): a reply that comes after the
+ *                                client gave up, however slow the machine, with no fixed delay
  *   dropRequest()                the request never reaches the server; the connection stalls
  *   resetMidReply()              half the reply arrives, then a TCP reset
  *   resetAll()                   every open connection is reset now
@@ -49,6 +53,7 @@ export class FaultProxy {
     'drop-reply-hold': 0,
     duplicate: 0,
     delay: 0,
+    hold: 0,
     'drop-request': 0,
     'reset-mid-reply': 0,
     reset: 0,
@@ -101,6 +106,20 @@ export class FaultProxy {
   /** The reply to the nth matching request (and all that follows it on that connection) arrives `ms` late. */
   delayReply(options: Matching & { ms: number }): FaultHandle {
     return this.addRule(options, 'delay', { ms: options.ms });
+  }
+
+  /**
+   * The reply to the nth matching request (and all that follows it on that connection) waits
+   * until the client sends another request on that connection, or `release()` / `cancel()`:
+   * the late reply of a timeout, let through once the caller has given up (a client sends its
+   * next command after the timeout it met), however long that took. `{ untilReleased: true }`
+   * holds it through later requests too.
+   */
+  holdReply(options: Matching & { untilReleased?: boolean } = {}): FaultHandle & { release(): void } {
+    const gate: Gate = { open: false, onNextRequest: !options.untilReleased, waiters: [] };
+    const { fired, cancel } = this.addRule(options, 'hold', { gate });
+    // Cancelling ends the fault: the rule goes, and a reply it held passes.
+    return { fired, release: () => openGate(gate), cancel: () => (cancel(), openGate(gate)) };
   }
 
   /** The nth matching request never reaches the server; its connection forwards nothing more and is cut after `cutAfterMs` (never by default). */
@@ -163,10 +182,17 @@ export class FaultProxy {
 
   // ------------------------------------------------------------------ internals
 
-  private addRule(options: Matching, kind: FaultKind, params: { ms?: number }): FaultHandle {
+  private addRule(options: Matching, kind: FaultKind, params: { ms?: number; gate?: Gate }): FaultHandle {
     let resolve!: (info: RequestInfo) => void;
     const fired = new Promise<RequestInfo>((r) => (resolve = r));
-    const rule: Rule = { kind, match: toMatcher(options.match), remaining: options.nth ?? 1, ms: params.ms, resolve };
+    const rule: Rule = {
+      kind,
+      match: toMatcher(options.match),
+      remaining: options.nth ?? 1,
+      ms: params.ms,
+      gate: params.gate,
+      resolve,
+    };
     this.rules.push(rule);
     return {
       fired,
@@ -184,7 +210,7 @@ export class FaultProxy {
       this.rules = this.rules.filter((r) => r !== rule);
       this.stats[rule.kind]++;
       rule.resolve(request);
-      return { kind: rule.kind, ms: rule.ms };
+      return { kind: rule.kind, ms: rule.ms, gate: rule.gate };
     }
     const random = this.randomMode;
     if (random && (random.match === undefined || toMatcher(random.match)(request)) && random.next() < random.rate) {
@@ -225,7 +251,20 @@ export class FaultProxy {
 }
 
 type FaultKind =
-  'drop-reply-cut' | 'drop-reply-hold' | 'duplicate' | 'delay' | 'drop-request' | 'reset-mid-reply' | 'reset';
+  'drop-reply-cut' | 'drop-reply-hold' | 'duplicate' | 'delay' | 'hold' | 'drop-request' | 'reset-mid-reply' | 'reset';
+
+/** Held replies pass once the gate opens. */
+interface Gate {
+  open: boolean;
+  /** The client's next request on the connection opens it. */
+  onNextRequest: boolean;
+  waiters: Array<() => void>;
+}
+
+function openGate(gate: Gate): void {
+  gate.open = true;
+  for (const wake of gate.waiters.splice(0)) wake();
+}
 type RandomKind = 'drop-reply-cut' | 'drop-reply-hold' | 'delay' | 'duplicate' | 'reset-mid-reply';
 
 export interface Matching {
@@ -246,6 +285,7 @@ interface Rule {
   match: (request: RequestInfo) => boolean;
   remaining: number;
   ms?: number;
+  gate?: Gate;
   resolve: (info: RequestInfo) => void;
 }
 
@@ -260,6 +300,7 @@ interface RandomMode {
 interface Decision {
   kind: FaultKind;
   ms?: number;
+  gate?: Gate;
 }
 
 /** A request in flight on one connection, waiting for its reply. */
@@ -290,10 +331,13 @@ class Link {
   private readonly byMongoId = new Map<number, Expected[]>();
   private readonly byReplySubject = new Map<string, Expected[]>();
   /** Replies waiting to be written to the client, in order. */
-  private readonly outbox: Array<{ bytes: Buffer; at: number; action?: 'cut' | 'hold' | 'reset-mid' }> = [];
+  private readonly outbox: Array<{ bytes: Buffer; at: number; gate?: Gate; action?: 'cut' | 'hold' | 'reset-mid' }> =
+    [];
   private pumpTimer: NodeJS.Timeout | undefined;
   private requestsStalled = false;
   private repliesStalled = false;
+  /** The held reply at the head of the outbox, waiting for its release. */
+  private gate: Gate | undefined;
   private closed = false;
 
   constructor(
@@ -317,6 +361,8 @@ class Link {
     for (const unit of this.framers.request.push(chunk)) {
       if (this.requestsStalled) return;
       const request = unit.request!;
+      // A request after a held reply: the client has given up waiting for it.
+      if (this.gate?.onNextRequest) openGate(this.gate);
       if (request.command === 'SSLRequest' && isPostgresReplyFramer(this.framers.reply))
         this.framers.reply.expectSslAnswer();
       // NATS: only a request with a reply subject is answered; the rest passes untouched.
@@ -393,6 +439,9 @@ class Link {
         case 'delay':
           this.outbox.push({ bytes: unit.bytes, at: Math.max(last, now + (entry.decision.ms ?? 0)) });
           break;
+        case 'hold':
+          this.outbox.push({ bytes: unit.bytes, at: last, gate: entry.decision.gate });
+          break;
         case 'reset-mid-reply':
           this.outbox.push({ bytes: unit.bytes, at: last, action: 'reset-mid' });
           break;
@@ -404,9 +453,17 @@ class Link {
   }
 
   private pump(): void {
-    if (this.pumpTimer !== undefined || this.closed || this.repliesStalled) return;
+    if (this.pumpTimer !== undefined || this.gate !== undefined || this.closed || this.repliesStalled) return;
     while (this.outbox.length > 0) {
       const head = this.outbox[0];
+      if (head.gate && !head.gate.open) {
+        const gate = (this.gate = head.gate);
+        gate.waiters.push(() => {
+          if (this.gate === gate) this.gate = undefined;
+          this.pump();
+        });
+        return;
+      }
       const wait = head.at - Date.now();
       if (wait > 0) {
         this.pumpTimer = setTimeout(() => {

@@ -6,7 +6,7 @@ import { RedisIdempotencyStore } from '@ddd-kit/idempotency';
 import { Redis } from 'ioredis';
 import * as scripts from '../../../libs/idempotency/src/stores/redis/redis-idempotency.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
-import { CLIENT_TIMEOUT_MS, LATE_REPLY_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
+import { CLIENT_TIMEOUT_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
 import { loadScripts } from './redis-scripts.js';
 
@@ -27,7 +27,8 @@ function armOn(
         ? proxy.dropReply({ match, nth, then: 'cut' })
         : proxy.duplicateRequest({ match, nth });
     case 'timeout':
-      return proxy.delayReply({ match, nth, ms: LATE_REPLY_MS });
+      // Held until the operation answered (the suite cancels the fault then): late, however slow the machine.
+      return proxy.holdReply({ match, nth });
     case 'reset':
       return proxy.resetMidReply({ match, nth });
   }

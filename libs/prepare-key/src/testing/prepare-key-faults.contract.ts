@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
 import type { PrepareKey } from '../prepare-key.js';
 import type { PrepareKeyFactory } from '../prepare-key.factory.js';
@@ -186,9 +187,11 @@ export function describePrepareKeyFaults(
                   outcome = { error };
                 }
                 armed.cancel();
+                // The fault met its command before the operation could answer; the ceiling only
+                // turns a fault that never applied into a failure that says so.
                 await Promise.race([
                   armed.fired,
-                  sleep(2_000).then(() => Promise.reject(new Error(`the ${fault} fault was never applied`))),
+                  sleep(10_000).then(() => Promise.reject(new Error(`the ${fault} fault was never applied`))),
                 ]);
 
                 const state = await stateOf(reference, Object.keys(c.before));
@@ -221,5 +224,3 @@ async function stateOf(pk: PrepareKey<Owner>, keys: string[]): Promise<State> {
   for (const key of keys) state[key] = (await pk.get(key))?.owner;
   return state;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -15,19 +15,15 @@ import {
   postgresFaultTarget,
   redisClusterFaultTarget,
   redisFaultTarget,
-} from '../support/fault-proxy/prepare-key-fault-targets.js';
-import { mongoUri, postgresSchema, redisClusterNodes, redisUrl, uniqueName } from '../support/servers.js';
-import {
-  MemberInMemoryRepository,
-  MemberMongooseRepository,
-  MemberPostgresRepository,
-} from './support/member.aggregate.js';
+} from '../../support/fault-proxy/prepare-key-fault-targets.js';
+import { mongoUri, postgresSchema, redisClusterNodes, redisUrl, uniqueName } from '../../support/servers.js';
+import { MemberInMemoryRepository, MemberMongooseRepository, MemberPostgresRepository } from './member.aggregate.js';
 import {
   describeUniqueKeyContract,
   type MemberRepositoryClass,
   type Reservations,
   type UniqueKeyHarness,
-} from './support/unique-key-contract.js';
+} from './unique-key-contract.js';
 
 /** A PrepareKey backend: a factory per fresh key space, and how to reach the same space through faults. */
 interface KeyBackend {
@@ -47,13 +43,15 @@ interface StoreBackend {
   open(): Promise<{ Repository: MemberRepositoryClass; options(): Record<string, unknown>; close(): Promise<void> }>;
 }
 
-const keyBackends: KeyBackend[] = [
-  {
+export type KeyBackendName = 'memory' | 'redis' | 'redis-cluster' | 'mongo' | 'postgres';
+
+const keyBackends: Record<KeyBackendName, KeyBackend> = {
+  memory: {
     label: 'memory reservations',
     faults: false,
     open: async () => ({ factory: () => new MemoryPrepareKeyFactory(), close: async () => {} }),
   },
-  {
+  redis: {
     label: 'Redis reservations',
     faults: true,
     open: async () => {
@@ -73,7 +71,7 @@ const keyBackends: KeyBackend[] = [
       };
     },
   },
-  {
+  'redis-cluster': {
     label: 'Redis Cluster reservations',
     faults: true,
     open: async () => {
@@ -93,7 +91,7 @@ const keyBackends: KeyBackend[] = [
       };
     },
   },
-  {
+  mongo: {
     label: 'MongoDB-wire (jongodb) reservations',
     faults: true,
     open: async () => {
@@ -111,7 +109,7 @@ const keyBackends: KeyBackend[] = [
       };
     },
   },
-  {
+  postgres: {
     label: 'PostgreSQL reservations',
     faults: true,
     open: async () => {
@@ -133,7 +131,7 @@ const keyBackends: KeyBackend[] = [
       };
     },
   },
-];
+};
 
 /** Where the PostgreSQL repositories keep their tables: one schema for the file. */
 let membersSchema: Promise<Awaited<ReturnType<typeof postgresSchema>>> | undefined;
@@ -181,7 +179,12 @@ function reservationsOf(factory: PrepareKeyFactory): Reservations {
   return { handle: factory.create<UniqueKeyOwner>('handle'), email: factory.create<UniqueKeyOwner>('email') };
 }
 
-for (const keys of keyBackends) {
+/**
+ * The unique-key contract on one PrepareKey backend × every repository backend: one spec file a
+ * PrepareKey backend, so that the runner spreads them over its workers.
+ */
+export function describeUniqueKeysOn(name: KeyBackendName): void {
+  const keys = keyBackends[name];
   for (const store of storeBackends) {
     describeUniqueKeyContract(
       `${keys.label} × ${store.label}`,

@@ -1,0 +1,46 @@
+// Waiting in tests, written once: for a condition, or for an event. A wait never decides a test
+// by how fast the machine is: it ends as soon as the thing waited for happens, and its ceiling
+// only turns a hang into a failure that says what did not happen and what was last seen.
+// Plain ESM JavaScript, so the server set-up (server-provider.js), worker fixtures (.mjs) and the
+// bench use the same helper as the specs (types in wait.d.ts).
+import { inspect } from 'node:util';
+
+export { setTimeout as sleep } from 'node:timers/promises';
+
+/** Far above anything a healthy but busy 2-core machine needs; reaching it means a hang. */
+export const HANG_MS = 30_000;
+
+/**
+ * Waits for `until`: a promise (an event), or a check polled until it returns something other
+ * than `false`, `undefined` or `null` without throwing (an `expect` inside a check is fine).
+ * Resolves with what the promise or the check gave. Past `timeoutMs` it rejects naming `what`
+ * and, for a check, the last value it returned or the last error it threw.
+ */
+export async function waitFor(what, until, { timeoutMs = HANG_MS } = {}) {
+  const started = Date.now();
+  if (typeof until !== 'function') {
+    let timer;
+    const ceiling = new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`waited ${timeoutMs} ms for ${what}; it did not happen`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([until, ceiling]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  let lastSeen;
+  for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      const value = await until();
+      if (value !== false && value !== undefined && value !== null) return value;
+      lastSeen = inspect(value);
+    } catch (error) {
+      lastSeen = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error);
+    }
+    if (Date.now() - started >= timeoutMs) {
+      throw new Error(`waited ${timeoutMs} ms for ${what}; last seen: ${lastSeen}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+}
