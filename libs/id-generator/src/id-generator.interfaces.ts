@@ -65,4 +65,11 @@ export interface TimeBasedGeneratorOptions {
    * clock (every ID consults it). See CLOCK_READING_REUSE.
    */
   clockReadingReuse?: number;
+  /**
+   * At a new millisecond the sequence restarts at 0 only when the last one reached this value;
+   * below it (low traffic) it carries on, so that IDs spread over `id % N` shards instead of
+   * ending in sequence 0 each millisecond. Default half the sequence range; 0 restarts every
+   * millisecond. A burst is unaffected: a used-up millisecond always restarts at 0.
+   */
+  sequenceResetThreshold?: number;
 }

@@ -10,6 +10,8 @@ import { ScriptedClock, SteppingClock } from '../__tests__/test-clocks.js';
 import { CosIdGenerator } from './cosid-generator.js';
 
 const T0 = 1_750_000_000_000;
+/** The default sequenceResetThreshold of CosId's 16 sequence bits. */
+const RESET_THRESHOLD = 2 ** 15 - 1;
 
 /**
  * What every run of IDs from one generator must satisfy; returns the violations (checked with
@@ -28,7 +30,11 @@ function violationsOf(generator: CosIdGenerator, ids: string[], machineId: numbe
       if (state.timestamp === previous.timestamp) {
         if (state.sequence !== previous.sequence + 1)
           violations.push(`${id}: sequence ${state.sequence} after ${previous.sequence} in one millisecond`);
-      } else if (state.timestamp < previous.timestamp || state.sequence !== 0) {
+      } else if (
+        state.timestamp < previous.timestamp ||
+        // A new millisecond starts at 0, or below the reset threshold where the last one left off.
+        (state.sequence !== 0 && !(previous.sequence < RESET_THRESHOLD && state.sequence === previous.sequence + 1))
+      ) {
         violations.push(
           `${id}: new millisecond ${state.timestamp} (after ${previous.timestamp}) starts at sequence ${state.sequence}`,
         );

@@ -57,7 +57,7 @@ export class CosIdGenerator extends TimeBasedIdGeneratorBase {
     const now = this.clock();
     if (now !== this.lastTs && this.enterReading(now)) {
       this.keepReading();
-      return this.prefix + this.suffixes[0];
+      return this.prefix + this.suffixes[this.seq];
     }
     if (this.seq !== MAX_SEQUENCE) {
       this.keepReading();
@@ -65,7 +65,7 @@ export class CosIdGenerator extends TimeBasedIdGeneratorBase {
     }
     this.startTick(this.afterExhaustion());
     this.keepReading();
-    return this.prefix + this.suffixes[0];
+    return this.prefix + this.suffixes[this.seq];
   }
 
   /** Parses any CosId (the layout is fixed, so no instance is needed). */

@@ -36,7 +36,9 @@ const PADDED: string[] = Array.from({ length: CHUNK }, (_, i) => String(i).padSt
  * (`prefetchSegments` beyond the current one, refilled as each is entered; requested one at a
  * time from a source whose replies may arrive out of order), so a warm `generate()` is a
  * counter increment with no I/O. Numbers left unused when the process stops are skipped
- * (gaps), never reissued.
+ * (gaps), never reissued. A block that does not lie above the last one received (the store's
+ * mark moved back: a failover that lost writes, a restore from a backup) is refused with an
+ * error rather than handed out again.
  *
  * `generate()` is synchronous and throws SegmentExhaustedError when prefetching fell behind;
  * `generateAsync()` waits for the next segment instead. Call `ready()` before the first
@@ -59,6 +61,8 @@ export class SegmentId implements AsyncIdGenerator {
   private high = 0;
   private low = 0;
   private highText = '';
+  /** The mark of the last block received: every later block must lie above it. */
+  private lastMark = 0;
 
   constructor(options: SegmentIdOptions) {
     if (!options || (options.redis === undefined) === (options.source === undefined)) {
@@ -171,6 +175,18 @@ export class SegmentId implements AsyncIdGenerator {
       );
       return false;
     }
+    if (to - this.segmentSize < this.lastMark) {
+      this.onFailure(
+        new IdGeneratorError(
+          `SegmentId "${this.key}": the source handed out the block (${to - this.segmentSize}, ${to}], which does not lie above ` +
+            `the last block received (up to ${this.lastMark}): its mark moved back (a failover that lost writes?). ` +
+            `Numbers are handed out again only once the mark passes ${this.lastMark}; raise it there, or use a new key`,
+        ),
+        false,
+      );
+      return false;
+    }
+    this.lastMark = to;
     this.lastError = undefined;
     // Replies arrive in the order of their marks (see refill): segments queue in ascending order.
     this.queue.push({ from: to - this.segmentSize, to });

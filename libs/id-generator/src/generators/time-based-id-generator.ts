@@ -39,7 +39,9 @@ export function assertBits(name: string, value: unknown, min: number, max: numbe
 
 /**
  * The (timestamp, sequence) state machine every time-based generator shares:
- *  - a new millisecond starts the sequence at 0;
+ *  - a new millisecond starts the sequence at 0 when the last one reached the reset threshold
+ *    (or in a burst), else where the last one left off (low traffic then spreads over `id % N`,
+ *    as CosId's sequenceResetThreshold does);
  *  - within one millisecond the sequence counts up and, when used up, the generator moves to
  *    the next millisecond, busy-waiting for the clock to reach it (under 1 ms on a real clock)
  *    instead of wrapping: a wrapped counter re-issues IDs. From then on (a burst) it enters
@@ -61,6 +63,8 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
   readonly clock: Clock;
   protected readonly lease: MachineIdLeaseLike | undefined;
   protected readonly maxSequence: number;
+  /** A new millisecond restarts the sequence at 0 once it reached this (see the options). */
+  protected readonly sequenceResetThreshold: number;
   protected readonly layout: TimeLayout;
   /** Millisecond of the latest ID (or the floor given at construction). */
   protected lastTs: number;
@@ -100,6 +104,12 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
     );
     this.lease = options.lease;
     this.maxSequence = 2 ** layout.sequenceBits - 1;
+    this.sequenceResetThreshold = assertBits(
+      'sequenceResetThreshold',
+      options.sequenceResetThreshold ?? 2 ** (layout.sequenceBits - 1) - 1,
+      0,
+      this.maxSequence,
+    );
     const floor = options.lastTimestamp;
     if (floor !== undefined && (typeof floor !== 'number' || !Number.isSafeInteger(floor) || floor < 0)) {
       throw new IdGeneratorOptionsError(
@@ -217,7 +227,9 @@ export abstract class TimeBasedIdGeneratorBase implements TimeBasedIdGenerator {
     this.lease?.check();
     this.started = true;
     this.lastTs = now;
-    this.seq = 0;
+    // Every (millisecond, sequence) pair is new: any start within the millisecond is unique. A
+    // burst catching up on skipped milliseconds starts each at 0, to keep its whole range.
+    this.seq = this.catchingUp || this.seq >= this.sequenceResetThreshold ? 0 : this.seq + 1;
     this.onTick(now);
   }
 

@@ -12,9 +12,9 @@ describe('ManualMachineIdDistributor', () => {
       machineId: 1023,
       lastTimestamp: 0,
     });
-    await expect(new ManualMachineIdDistributor(1024).distribute(request)).rejects.toThrow(
-      /does not fit 10 machine bits/,
-    );
+    const overflow = new ManualMachineIdDistributor(1024).distribute(request);
+    await expect(overflow).rejects.toThrow(MachineIdOverflowError);
+    await expect(overflow).rejects.toThrow(/does not fit 10 machine bits/);
     expect(() => new ManualMachineIdDistributor(-1)).toThrow(IdGeneratorOptionsError);
     expect(() => new ManualMachineIdDistributor(1.5)).toThrow(IdGeneratorOptionsError);
   });

@@ -1,4 +1,5 @@
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
 import { MachineIdDistributor, type MachineIdDistribution, type MachineIdRequest } from './machine-id-distributor.js';
 import { assertMachineIdRequest } from './machine-id.validation.js';
 
@@ -19,8 +20,10 @@ export class ManualMachineIdDistributor extends MachineIdDistributor {
   async distribute(request: MachineIdRequest): Promise<MachineIdDistribution> {
     assertMachineIdRequest(request);
     if (this.machineId >= 2 ** request.machineBits) {
-      throw new IdGeneratorOptionsError(
-        `machine ID ${this.machineId} does not fit ${request.machineBits} machine bits (at most ${2 ** request.machineBits - 1})`,
+      throw new MachineIdOverflowError(
+        request.namespace,
+        request.machineBits,
+        `machine ID ${this.machineId} does not fit ${request.machineBits} machine bits (at most ${2 ** request.machineBits - 1}); raise machineBits or configure a smaller ID`,
       );
     }
     return { machineId: this.machineId, lastTimestamp: 0 };

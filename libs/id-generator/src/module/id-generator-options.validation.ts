@@ -57,11 +57,9 @@ export function resolveIdGeneratorOptions(
   let ownedRedis: RedisMachineIdStoreOptions | undefined;
   if (o.machine === undefined) distributor = new ManualMachineIdDistributor(0);
   else if (typeof o.machine === 'number') {
-    if (!Number.isInteger(o.machine) || o.machine < 0 || o.machine >= 2 ** machineBits) {
-      fail(
-        `machine must be an integer in [0, ${2 ** machineBits - 1}] for ${machineBits} machine bits, got ${o.machine}`,
-      );
-    }
+    // One that does not fit the machine bits is the distributor's MachineIdOverflowError, as
+    // with every other source of a fixed ID.
+    if (!Number.isInteger(o.machine) || o.machine < 0) fail(`machine must be a non-negative integer, got ${o.machine}`);
     distributor = new ManualMachineIdDistributor(o.machine);
   } else if (isMachineIdDistributor(o.machine)) distributor = o.machine;
   else if (o.machine !== null && typeof o.machine === 'object' && 'redis' in o.machine) {

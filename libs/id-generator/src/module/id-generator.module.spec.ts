@@ -13,6 +13,7 @@ import type { NamedAggregate } from '@ddd-kit/core';
 import { Order } from '../aggregate/order.decorator.js';
 import { ClockSync } from '../clock/clock-sync.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
 import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
 import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
@@ -270,7 +271,9 @@ describe('IdGeneratorModule', () => {
   });
 
   it('invalid options fail at bootstrap with IdGeneratorOptionsError saying what to change', async () => {
-    await expect(start({ machine: 2 ** 20 })).rejects.toThrow(IdGeneratorOptionsError);
+    await expect(start({ machine: -1 })).rejects.toThrow(IdGeneratorOptionsError);
+    // A fixed ID past the machine bits: the overflow error every distributor gives.
+    await expect(start({ machine: 2 ** 20 })).rejects.toThrow(MachineIdOverflowError);
     await expect(start({ machineBits: 21 })).rejects.toThrow(/machineBits/);
     await expect(start({ globalGenerator: 'missing' })).rejects.toThrow(/globalGenerator names "missing"/);
     await expect(start({ generators: { bad: SnowflakeId as never } })).rejects.toThrow(/is a class/);
