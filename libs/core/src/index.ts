@@ -1,6 +1,7 @@
 // `@ddd-kit/core`: what every ddd-kit library shares. Driver-specific parts sit on their own
 // entries (`/postgres`, `/redis`, `/telemetry`), so importing this one loads no driver.
 export { DddKitError, DddKitTypeError, dddKitErrorCode } from './errors/ddd-kit.error.js';
+export { keyProblem, MAX_KEY_LENGTH } from './keys/key-problem.js';
 export { processWide } from './process-wide.js';
 export { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from './tokens/prepare-key-lookup.js';
 export {

@@ -1,20 +1,15 @@
+import { keyProblem } from '@ddd-kit/core';
 import { IdempotencyArgumentError } from './errors/idempotency-argument.error.js';
 import type { IdempotencyRequest } from './idempotency.interfaces.js';
 
-export const MAX_KEY_LENGTH = 1024;
+export { MAX_KEY_LENGTH } from '@ddd-kit/core';
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_LEASE_MS = 60_000;
 
+/** A key or fingerprint no store can hold is refused (see keyProblem), before any store is touched. */
 function assertText(value: unknown, what: string): asserts value is string {
-  if (typeof value !== 'string') {
-    throw new IdempotencyArgumentError(`${what} must be a string, got ${value === null ? 'null' : typeof value}`);
-  }
-  if (value.length === 0) throw new IdempotencyArgumentError(`${what} must not be empty`);
-  if (value.length > MAX_KEY_LENGTH && [...value].length > MAX_KEY_LENGTH) {
-    throw new IdempotencyArgumentError(`${what} must be at most ${MAX_KEY_LENGTH} characters`);
-  }
-  // A lone surrogate would be replaced when encoded as UTF-8 and could collide with another key.
-  if (!value.isWellFormed()) throw new IdempotencyArgumentError(`${what} must be well-formed Unicode`);
+  const problem = keyProblem(value);
+  if (problem !== undefined) throw new IdempotencyArgumentError(`${what} ${problem}`);
 }
 
 /** A positive whole number of milliseconds. */

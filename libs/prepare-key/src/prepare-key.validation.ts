@@ -1,23 +1,12 @@
+import { keyProblem } from '@ddd-kit/core';
 import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
 
-export const MAX_KEY_LENGTH = 1024;
+export { MAX_KEY_LENGTH } from '@ddd-kit/core';
 
-/**
- * A key is only ever a non-empty, well-formed string of at most 1,024 characters. Anything
- * else — notably an object such as { "$ne": null } arriving from a request body — is
- * refused here, before a backend could turn it into a query.
- */
+/** Refuses a key no backend can hold (see keyProblem), before any backend is touched. */
 export function assertKey(key: unknown, what = 'key'): asserts key is string {
-  if (typeof key !== 'string') {
-    throw new PrepareKeyArgumentError(`${what} must be a string, got ${key === null ? 'null' : typeof key}`);
-  }
-  if (key.length === 0) throw new PrepareKeyArgumentError(`${what} must not be empty`);
-  // Count code points, not UTF-16 units, so the limit means "characters" for any script.
-  if (key.length > MAX_KEY_LENGTH && [...key].length > MAX_KEY_LENGTH) {
-    throw new PrepareKeyArgumentError(`${what} must be at most ${MAX_KEY_LENGTH} characters`);
-  }
-  // A lone surrogate would be replaced when stored as UTF-8 and could collide with another key.
-  if (!key.isWellFormed()) throw new PrepareKeyArgumentError(`${what} must be well-formed Unicode`);
+  const problem = keyProblem(key);
+  if (problem !== undefined) throw new PrepareKeyArgumentError(`${what} ${problem}`);
 }
 
 export function assertTtlAt(ttlAt: unknown): asserts ttlAt is number {

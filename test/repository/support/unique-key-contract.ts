@@ -1,7 +1,7 @@
 // The unique-key cases every PrepareKey backend × repository backend must pass (SPEC §3
 // "Unique keys declared on the aggregate", the step order and fault rules of §1 and §4).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { PrepareKey } from '@ddd-kit/prepare-key';
+import { PrepareKeyArgumentError, type PrepareKey } from '@ddd-kit/prepare-key';
 import type { ArmedFault, PrepareKeyFault } from '@ddd-kit/prepare-key/testing';
 import {
   OptimisticLockError,
@@ -134,6 +134,24 @@ export function describeUniqueKeyContract(
       expect(await f.repository.findById('m2')).toBeNull();
       expect(await f.reservations.email.get('other@x.io')).toBeUndefined();
       expect(await holder(f.reservations, 'handle', 'ann')).toBe('m1');
+      expect(await breaches(f, ['m1', 'm2'], true)).toEqual([]);
+    });
+
+    it('a value no store can hold (U+0000, a lone surrogate): the argument error, nothing written, nothing held', async () => {
+      const f = fixture();
+      await f.repository.insert(new Member('m1', 'ann', 'ann@x.io'));
+      for (const bad of ['A\u0000B', 'a\uD800']) {
+        // 'email' is taken first (name order), then the handle is refused: the email is given back.
+        await expect(f.repository.insert(new Member('m2', bad, 'b@x.io'))).rejects.toBeInstanceOf(
+          PrepareKeyArgumentError,
+        );
+        expect(await f.repository.findById('m2')).toBeNull();
+        expect(await f.reservations.email.get('b@x.io')).toBeUndefined();
+        const member = (await f.repository.findById('m1'))!;
+        member.handle = bad;
+        await expect(f.repository.update(member)).rejects.toBeInstanceOf(PrepareKeyArgumentError);
+        expect(await f.repository.findById('m1')).toMatchObject({ handle: 'ann', version: 1 });
+      }
       expect(await breaches(f, ['m1', 'm2'], true)).toEqual([]);
     });
 

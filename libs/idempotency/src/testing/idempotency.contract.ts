@@ -231,6 +231,7 @@ export function describeIdempotencyStoreContract(
       ['a key that is no string', { key: { $ne: null }, fingerprint: 'f' }],
       ['a key over 1,024 characters', { key: 'k'.repeat(1025), fingerprint: 'f' }],
       ['a key with a lone surrogate', { key: 'a\uD800', fingerprint: 'f' }],
+      ['a key holding U+0000', { key: 'A\u0000B', fingerprint: 'f' }],
       ['an empty fingerprint', { key: 'k', fingerprint: '' }],
       ['a fingerprint over 1,024 characters', { key: 'k', fingerprint: 'f'.repeat(1025) }],
       ['a ttlMs of 0', { key: 'k', fingerprint: 'f', ttlMs: 0 }],
