@@ -31,7 +31,15 @@ export {
 } from './identifiers.js';
 export { collectingSchema, collectSchemaStatements, PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
 export { describePool } from './describe-pool.js';
-export { checkPool, companionPool, isServerError, openPool, unreachable, type OpenPoolOptions } from './pool.js';
+export {
+  checkPool,
+  companionPool,
+  guardPool,
+  isServerError,
+  openPool,
+  unreachable,
+  type OpenPoolOptions,
+} from './pool.js';
 export {
   PgArgumentError,
   PgConfigurationError,

@@ -27,6 +27,59 @@ export async function checkPool(pool: PgPool, owner: string): Promise<void> {
   }
 }
 
+/** What guardPool needs of a pg.Pool: its events. */
+interface PoolEvents {
+  on(event: 'connect' | 'acquire', listener: (client: ClientEvents) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  listenerCount(event: 'error'): number;
+}
+
+interface ClientEvents {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+const guardedPools = new WeakSet<object>();
+const guardedClients = new WeakSet<object>();
+const outageLogger = new Logger('PostgreSQL');
+const ignore = (): void => undefined;
+
+/**
+ * Makes every connection of `pool`, owned or given, safe from a server that ends it (a restart
+ * or failover sends 57P01 to each session): pg-pool listens for errors on an idle connection
+ * only, and a connection handed to a waiting request can receive the server's FATAL message
+ * before anyone listens, which Node turns into an uncaught 'error' event that ends the process.
+ * Here each connection gets a listener of its own for its whole life, at its first checkout
+ * (pg-pool's 'acquire', before the pool drops its own), and the pool one for idle connections
+ * when it has none. The error itself reaches whoever uses the connection next: the statement in
+ * flight fails, and the connection, no longer queryable, is released as broken. Idempotent.
+ */
+export function guardPool<P>(pool: P): P {
+  const events = pool as unknown as Partial<PoolEvents> | null;
+  if (events === null || typeof events !== 'object' || typeof events.on !== 'function') return pool;
+  if (guardedPools.has(events)) return pool;
+  guardedPools.add(events);
+  const listen = (client: ClientEvents): void => {
+    if (guardedClients.has(client)) return;
+    guardedClients.add(client);
+    client.on('error', ignore);
+  };
+  // One line an outage, not one for each connection it ends.
+  let down = false;
+  events.on('connect', (client) => {
+    listen(client);
+    if (down) outageLogger.log(`Connected again to ${describePool(pool as object)}`);
+    down = false;
+  });
+  events.on('acquire', listen);
+  if (typeof events.listenerCount === 'function' && events.listenerCount('error') === 0) {
+    events.on('error', (error: Error) => {
+      if (!down) outageLogger.warn(`${describePool(pool as object)}: an idle connection was closed (${error.message})`);
+      down = true;
+    });
+  }
+  return pool;
+}
+
 export interface OpenPoolOptions {
   /** A `postgres://` or `postgresql://` URL. */
   url: string;
@@ -46,6 +99,7 @@ export async function openPool(options: OpenPoolOptions, owner: string): Promise
   // process. The pool replaces the connection; the next query reports a lasting outage.
   const logger = new Logger(owner);
   pool.on('error', (error: Error) => logger.warn(`An idle PostgreSQL connection failed: ${error.message}`));
+  guardPool(pool);
   try {
     await checkPool(pool as unknown as PgPool, owner);
   } catch (error) {
@@ -73,5 +127,5 @@ export function companionPool(pool: PgPool, overrides: { max: number }): PgPool 
   };
   // An idle connection the server drops; the next statement reports a lasting outage.
   companion.on('error', () => undefined);
-  return companion;
+  return guardPool(companion);
 }

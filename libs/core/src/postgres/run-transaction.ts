@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { ambientStorage, PgTransactionContext } from './ambient-transaction.js';
 import type { PgPool, PgPoolClient } from './pg.interfaces.js';
+import { guardPool } from './pool.js';
 import { PgArgumentError } from './postgres.errors.js';
 
 export type PgIsolationLevel = 'READ UNCOMMITTED' | 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
@@ -46,7 +47,7 @@ export function beginStatement(options: PgTransactionOptions | undefined): strin
   return sql;
 }
 
-/** Refuses what is not a pg.Pool before anything is sent. */
+/** Refuses what is not a pg.Pool before anything is sent, and guards its connections (guardPool). */
 export function assertPool(pool: unknown, where: string): asserts pool is PgPool {
   const candidate = pool as Partial<PgPool> | null | undefined;
   if (
@@ -59,6 +60,7 @@ export function assertPool(pool: unknown, where: string): asserts pool is PgPool
       `${where} needs a pg.Pool (new Pool({ connectionString })), got ${candidate === null ? 'null' : typeof candidate}`,
     );
   }
+  guardPool(candidate);
 }
 
 export interface RunTransactionHooks {
@@ -90,6 +92,8 @@ export async function runTransaction<R>(
   hooks: RunTransactionHooks = {},
 ): Promise<R> {
   const begin = beginStatement(options);
+  // The listener below comes a turn after pg-pool handed the connection over: guardPool covers that turn.
+  guardPool(pool);
   const client: PgPoolClient = await pool.connect();
   let lost = false;
   // A checked-out client that loses its connection emits 'error'; unheard, it would end the

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
+  guardPool,
   activeTransactionFor,
   bareTableName,
   outsideTransaction,
@@ -59,6 +60,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   ) {
     if (typeof (pool as Partial<PgPool> | undefined)?.connect !== 'function')
       throw new IdempotencyArgumentError(`${OWNER}: pass a node-postgres Pool, e.g. new Pool({ connectionString })`);
+    guardPool(pool);
     const {
       schema,
       table = 'ddd_kit_idempotency',

@@ -1,4 +1,11 @@
-import { outsideTransaction, PgSchema, qualifiedName, type PgPool, type PgQueryable } from '@ddd-kit/core/postgres';
+import {
+  guardPool,
+  outsideTransaction,
+  PgSchema,
+  qualifiedName,
+  type PgPool,
+  type PgQueryable,
+} from '@ddd-kit/core/postgres';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PrepareKeyFactory } from '../../prepare-key.factory.js';
@@ -45,6 +52,7 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
         'PostgresPrepareKeyFactory: pass a node-postgres Pool, e.g. `new Pool({ connectionString })`',
       );
     }
+    guardPool(pool);
     const {
       schema,
       table = DEFAULT_TABLE,

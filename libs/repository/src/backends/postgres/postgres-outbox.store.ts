@@ -2,6 +2,7 @@ import type { Pool, QueryResult } from 'pg';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import {
+  guardPool,
   activeTransactionFor,
   outsideTransaction,
   PgSchema,
@@ -170,7 +171,7 @@ export class PostgresOutboxStore implements OutboxStore {
     if (pool === undefined || pool === null || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
       throw new RepositoryConfigurationError('PostgresOutboxStore: pool must be a pg.Pool');
     }
-    this.pool = pool;
+    this.pool = guardPool(pool);
     this.tableName = options.table ?? 'ddd_kit_outbox';
     this.table = quoteTableName(this.tableName, 'PostgresOutboxStore: table');
     const bare = this.tableName.split('.').pop()!;

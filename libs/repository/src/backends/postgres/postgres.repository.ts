@@ -1,4 +1,5 @@
 import {
+  guardPool,
   activeTransactionFor,
   PgSchema,
   preparedStatement,
@@ -115,7 +116,7 @@ export abstract class PostgresRepository<
   override configure(options: PostgresRepositoryOptions<T>): void {
     super.configure(options);
     checkPostgresRepositoryOptions(this.constructor.name, options);
-    if (options.pool !== undefined && options.pool !== null) this.pool ??= options.pool;
+    if (options.pool !== undefined && options.pool !== null) this.pool ??= guardPool(options.pool);
     if (options.preparedStatements !== undefined) usePreparedStatements(options.pool!, options.preparedStatements);
     if (options.table !== undefined) this.tableOverride ??= options.table;
     if (options.foreignTransaction !== undefined)
