@@ -17,30 +17,31 @@ export const HANG_MS = 30_000;
  * and, for a check, the last value it returned or the last error it threw.
  */
 export async function waitFor(what, until, { timeoutMs = HANG_MS } = {}) {
-  const started = Date.now();
-  if (typeof until !== 'function') {
-    let timer;
-    const ceiling = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`waited ${timeoutMs} ms for ${what}; it did not happen`)), timeoutMs);
-    });
-    try {
-      return await Promise.race([until, ceiling]);
-    } finally {
-      clearTimeout(timer);
+  let timer;
+  let timedOut = false;
+  let lastSeen = 'nothing: the check never answered';
+  // One ceiling for the whole wait, a check that never settles included.
+  const ceiling = new Promise((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      const seen = typeof until === 'function' ? `; last seen: ${lastSeen}` : '; it did not happen';
+      reject(new Error(`waited ${timeoutMs} ms for ${what}${seen}`));
+    }, timeoutMs);
+  });
+  try {
+    if (typeof until !== 'function') return await Promise.race([until, ceiling]);
+    for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
+      try {
+        const value = await Promise.race([until(), ceiling]);
+        if (value !== false && value !== undefined && value !== null) return value;
+        lastSeen = inspect(value);
+      } catch (error) {
+        if (timedOut) throw error;
+        lastSeen = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error);
+      }
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), ceiling]);
     }
-  }
-  let lastSeen;
-  for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
-    try {
-      const value = await until();
-      if (value !== false && value !== undefined && value !== null) return value;
-      lastSeen = inspect(value);
-    } catch (error) {
-      lastSeen = error instanceof Error ? `${error.name}: ${error.message}` : inspect(error);
-    }
-    if (Date.now() - started >= timeoutMs) {
-      throw new Error(`waited ${timeoutMs} ms for ${what}; last seen: ${lastSeen}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, pause));
+  } finally {
+    clearTimeout(timer);
   }
 }
