@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { type PrepareKey, reconcileReservations, TTL_FOREVER } from '@ddd-kit/prepare-key';
 import { uniqueName } from '../support/servers.js';
+import { sleep } from '../support/wait.js';
 import { LABELLED_BACKENDS, openBackend, type SharedBackend } from './support/shared-backends.js';
 
 type Owner = { owner: string };
@@ -17,8 +18,6 @@ const SIZES: Record<SharedBackend, { records: number; dead: number; insideIsLive
   cluster: { records: 10_000, dead: 1_000, insideIsLive: 100, concurrently: 100 },
   mongo: { records: 1_000, dead: 100, insideIsLive: 5, concurrently: 5 },
 };
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe.each(LABELLED_BACKENDS)('reconcileReservations on %s', (_label, backend) => {
   let opened: Awaited<ReturnType<typeof openBackend>>;
@@ -64,7 +63,7 @@ describe.each(LABELLED_BACKENDS)('reconcileReservations on %s', (_label, backend
     const racer = (async () => {
       await started;
       for (const key of [...takenConcurrently].sort(() => Math.random() - 0.5)) {
-        await sleep(Math.random() * 10);
+        await sleep(Math.random() * 10); // at random moments of the sweep, not all at its start
         await takeOver(key, ownerOf(Number(key.slice('user-'.length))));
       }
     })();

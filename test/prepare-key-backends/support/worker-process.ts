@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
+import { waitFor } from '../../support/wait.js';
 
 export const WORKERS_DIR = join(process.cwd(), 'test', 'prepare-key-backends', 'workers');
 
@@ -52,22 +53,19 @@ export class WorkerProcess {
     this.child.send(message);
   }
 
-  async message<T extends Message>(type: string, timeoutMs = 20_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const index = this.inbox.findIndex((m) => m.type === type);
-      if (index >= 0) return this.inbox.splice(index, 1)[0] as T;
-      if (this.exitStatus !== undefined)
-        throw new Error(`worker ${this.pid} exited (${this.exitStatus}) before sending '${type}'`);
-      if (Date.now() >= deadline) throw new Error(`worker ${this.pid} sent no '${type}' within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, deadline - Date.now());
-        this.waiting.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  /** The next message of `type`; rejects when the worker exits first. */
+  message<T extends Message>(type: string, timeoutMs?: number): Promise<T> {
+    const arrived = new Promise<T>((resolve, reject) => {
+      const look = () => {
+        const index = this.inbox.findIndex((m) => m.type === type);
+        if (index >= 0) resolve(this.inbox.splice(index, 1)[0] as T);
+        else if (this.exitStatus !== undefined)
+          reject(new Error(`worker ${this.pid} exited (${this.exitStatus}) before sending '${type}'`));
+        else this.waiting.push(look);
+      };
+      look();
+    });
+    return waitFor(`worker ${this.pid} to send '${type}'`, arrived, timeoutMs === undefined ? {} : { timeoutMs });
   }
 
   kill(signal: NodeJS.Signals): void {

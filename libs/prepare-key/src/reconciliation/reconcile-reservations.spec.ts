@@ -1,4 +1,6 @@
+import { setImmediate } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
+import { waitFor } from '../../../../test/support/wait.js';
 import { MemoryPrepareKeyFactory } from '../backends/memory/memory-prepare-key.factory.js';
 import { PrepareKeyArgumentError } from '../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../prepare-key.js';
@@ -35,7 +37,7 @@ describe('reconcileReservations', () => {
     const seen: Array<[string, Owner, number]> = [];
     const report = await reconcileReservations(pk, async (key, value, prepared) => {
       seen.push([key, value, prepared.ttlAt]);
-      await new Promise((resolve) => setTimeout(resolve, 1));
+      await setImmediate(); // answers on a later turn of the event loop
       return value.owner !== 'o1';
     });
     expect(report.released).toBe(1);
@@ -131,15 +133,25 @@ describe('reconcileReservations', () => {
     const pk = await seeded(50);
     let running = 0;
     let peak = 0;
-    await reconcileReservations(
-      pk,
-      async () => {
-        peak = Math.max(peak, ++running);
-        await new Promise((resolve) => setTimeout(resolve, 2));
-        running--;
-        return true;
-      },
-      { concurrency: 5, pageSize: 7 },
+    let fiveRunning!: () => void;
+    const five = new Promise<void>((resolve) => (fiveRunning = resolve));
+    // Every check holds its slot until five run at once (one at a time never gets there), and
+    // one turn of the event loop longer: listing a memory store takes no I/O, so any further
+    // check that could start has started by then.
+    await waitFor(
+      'five checks running at once',
+      reconcileReservations(
+        pk,
+        async () => {
+          peak = Math.max(peak, ++running);
+          if (running === 5) fiveRunning();
+          await five;
+          await setImmediate();
+          running--;
+          return true;
+        },
+        { concurrency: 5, pageSize: 7 },
+      ),
     );
     expect(peak).toBe(5);
   });

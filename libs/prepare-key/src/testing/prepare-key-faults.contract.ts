@@ -33,9 +33,14 @@ export interface ArmedFault {
  * client, and checks the answer and the state it left with the suite's clean factory.
  */
 export interface PrepareKeyFaultTarget {
-  /** A factory whose client reaches the store through the fault injector, set up as a caller meeting `fault` would be. */
+  /**
+   * A factory whose client reaches the store through the fault injector, set up as a caller
+   * meeting `fault` would be. The suite passes the name of the PrepareKey the case will use (and
+   * arm), so a target may give each case an injector of its own.
+   */
   open(
     fault: PrepareKeyFault,
+    name?: string,
   ):
     | Promise<{ factory: PrepareKeyFactory; close: () => Promise<void> }>
     | { factory: PrepareKeyFactory; close: () => Promise<void> };
@@ -163,20 +168,23 @@ export function describePrepareKeyFaults(
   faults: readonly PrepareKeyFault[],
   target: () => { clean: PrepareKeyFactory; faults: PrepareKeyFaultTarget },
   uniqueName: () => string,
+  concurrent = false,
 ): void {
+  // Each case waits out a client timeout or two; cases that cannot see each other overlap them.
+  const test = concurrent ? it.concurrent : it;
   describe('under faults between the library and its store', () => {
     for (const fault of faults) {
       describe(fault, () => {
         for (const c of CASES) {
           for (const nth of c.nth ?? [1]) {
-            it(`${c.title}${c.nth ? ` (fault on store command ${nth})` : ''}: the right answer or an error, and the state it says`, async () => {
+            test(`${c.title}${c.nth ? ` (fault on store command ${nth})` : ''}: the right answer or an error, and the state it says`, async () => {
               const { clean, faults: injector } = target();
               const name = uniqueName();
               const reference = clean.create<Owner>(name);
               for (const [key, owner] of Object.entries(c.before)) {
                 if (owner !== undefined) expect(await reference.prepare(key, own(owner))).toBe(true);
               }
-              const opened = await injector.open(fault);
+              const opened = await injector.open(fault, name);
               try {
                 const pk = opened.factory.create<Owner>(name);
                 const armed = injector.arm(fault, name, nth);
@@ -189,10 +197,17 @@ export function describePrepareKeyFaults(
                 armed.cancel();
                 // The fault met its command before the operation could answer; the ceiling only
                 // turns a fault that never applied into a failure that says so.
-                await Promise.race([
-                  armed.fired,
-                  sleep(10_000).then(() => Promise.reject(new Error(`the ${fault} fault was never applied`))),
-                ]);
+                const ceiling = new AbortController();
+                try {
+                  await Promise.race([
+                    armed.fired,
+                    sleep(10_000, undefined, { signal: ceiling.signal }).then(() => {
+                      throw new Error(`the ${fault} fault was never applied`);
+                    }),
+                  ]);
+                } finally {
+                  ceiling.abort();
+                }
 
                 const state = await stateOf(reference, Object.keys(c.before));
                 const thenFailedIsTheAnswer = c.answer === ThenFailed;

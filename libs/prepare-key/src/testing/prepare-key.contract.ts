@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PrepareKey } from '../prepare-key.js';
 import type { PrepareKeyFactory } from '../prepare-key.factory.js';
 import { describeConcurrencyCases } from './contract/concurrency.cases.js';
-import { contractContext, type Owner } from './contract/contract-context.js';
+import { contractContext, type Owner, type PrepareKeyContractClock } from './contract/contract-context.js';
 import { describeRecordCases } from './contract/records.cases.js';
 import { describeReprepareCases } from './contract/reprepare.cases.js';
 import { describeReservationCases } from './contract/reservations.cases.js';
@@ -21,11 +21,27 @@ export interface PrepareKeyContractTarget {
   close?: () => Promise<void>;
   /** How to inject faults between a client and the store (required when `faults` are listed). */
   faults?: PrepareKeyFaultTarget;
+  /**
+   * The clock the factory decides expiry with, when the test owns it (a fake clock given to the
+   * backend, as `new MemoryPrepareKeyFactory({ clock: () => clock.now() })`): the suite then
+   * moves it past each ttlAt instead of waiting for real time. Leave it out for a backend whose
+   * server's clock decides expiry.
+   */
+  clock?: PrepareKeyContractClock;
 }
 
 export interface PrepareKeyContractOptions {
   /** The faults to run every operation under (see PrepareKeyFault); none by default. */
   faults?: readonly PrepareKeyFault[];
+  /**
+   * Runs the cases of each fault at once (Jest's `it.concurrent`, up to its maxConcurrency)
+   * instead of one after the other: each case waits out a client timeout or two, so this is
+   * most of the suite's time. Only for a fault target whose `arm` counts and faults only the
+   * commands about the PrepareKey it names (or that opens an injector per name), and whose
+   * `open` gives each case connections of its own (a fault that holds a connection then holds no
+   * other case's commands). Off by default.
+   */
+  concurrentFaults?: boolean;
 }
 
 /**
@@ -33,7 +49,10 @@ export interface PrepareKeyContractOptions {
  *
  * `setup` runs once (beforeAll) and `close` once (afterAll). Every test creates its
  * PrepareKey under a fresh unique name, so tests never see each other's records and the
- * suite can run against a shared server.
+ * suite can run against a shared server. Expiry is real time (a backend's server may decide
+ * it) unless the target hands the suite its clock: right after `setup`, the records that the
+ * cases need expired are written with short TTLs, all at once, and the suite waits a few seconds
+ * for them to expire; they must stay readable (retained) for the rest of the run.
  *
  * ```ts
  * describePrepareKeyContract('redis', async () => {
@@ -53,11 +72,12 @@ export function describePrepareKeyContract(
       if (!target) throw new Error('describePrepareKeyContract: setup did not return a target');
       return target.factory;
     };
-    const context = contractContext(label, randomUUID().slice(0, 8), factory);
+    const context = contractContext(label, randomUUID().slice(0, 8), factory, () => target?.clock);
     const { uniqueName } = context;
 
     beforeAll(async () => {
       target = await setup();
+      await context.setUpInAdvance();
     });
 
     afterAll(async () => {
@@ -120,6 +140,7 @@ export function describePrepareKeyContract(
           return { clean: factory(), faults: target.faults };
         },
         uniqueName,
+        options.concurrentFaults ?? false,
       );
     }
 

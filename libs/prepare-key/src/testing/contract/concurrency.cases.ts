@@ -4,7 +4,7 @@ import { RACERS, type ContractContext, type Owner } from './contract-context.js'
 
 /** Cases of describePrepareKeyContract (see prepare-key.contract.ts). */
 export function describeConcurrencyCases(context: ContractContext): void {
-  const { factory, fresh, uniqueName, prepareExpired } = context;
+  const { factory, fresh, uniqueName, expired } = context;
   describe('concurrency', () => {
     async function race(pk: PrepareKey<Owner>, key: string): Promise<void> {
       const results = await Promise.all(
@@ -19,9 +19,9 @@ export function describeConcurrencyCases(context: ContractContext): void {
       await race(fresh(), 'contended');
     });
 
+    const expiredContended = expired([['contended', { owner: 'former' }]]);
     it(`${RACERS} concurrent prepare calls on an expired key: exactly one winner`, async () => {
-      const pk = fresh();
-      await prepareExpired(pk, [['contended', { owner: 'former' }]]);
+      const { pk } = expiredContended();
       await race(pk, 'contended');
     });
 

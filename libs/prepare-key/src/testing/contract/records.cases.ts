@@ -4,20 +4,17 @@ import type { ContractContext, Owner } from './contract-context.js';
 
 /** Cases of describePrepareKeyContract (see prepare-key.contract.ts). */
 export function describeRecordCases(context: ContractContext): void {
-  const { fresh, prepareExpired, listAll, snapshot } = context;
+  const { fresh, now, expired, listAll, snapshot } = context;
   describe('records()', () => {
     it('lists nothing for an empty name', async () => {
       expect(await listAll(fresh())).toEqual([]);
     });
 
+    const expiredKeys = ['e1', 'e2', 'e3'];
+    const withExpired = expired(expiredKeys.map((key): [string, Owner] => [key, { owner: key }]));
     it('yields every record exactly once across pages, expired ones included', async () => {
-      const pk = fresh();
-      const expiredKeys = ['e1', 'e2', 'e3'];
-      const expiredTtl = await prepareExpired(
-        pk,
-        expiredKeys.map((key): [string, Owner] => [key, { owner: key }]),
-      );
-      const liveTtl = Date.now() + 600_000;
+      const { pk, result: expiredTtl } = withExpired();
+      const liveTtl = now() + 600_000;
       const liveKeys = ['a', 'b:1', 'c{x}', 'd.d', 'é', '🔑', 'g h'];
       for (const [i, key] of liveKeys.entries()) {
         await pk.prepare(key, i % 2 ? { owner: key } : toTtlAt({ owner: key }, liveTtl));

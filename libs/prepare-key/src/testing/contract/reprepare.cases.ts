@@ -6,14 +6,14 @@ import type { ContractContext } from './contract-context.js';
 
 /** Cases of describePrepareKeyContract (see prepare-key.contract.ts). */
 export function describeReprepareCases(context: ContractContext): void {
-  const { fresh, prepareExpired, snapshot } = context;
+  const { fresh, now, expired, snapshot } = context;
   describe('reprepare(key, value)', () => {
     it('replaces value and ttlAt of an unexpired record', async () => {
       const pk = fresh();
-      await pk.prepare('alice', toTtlAt({ owner: 'u1' }, Date.now() + 60_000));
+      await pk.prepare('alice', toTtlAt({ owner: 'u1' }, now() + 60_000));
       expect(await pk.reprepare('alice', { owner: 'u2' })).toBe(true);
       expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u2' }, TTL_FOREVER));
-      const ttlAt = Date.now() + 120_000;
+      const ttlAt = now() + 120_000;
       expect(await pk.reprepare('alice', toTtlAt({ owner: 'u3' }, ttlAt))).toBe(true);
       expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u3' }, ttlAt));
     });
@@ -24,9 +24,9 @@ export function describeReprepareCases(context: ContractContext): void {
       expect(await pk.getValue('nobody')).toBeUndefined();
     });
 
+    const expiredAlice = expired([['alice', { owner: 'u1' }]]);
     it('resolves false for an expired record and leaves it as it was', async () => {
-      const pk = fresh();
-      const ttlAt = await prepareExpired(pk, [['alice', { owner: 'u1' }]]);
+      const { pk, result: ttlAt } = expiredAlice();
       expect(await pk.reprepare('alice', { owner: 'u2' })).toBe(false);
       expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u1' }, ttlAt));
     });
@@ -36,7 +36,7 @@ export function describeReprepareCases(context: ContractContext): void {
     it('replaces the value when the current one equals oldValue', async () => {
       const pk = fresh();
       await pk.prepare('alice', { owner: 'u1' });
-      const ttlAt = Date.now() + 60_000;
+      const ttlAt = now() + 60_000;
       expect(await pk.reprepare('alice', { owner: 'u1' }, toTtlAt({ owner: 'u2' }, ttlAt))).toBe(true);
       expect(await pk.getValue('alice')).toEqual(new PreparedValue({ owner: 'u2' }, ttlAt));
       expect(await pk.reprepare('alice', { owner: 'u2' }, { owner: 'u3' })).toBe(true);
@@ -56,9 +56,9 @@ export function describeReprepareCases(context: ContractContext): void {
       expect(await pk.getValue('nobody')).toBeUndefined();
     });
 
+    const expiredAlice = expired([['alice', { owner: 'u1' }]]);
     it('replaces an expired record whose value equals oldValue (the condition is the value)', async () => {
-      const pk = fresh();
-      await prepareExpired(pk, [['alice', { owner: 'u1' }]]);
+      const { pk } = expiredAlice();
       expect(await pk.reprepare('alice', { owner: 'u1' }, { owner: 'u2' })).toBe(true);
       expect(await pk.get('alice')).toEqual({ owner: 'u2' });
     });
@@ -68,7 +68,7 @@ export function describeReprepareCases(context: ContractContext): void {
     it('moves the reservation: newKey held by newValue, oldKey released', async () => {
       const pk = fresh();
       await pk.prepare('alice', { owner: 'u1' });
-      const ttlAt = Date.now() + 60_000;
+      const ttlAt = now() + 60_000;
       expect(await pk.reprepare('alice', { owner: 'u1' }, 'alicia', toTtlAt({ owner: 'u1', n: 2 }, ttlAt))).toBe(true);
       expect(await pk.getValue('alice')).toBeUndefined();
       expect(await pk.getValue('alicia')).toEqual(new PreparedValue({ owner: 'u1', n: 2 }, ttlAt));
@@ -83,9 +83,9 @@ export function describeReprepareCases(context: ContractContext): void {
       expect(await pk.getValue('bob')).toEqual(new PreparedValue({ owner: 'u2' }, TTL_FOREVER));
     });
 
+    const expiredBob = expired([['bob', { owner: 'u2' }]]);
     it('takes a newKey whose record has expired', async () => {
-      const pk = fresh();
-      await prepareExpired(pk, [['bob', { owner: 'u2' }]]);
+      const { pk } = expiredBob();
       await pk.prepare('alice', { owner: 'u1' });
       expect(await pk.reprepare('alice', { owner: 'u1' }, 'bob', { owner: 'u1' })).toBe(true);
       expect(await pk.get('bob')).toEqual({ owner: 'u1' });
@@ -112,9 +112,9 @@ export function describeReprepareCases(context: ContractContext): void {
       expect(await pk.getValue('ghost')).toBeUndefined();
     });
 
+    const expiredAlice9 = expired([['alice', { owner: 'u9' }]]);
     it('keeps newKey when oldKey holds another value whose record has expired (nobody holds oldKey)', async () => {
-      const pk = fresh();
-      await prepareExpired(pk, [['alice', { owner: 'u9' }]]);
+      const { pk } = expiredAlice9();
       await expect(pk.reprepare('alice', { owner: 'u1' }, 'alicia', { owner: 'u1' })).rejects.toMatchObject({
         newKeyReleased: false,
       });

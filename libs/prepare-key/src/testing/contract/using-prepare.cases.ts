@@ -7,7 +7,7 @@ import type { ContractContext } from './contract-context.js';
 
 /** Cases of describePrepareKeyContract (see prepare-key.contract.ts). */
 export function describeUsingPrepareCases(context: ContractContext): void {
-  const { fresh } = context;
+  const { fresh, now } = context;
   describe('usingPrepare', () => {
     it('passes true to then, resolves what then resolves, and keeps the reservation', async () => {
       const pk = fresh();
@@ -51,7 +51,7 @@ export function describeUsingPrepareCases(context: ContractContext): void {
       const pk = fresh();
       const original = new Error('invalid command');
       await expect(
-        pk.usingPrepare('alice', toTtlAt({ owner: 'u1' }, Date.now() + 60_000), () => {
+        pk.usingPrepare('alice', toTtlAt({ owner: 'u1' }, now() + 60_000), () => {
           throw original;
         }),
       ).rejects.toBe(original);

@@ -6,7 +6,7 @@ import type { ContractContext, Owner } from './contract-context.js';
 
 /** Cases of describePrepareKeyContract (see prepare-key.contract.ts). */
 export function describeValueCases(context: ContractContext): void {
-  const { fresh, listAll, snapshot } = context;
+  const { fresh, now, listAll, snapshot } = context;
   describe('canonical equality', () => {
     type Doc = { a: number; b: { c: number[]; d: { x: number; y: string } } };
     const doc: Doc = { a: 1, b: { c: [1, 2], d: { x: 1, y: 'z' } } };
@@ -132,7 +132,7 @@ export function describeValueCases(context: ContractContext): void {
 
   describe('bad input rejects with a clear error and writes nothing', () => {
     const sentinelValue: Owner = { owner: 'sentinel' };
-    const sentinelTtl = Date.now() + 3_600_000;
+    const sentinelTtl = now() + 3_600_000;
 
     async function withSentinel(): Promise<PrepareKey<Owner>> {
       const pk = fresh();
@@ -209,7 +209,7 @@ export function describeValueCases(context: ContractContext): void {
       let thenCalled = false;
       const attempts: Array<() => Promise<unknown>> = [
         () => pk.prepare('fresh-key', bad),
-        () => pk.prepare('fresh-key', toTtlAt(bad, Date.now() + 60_000)),
+        () => pk.prepare('fresh-key', toTtlAt(bad, now() + 60_000)),
         () => pk.rollback('sentinel', bad),
         () => pk.reprepare('sentinel', bad),
         () => pk.reprepare('sentinel', sentinelValue, bad),
@@ -230,7 +230,7 @@ export function describeValueCases(context: ContractContext): void {
       ['NaN', Number.NaN],
       ['Infinity', Number.POSITIVE_INFINITY],
       ['-Infinity', Number.NEGATIVE_INFINITY],
-      ['a fraction', Date.now() + 60_000.5],
+      ['a fraction', now() + 60_000.5],
       ['1.5', 1.5],
       ["the string '1'", '1'],
       ['null', null],

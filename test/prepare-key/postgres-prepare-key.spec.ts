@@ -1,15 +1,22 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { postgresFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
-import { postgresSchema } from '../../../../../test/support/servers.js';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
-import { primitivesOf } from '../../prepare-key.primitives.js';
-import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
-import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '../../testing/index.js';
-import { PostgresPrepareKeyFactory } from './postgres-prepare-key.factory.js';
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+import {
+  PrepareKeyArgumentError,
+  PreparedValue,
+  TTL_FOREVER,
+  toTtlAt,
+  PostgresPrepareKeyFactory,
+} from '@ddd-kit/prepare-key';
+import {
+  describePrepareKeyContract,
+  PREPARE_KEY_FAULTS,
+  type PrepareKeyFaultTarget,
+} from '@ddd-kit/prepare-key/testing';
+import { postgresFaultTarget } from '../support/fault-proxy/prepare-key-fault-targets.js';
+import { postgresSchema } from '../support/servers.js';
+import { sleep, waitFor } from '../support/wait.js';
+import { primitivesOf } from '../../libs/prepare-key/src/prepare-key.primitives.js';
 
 /**
  * The ambient-transaction protocol, as @ddd-kit/transactional-adapter-pg speaks it: BEGIN on a
@@ -44,24 +51,52 @@ afterAll(async () => {
   await schema.drop();
 });
 
+/**
+ * A fault proxy of its own for each case: the statements on the records do not show which
+ * PrepareKey they are about (the name is a bound parameter), so a proxy shared by cases running
+ * at once could not count only the armed case's statements.
+ */
+function faultProxyPerCase(url: string, table: string): PrepareKeyFaultTarget {
+  const byName = new Map<string, PrepareKeyFaultTarget>();
+  return {
+    open: async (fault, name) => {
+      if (name === undefined) throw new Error('faultProxyPerCase: open() needs the name the case will use');
+      const own = await postgresFaultTarget(url, table);
+      byName.set(name, own.faults);
+      const opened = await own.faults.open(fault);
+      return {
+        factory: opened.factory,
+        close: async () => {
+          byName.delete(name);
+          await opened.close();
+          await own.close();
+        },
+      };
+    },
+    arm: (fault, name, nth) => {
+      const own = byName.get(name);
+      if (own === undefined) throw new Error(`faultProxyPerCase: nothing was opened for '${name}'`);
+      return own.arm(fault, name, nth);
+    },
+  };
+}
+
 describePrepareKeyContract(
   'PostgreSQL',
-  async () => {
+  () => {
     const pool = new pg.Pool({ connectionString: schema.url });
     const table = 'contract_records';
-    const injector = await postgresFaultTarget(schema.url, table);
     const factory = new PostgresPrepareKeyFactory(pool, { table, sweepIntervalMs: 0 });
     return {
       factory,
-      faults: injector.faults,
+      faults: faultProxyPerCase(schema.url, table),
       close: async () => {
-        await injector.close();
         await factory.close();
         await pool.end();
       },
     };
   },
-  { faults: PREPARE_KEY_FAULTS },
+  { faults: PREPARE_KEY_FAULTS, concurrentFaults: true },
 );
 
 describe('PostgresPrepareKeyFactory', () => {
@@ -165,22 +200,33 @@ describe('PostgresPrepareKeyFactory', () => {
 
   describe('expiry, retention and the sweep (by the database server clock)', () => {
     it('keeps an expired record readable by getValue until the sweep deletes it a retention period after ttlAt', async () => {
-      // Waits are measured from ttlAt, not chained: on a loaded machine the steps between them
-      // take time of their own, and a chained wait could overshoot the drop time.
-      const retentionMs = 1_500;
+      // Readable: expired a second ago with a minute of retention left, which no slow step can
+      // use up. Gone: a record whose ttlAt + retention the database server's clock has passed,
+      // which only real time moves: the wait ends past it however long it runs.
+      const retained = new PostgresPrepareKeyFactory(pool, {
+        table: 'retention',
+        retentionMs: 60_000,
+        sweepIntervalMs: 0,
+      });
+      const retentionMs = 300;
       const factory = new PostgresPrepareKeyFactory(pool, { table: 'retention', retentionMs, sweepIntervalMs: 0 });
+      const expiredAt = Date.now() - 1_000;
+      expect(await retained.create('n').prepare('expired', toTtlAt('v', expiredAt))).toBe(true);
       const pk = factory.create('n');
-      const ttlAt = Date.now() + 200;
+      const ttlAt = Date.now() + 100;
       expect(await pk.prepare('temp', toTtlAt('v', ttlAt))).toBe(true);
       expect(await pk.prepare('forever', 'v')).toBe(true);
-      expect((await rowsOf('retention')).find((r) => r.key === 'temp')?.drop_at).toBe(String(ttlAt + retentionMs));
-      await sleep(ttlAt + 50 - Date.now());
-      expect(await pk.get('temp')).toBeUndefined();
-      expect(await pk.getValue('temp')).toEqual(new PreparedValue('v', ttlAt));
-      await sleep(ttlAt + retentionMs + 50 - Date.now());
+      const dropAt = async (key: string) => (await rowsOf('retention')).find((r) => r.key === key)?.drop_at;
+      expect(await dropAt('temp')).toBe(String(ttlAt + retentionMs));
+      expect(await dropAt('expired')).toBe(String(expiredAt + 60_000));
+
+      expect(await pk.get('expired')).toBeUndefined();
+      expect(await pk.getValue('expired')).toEqual(new PreparedValue('v', expiredAt));
+
+      await sleep(Math.max(0, ttlAt + retentionMs + 100 - Date.now()));
       expect(await pk.getValue('temp')).toBeUndefined(); // past its drop time: gone, swept or not
       expect(await factory.sweep()).toBe(1);
-      expect((await rowsOf('retention')).map((r) => r.key)).toEqual(['forever']);
+      expect((await rowsOf('retention')).map((r) => r.key)).toEqual(['expired', 'forever']);
     });
 
     it("sweeps rollbacks' tombstones once they are old, and runs the sweep by itself when asked to", async () => {
@@ -192,8 +238,8 @@ describe('PostgresPrepareKeyFactory', () => {
       expect(tombstone).toMatchObject({ key: 'k', value: null, ttl_at: null });
       expect(Number(tombstone.drop_at)).toBeGreaterThan(Date.now() + 100_000);
       await pool.query(`UPDATE tombstones SET drop_at = 0`);
-      await sleep(300);
-      expect(await rowsOf('tombstones')).toEqual([]);
+      // The sweep runs every 50 ms by itself: its next run deletes the row.
+      await waitFor('the sweep to delete the old tombstone', async () => (await rowsOf('tombstones')).length === 0);
       await factory.close();
     });
   });
@@ -229,7 +275,13 @@ describe('PostgresPrepareKeyFactory', () => {
           inTransaction(pool, async () => {
             const won = await pk.prepare(key, 'first');
             firstPrepared();
-            await sleep(20); // hold the row lock while the second tries
+            // Hold the row until the second waits on it.
+            await waitFor('the second transaction to wait on the row', async () => {
+              const { rowCount } = await pool.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%tx_race%'`,
+              );
+              return rowCount === 1;
+            });
             if (round % 2 === 1) throw new Error('first rolls back');
             return won;
           }),

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { redisUrl, uniqueName } from '../../../../../test/support/servers.js';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
-import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
+import { PrepareKeyArgumentError, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
+import { redisUrl, uniqueName } from '../support/servers.js';
 
 // One convention for both Redis classes of ddd-kit (and ioredis's own option): `keyPrefix`,
 // used as given.

@@ -1,11 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster } from 'ioredis';
-import { redisClusterFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
-import { redisClusterNodes, uniqueName } from '../../../../../test/support/servers.js';
-import { toTtlAt } from '../../prepared-value.js';
-import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '../../testing/index.js';
-import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
-import { PREPARE, READ, REPREPARE, ROLLBACK } from './redis-prepare-key.scripts.js';
+import { toTtlAt, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
+import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '@ddd-kit/prepare-key/testing';
+import { redisClusterFaultTarget } from '../support/fault-proxy/prepare-key-fault-targets.js';
+import { redisClusterNodes, uniqueName } from '../support/servers.js';
+import {
+  PREPARE,
+  READ,
+  REPREPARE,
+  ROLLBACK,
+} from '../../libs/prepare-key/src/backends/redis/redis-prepare-key.scripts.js';
 
 describePrepareKeyContract(
   'Redis Cluster',
@@ -22,7 +26,7 @@ describePrepareKeyContract(
       },
     };
   },
-  { faults: PREPARE_KEY_FAULTS },
+  { faults: PREPARE_KEY_FAULTS, concurrentFaults: true },
 );
 
 describePrepareKeyContract('Redis Cluster with auto-pipelining', () => {

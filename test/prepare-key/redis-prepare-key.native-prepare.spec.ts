@@ -1,12 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { Redis, ReplyError } from 'ioredis';
-import { redisFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
-import { redisUrl, uniqueName } from '../../../../../test/support/servers.js';
-import type { PrepareKey } from '../../prepare-key.js';
-import type { PrepareKeyFactory } from '../../prepare-key.factory.js';
-import { toTtlAt } from '../../prepared-value.js';
-import { PREPARE_KEY_FAULTS, type PrepareKeyFault, type PrepareKeyFaultTarget } from '../../testing/index.js';
-import { RedisPrepareKeyFactory } from './redis-prepare-key.factory.js';
+import { toTtlAt, RedisPrepareKeyFactory, type PrepareKey, type PrepareKeyFactory } from '@ddd-kit/prepare-key';
+import { PREPARE_KEY_FAULTS, type PrepareKeyFault, type PrepareKeyFaultTarget } from '@ddd-kit/prepare-key/testing';
+import { redisFaultTarget } from '../support/fault-proxy/prepare-key-fault-targets.js';
+import { redisUrl, uniqueName } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 
 // prepare's native path: `SET <key> <record> NX GET [PXAT …]`, and the PREPARE script after it
 // only for a record the reply cannot settle (one with a ttlAt, or a tombstone). Beside the
@@ -56,10 +54,8 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
         outcome = { error };
       }
       armed.cancel();
-      const fired = (await Promise.race([
-        armed.fired,
-        new Promise((_, reject) => setTimeout(() => reject(new Error(`the ${fault} fault was never applied`)), 2_000)),
-      ])) as { command: string };
+      // The fault met its command before the operation could answer: the ceiling only catches one never applied.
+      const fired = (await waitFor(`the ${fault} fault to be applied`, armed.fired)) as { command: string };
       return { outcome, faulted: fired.command };
     } finally {
       await opened.close();
@@ -131,9 +127,10 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
       {
         title: 'a key whose record expired (still retained)',
         setup: async (reference) => {
-          expect(await reference.prepare('k', toTtlAt(own('B'), Date.now() + 100))).toBe(true);
-          // Expired by the server's clock, which `get` follows.
-          while ((await reference.get('k')) !== undefined) await new Promise((r) => setTimeout(r, 20));
+          // Written already expired (a second ago, by the server's clock on this machine): the same
+          // record as one that lapsed, kept for the retention period.
+          expect(await reference.prepare('k', toTtlAt(own('B'), Date.now() - 1_000))).toBe(true);
+          expect(await reference.get('k')).toBeUndefined();
           expect((await reference.getValue('k'))?.value).toEqual(own('B'));
         },
         answer: true,
@@ -158,22 +155,27 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
           [1, 'SET'],
           [2, 'EVALSHA'],
         ] as const) {
-          it(`${fault}, on the ${command}: ${c.title}: the right answer or an error, and the state it says`, async () => {
-            const name = uniqueName('n');
-            const reference = clean.create<Owner>(name);
-            await c.setup(reference);
-            const { outcome, faulted } = await underFault(fault, name, nth, (pk) => pk.prepare('k', own('A')));
-            expect(faulted).toBe(command);
-            const state = await reference.get('k');
-            if ('answer' in outcome) {
-              expect(outcome.answer).toBe(c.answer);
-              expect(state).toEqual(c.after);
-            } else {
-              // A resent command always gets a reply: an error there is a wrong answer.
-              if (fault === 'lost-reply-resent') throw outcome.error;
-              expect([c.before, c.after]).toContainEqual(state);
-            }
-          });
+          // Each case waits out a client timeout or two; the cases (each on a name of its own,
+          // through a client of its own) overlap them.
+          it.concurrent(
+            `${fault}, on the ${command}: ${c.title}: the right answer or an error, and the state it says`,
+            async () => {
+              const name = uniqueName('n');
+              const reference = clean.create<Owner>(name);
+              await c.setup(reference);
+              const { outcome, faulted } = await underFault(fault, name, nth, (pk) => pk.prepare('k', own('A')));
+              expect(faulted).toBe(command);
+              const state = await reference.get('k');
+              if ('answer' in outcome) {
+                expect(outcome.answer).toBe(c.answer);
+                expect(state).toEqual(c.after);
+              } else {
+                // A resent command always gets a reply: an error there is a wrong answer.
+                if (fault === 'lost-reply-resent') throw outcome.error;
+                expect([c.before, c.after]).toContainEqual(state);
+              }
+            },
+          );
         }
       }
     }

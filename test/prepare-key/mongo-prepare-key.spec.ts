@@ -1,16 +1,20 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import mongoose, { type Connection, type mongo } from 'mongoose';
-import { mongoFaultTarget } from '../../../../../test/support/fault-proxy/prepare-key-fault-targets.js';
-import { dropMongoDatabase, mongoUri, uniqueName } from '../../../../../test/support/servers.js';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
-import type { PrepareKey } from '../../prepare-key.js';
-import { primitivesOf } from '../../prepare-key.primitives.js';
-import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
-import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '../../testing/index.js';
-import { EXPIRE_AT_INDEX } from './mongo-prepare-key.constants.js';
-import { MongoPrepareKeyFactory } from './mongo-prepare-key.factory.js';
-import type { MongoPrepareKeyDocument } from './mongo-prepare-key.interfaces.js';
-import type { MongoRecordCollection } from './mongo-record-collection.js';
+import {
+  PrepareKeyArgumentError,
+  PreparedValue,
+  TTL_FOREVER,
+  toTtlAt,
+  MongoPrepareKeyFactory,
+  type PrepareKey,
+} from '@ddd-kit/prepare-key';
+import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '@ddd-kit/prepare-key/testing';
+import { mongoFaultTarget } from '../support/fault-proxy/prepare-key-fault-targets.js';
+import { dropMongoDatabase, mongoUri, uniqueName } from '../support/servers.js';
+import { primitivesOf } from '../../libs/prepare-key/src/prepare-key.primitives.js';
+import { EXPIRE_AT_INDEX } from '../../libs/prepare-key/src/backends/mongo/mongo-prepare-key.constants.js';
+import type { MongoPrepareKeyDocument } from '../../libs/prepare-key/src/backends/mongo/mongo-prepare-key.interfaces.js';
+import type { MongoRecordCollection } from '../../libs/prepare-key/src/backends/mongo/mongo-record-collection.js';
 
 describePrepareKeyContract(
   'MongoDB wire protocol (jongodb emulator unless MONGODB_URI is set)',
@@ -28,7 +32,7 @@ describePrepareKeyContract(
       },
     };
   },
-  { faults: PREPARE_KEY_FAULTS },
+  { faults: PREPARE_KEY_FAULTS, concurrentFaults: true },
 );
 
 describe('MongoPrepareKeyFactory', () => {
