@@ -10,9 +10,14 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { MachineIdOverflowError, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
 import { redisUrl, uniqueName } from '../support/servers.js';
-import { checkIds, ensureBuilt, spawnWorker, type Worker } from './support/id-workers.js';
+import { waitFor } from '../support/wait.js';
+import { checkIds, ensureBuilt, progressUntil, spawnWorker, type Worker } from './support/id-workers.js';
 
-const IDS_PER_PROCESS = 1_000_000;
+// Distinct IDs across processes rest on distinct machine IDs held at the same time (checked
+// directly) and on each generator's own order (checked per file); 250,000 IDs per process already
+// run each generator through tens of milliseconds and full sequences, so a longer run proves
+// nothing more. The kill case needs the run to last long enough to be interrupted: it is paced.
+const IDS_PER_PROCESS = 250_000;
 const MACHINE_BITS = 2; // exactly 4 machine IDs: a fifth instance must wait for a reclaim
 const SAFE_GUARD_MS = 2_500;
 const GUARD_INTERVAL_MS = 250;
@@ -46,7 +51,7 @@ describe('global IDs across OS processes on real Redis', () => {
         file: join(dir, `${name}.ids`),
         mode: 'count',
         count: IDS_PER_PROCESS,
-        chunk: 25_000,
+        chunk: 10_000,
         pauseMs,
         machineBits: MACHINE_BITS,
         safeGuardMs: SAFE_GUARD_MS,
@@ -82,15 +87,18 @@ describe('global IDs across OS processes on real Redis', () => {
     const namespace = uniqueName('mp-kill');
     namespaces.push(namespace);
     const keys = new RedisMachineIdDistributor(redis).keys(namespace);
-    // Paced, so that the run lasts long enough to be interrupted.
-    const workers = [0, 1, 2, 3].map((i) => start(namespace, `kill-${i}`, 30));
+    // The victim is paced (25 chunks, 120 ms apart): killed at 30%, it has seconds of run left,
+    // so a test process slow to react still kills it mid-run. The others need no pacing: they
+    // hold their IDs until told to finish.
+    const workers = [0, 1, 2, 3].map((i) => start(namespace, `kill-${i}`, i === 1 ? 120 : 0));
     const started = await Promise.all(workers.map((w) => w.started));
     expect(new Set(started.map((s) => s.machineId)).size).toBe(4);
 
     const victim = workers[1];
-    await new Promise<void>((resolve) => {
-      victim.onProgress = (progress) => progress.written >= IDS_PER_PROCESS * 0.3 && resolve();
-    });
+    await waitFor(
+      'the victim 30% through its IDs',
+      progressUntil(victim, (progress) => progress.written >= IDS_PER_PROCESS * 0.3),
+    );
     victim.child.kill('SIGKILL');
     const { signal } = await victim.exited;
     expect(signal).toBe('SIGKILL');

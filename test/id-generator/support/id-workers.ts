@@ -74,7 +74,8 @@ export function spawnWorker(name: string, config: WorkerConfig, children: ChildP
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.push(child);
-  const waitFor = <T>(type: string, map: (m: any) => T): Promise<T> =>
+  /** The worker's first message of `type`; rejects if the worker exits before sending it. */
+  const message = <T>(type: string, map: (m: any) => T): Promise<T> =>
     new Promise((resolve, reject) => {
       child.on('message', (m: any) => m?.type === type && resolve(map(m)));
       child.once('exit', (code, signal) =>
@@ -85,9 +86,9 @@ export function spawnWorker(name: string, config: WorkerConfig, children: ChildP
     child,
     file: config.file,
     progress: { written: 0 },
-    started: waitFor('started', (m) => m as Started),
-    generated: waitFor('generated', (m) => m as Generated),
-    closed: waitFor('closed', () => undefined),
+    started: message('started', (m) => m as Started),
+    generated: message('generated', (m) => m as Generated),
+    closed: message('closed', () => undefined),
     exited: new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal }))),
   };
   child.on('message', (m: any) => {

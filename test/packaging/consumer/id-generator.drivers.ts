@@ -64,13 +64,14 @@ export async function run(): Promise<void> {
       `SELECT count(*)::int AS held FROM ${distributor.tables.ids} WHERE instance_id IS NOT NULL`,
     );
     assert.equal(rows[0].held, 0);
-    await countTo25(
-      await new SegmentId({
-        source: new PostgresSegmentSource(pool, { tablePrefix }),
-        key: 'segment',
-        segmentSize: 10,
-      }).ready(),
-    );
+    // The source reserves on a pool of its own; closed, it lets the process exit (an idle
+    // connection would hold it until its idle timeout on a pg older than 8.7).
+    const source = new PostgresSegmentSource(pool, { tablePrefix });
+    try {
+      await countTo25(await new SegmentId({ source, key: 'segment', segmentSize: 10 }).ready());
+    } finally {
+      await source.close();
+    }
   } finally {
     for (const table of ['machine_ids', 'machine_id_namespaces', 'segments'])
       await pool.query(`DROP TABLE IF EXISTS "${tablePrefix}${table}"`);

@@ -11,15 +11,19 @@ export class OffsetClock {
 
 /**
  * Stands at `start` for `readsPerTick` readings, then moves on by one millisecond, and so on:
- * a "frozen, then advancing" clock independent of real time.
+ * a "frozen, then advancing" clock independent of real time. `back(ms)` moves it back.
  */
 export class SteppingClock {
   reads = 0;
+  private offset = 0;
   constructor(
     private readonly start: number,
     private readonly readsPerTick: number,
   ) {}
-  readonly now = (): number => this.start + Math.floor(this.reads++ / this.readsPerTick);
+  readonly now = (): number => this.start + this.offset + Math.floor(this.reads++ / this.readsPerTick);
+  back(ms: number): void {
+    this.offset -= ms;
+  }
 }
 
 /** Returns the values of `script` in turn (the last one for ever after), counting the reads. */

@@ -1,17 +1,18 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import fc from 'fast-check';
 import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { SnowflakeId } from '../generators/snowflake-id.js';
 import type { TimeBasedIdGenerator } from '../id-generator.interfaces.js';
-import { OffsetClock } from '../__tests__/test-clocks.js';
+import { OffsetClock, SteppingClock } from '../__tests__/test-clocks.js';
 import { ClockSync } from './clock-sync.js';
 
 const SPIN = 5;
 const BROKEN = 1_000;
-/** Loose wall-time bound for "did not wait": the test machine is shared and may deschedule us. */
-const PROMPT_MS = 150;
+const T0 = 1_750_000_000_000;
+/** How far the monotonic clock moves with each reading (see steppingMonotonic). */
+const STEP = 0.01;
 
 /** Runs every check both generators' IDs must pass: strictly increasing strings, no duplicate. */
 function expectOrdered(ids: string[]): void {
@@ -20,52 +21,72 @@ function expectOrdered(ids: string[]): void {
   expect(new Set(ids).size).toBe(ids.length);
 }
 
-const kinds: Array<[string, (clock: OffsetClock) => TimeBasedIdGenerator]> = [
-  ['CosIdGenerator', (clock) => new CosIdGenerator({ machineId: 7, clock: clock.now })],
-  ['SnowflakeId', (clock) => new SnowflakeId({ machineId: 7, clock: clock.now })],
+/**
+ * The real-time clock ClockSync bounds its busy-wait with (performance.now()), replaced for one
+ * case: each reading moves it on by `stepMs`. A wait then lasts as long as its readings say, and
+ * a busy machine pausing the process mid-wait changes nothing.
+ */
+function steppingMonotonic(stepMs: number): { read(): number } {
+  let t = 0;
+  jest.spyOn(performance, 'now').mockImplementation(() => (t += stepMs));
+  return { read: () => t };
+}
+
+afterEach(() => {
+  jest.restoreAllMocks();
+  jest.useRealTimers();
+});
+
+const kinds: Array<[string, (clock: () => number) => TimeBasedIdGenerator]> = [
+  ['CosIdGenerator', (clock) => new CosIdGenerator({ machineId: 7, clock })],
+  ['SnowflakeId', (clock) => new SnowflakeId({ machineId: 7, clock })],
 ];
 
 describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => {
-  async function setUp() {
-    const clock = new OffsetClock();
+  async function setUp(clock: () => number) {
     const sync = new ClockSync(make(clock), { spinThresholdMs: SPIN, brokenThresholdMs: BROKEN });
     const ids: string[] = [];
     for (let k = 0; k < 100; k++) ids.push(sync.generate());
-    void new ClockBackwardsError(1, 0).stack; // the first error of a suite pays for source maps; not the case under test
     await Promise.resolve(); // a new synchronous run: the next ID reads the clock
-    return { clock, sync, ids };
+    return { sync, ids };
   }
 
   it('less than the spin threshold: the synchronous call waits it out (briefly) and stays in order', async () => {
-    const { clock, sync, ids } = await setUp();
+    const monotonic = steppingMonotonic(STEP);
+    // A wall clock that moves on 1 ms every 10 readings: 3 ms behind, it is back after 30.
+    const clock = new SteppingClock(T0, 10);
+    const { sync, ids } = await setUp(clock.now);
+    const lastBefore = sync.lastTimestamp;
     clock.back(3);
-    const started = performance.now();
+    const started = monotonic.read();
     ids.push(sync.generate());
-    const blocked = performance.now() - started;
+    // It waited only until the clock was back: a few dozen readings, far less than spinThresholdMs.
+    expect(monotonic.read() - started).toBeLessThan(1);
+    expect(sync.parse(ids[ids.length - 1]).timestamp).toBeGreaterThanOrEqual(lastBefore);
     for (let k = 0; k < 100; k++) ids.push(sync.generate());
     expectOrdered(ids);
-    expect(blocked).toBeLessThan(PROMPT_MS); // a bounded busy-wait
   });
 
   it('between the thresholds, a real clock: generate() gives up within spinThresholdMs (never blocks long), generateAsync() waits with a timer and stays in order', async () => {
-    const { clock, sync, ids } = await setUp();
+    // Wall time and timers are Jest's: the clock stands still unless timers run, and the wait of
+    // 400 ms takes none. The busy-wait's bound runs on the stepping monotonic clock.
+    jest.useFakeTimers({ doNotFake: ['performance', 'nextTick', 'queueMicrotask', 'setImmediate'] });
+    const monotonic = steppingMonotonic(STEP);
+    const clock = new OffsetClock();
+    const { sync, ids } = await setUp(clock.now);
     const lastBefore = sync.lastTimestamp;
     clock.back(400);
-    let thrown: unknown;
-    const started = performance.now();
-    try {
-      sync.generate();
-    } catch (error) {
-      thrown = error;
-    }
-    expect(performance.now() - started).toBeLessThan(PROMPT_MS); // did not wait the 400 ms out
-    expect(thrown).toBeInstanceOf(ClockBackwardsError);
+    const started = monotonic.read();
+    expect(() => sync.generate()).toThrow(ClockBackwardsError);
+    // It gave up after spinThresholdMs (and the one extra millisecond of its bound), not later.
+    expect(monotonic.read() - started).toBeLessThanOrEqual(SPIN + 1 + 3 * STEP);
     let timerRan = false;
     setTimeout(() => (timerRan = true), 5);
-    ids.push(await sync.generateAsync());
+    const waited = sync.generateAsync();
+    await jest.advanceTimersByTimeAsync(400);
+    ids.push(await waited);
     expect(timerRan).toBe(true); // the event loop ran while it waited
-    // It waited until the moved-back clock passed its last ID: 400 ms less the time since that
-    // ID was issued, so a fixed wall-time bound would depend on how fast the set-up ran.
+    // It waited until the moved-back clock passed its last ID.
     expect(clock.now()).toBeGreaterThanOrEqual(lastBefore);
     expect(sync.parse(ids[ids.length - 1]).timestamp).toBeGreaterThanOrEqual(lastBefore);
     for (let k = 0; k < 100; k++) ids.push(sync.generate());
@@ -73,9 +94,10 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
   });
 
   it('between the thresholds, a clock that catches up within spinThresholdMs of real time: generate() waits it out', () => {
+    steppingMonotonic(STEP);
     // A clock that runs 50 ms per reading: 400 ms behind, it is back after 8 readings, long
-    // before 5 ms of real time have passed (even on a machine busy enough to pause the process).
-    let t = 1_750_000_000_000;
+    // before spinThresholdMs of (stepping) real time has passed.
+    let t = T0;
     const clock = () => (t += 50);
     const sync = new ClockSync(new CosIdGenerator({ machineId: 9, clock }), {
       spinThresholdMs: 5,
@@ -92,12 +114,17 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
   });
 
   it('beyond the broken threshold: both throw at once, nothing is issued', async () => {
-    const { clock, sync, ids } = await setUp();
+    const monotonic = steppingMonotonic(STEP);
+    const clock = new OffsetClock();
+    const { sync, ids } = await setUp(clock.now);
     clock.back(BROKEN + 200);
-    const started = performance.now();
+    const started = monotonic.read();
     expect(() => sync.generate()).toThrow(/brokenThresholdMs/);
+    expect(monotonic.read() - started).toBe(0); // no busy-wait
+    let turned = false;
+    setImmediate(() => (turned = true));
     await expect(sync.generateAsync()).rejects.toThrow(ClockBackwardsError);
-    expect(performance.now() - started).toBeLessThan(PROMPT_MS);
+    expect(turned).toBe(false); // rejected before the event loop turned: no timer either
     clock.back(-(BROKEN + 200)); // the clock is fixed
     ids.push(await sync.generateAsync());
     expectOrdered(ids);
@@ -112,7 +139,7 @@ describe.each(kinds)('ClockSync around %s (clock moved back)', (_name, make) => 
         }),
         async (steps) => {
           const clock = new OffsetClock();
-          const sync = new ClockSync(make(clock), { spinThresholdMs: SPIN, brokenThresholdMs: BROKEN });
+          const sync = new ClockSync(make(clock.now), { spinThresholdMs: SPIN, brokenThresholdMs: BROKEN });
           const ids: string[] = [];
           for (const [back, count] of steps) {
             clock.back(back);

@@ -12,13 +12,13 @@ import { MachineIdLease } from './machine-id-lease.js';
 
 const START = Date.UTC(2026, 0, 1);
 
-/** A process's two clocks: `pause(ms)` moves both (SIGSTOP), `suspend(ms)` only the wall clock (a suspended VM). */
+/** A process's two clocks: `stopFor(ms)` moves both (SIGSTOP), `suspend(ms)` only the wall clock (a suspended VM). */
 class ProcessClocks {
   monotonicMs = 1_000;
   wallMs = START;
   readonly monotonic = (): number => this.monotonicMs;
   readonly wall = (): number => this.wallMs;
-  pause(ms: number): void {
+  stopFor(ms: number): void {
     this.monotonicMs += ms;
     this.wallMs += ms;
   }
@@ -66,9 +66,9 @@ describe('MachineIdLease', () => {
       { clock: clocks.wall, monotonic: clocks.monotonic },
     );
     const sent = lease.now();
-    clocks.pause(900); // the reply took 900 ms
+    clocks.stopFor(900); // the reply took 900 ms
     lease.renew(sent);
-    clocks.pause(150);
+    clocks.stopFor(150);
     expect(() => lease.check()).toThrow(MachineIdLeaseExpiredError); // 1,050 ms after the send
     const broken = new MachineIdLease(
       3,
@@ -109,39 +109,39 @@ describe.each([
         { monotonic: clocks.monotonicMs, wall: clocks.wallMs },
         { clock: clocks.wall, monotonic: clocks.monotonic },
       );
-      let pauseOnNextRead: ((c: ProcessClocks) => void) | undefined;
-      // The generator's clock is the process's wall clock; a pause may strike while it is read.
+      let onNextRead: ((c: ProcessClocks) => void) | undefined;
+      // The generator's clock is the process's wall clock; a stop may strike while it is read.
       const clock = (): number => {
         const reading = clocks.wall();
-        const pause = pauseOnNextRead;
-        pauseOnNextRead = undefined;
-        pause?.(clocks);
+        const strike = onNextRead;
+        onNextRead = undefined;
+        strike?.(clocks);
         return reading;
       };
       const generator = make(clock, lease);
-      return { clocks, generator, pauseWhileReading: (p: (c: ProcessClocks) => void) => (pauseOnNextRead = p) };
+      return { clocks, generator, whileReading: (p: (c: ProcessClocks) => void) => (onNextRead = p) };
     }
 
     it('a process stopped (SIGSTOP) right after reading the clock for a new millisecond issues nothing on resuming', () => {
-      const { clocks, generator, pauseWhileReading } = setUp();
+      const { clocks, generator, whileReading } = setUp();
       generator.generate();
-      clocks.pause(1);
-      pauseWhileReading((c) => c.pause(5_000)); // read at t, resumed at t + 5 s: the ID may have moved meanwhile
+      clocks.stopFor(1);
+      whileReading((c) => c.stopFor(5_000)); // read at t, resumed at t + 5 s: the ID may have moved meanwhile
       expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
     });
 
     it('a suspended VM (wall clock jumps, monotonic clock stood still) issues nothing on resuming', () => {
-      const { clocks, generator, pauseWhileReading } = setUp();
+      const { clocks, generator, whileReading } = setUp();
       generator.generate();
-      clocks.pause(1);
-      pauseWhileReading((c) => c.suspend(5_000));
+      clocks.stopFor(1);
+      whileReading((c) => c.suspend(5_000));
       expect(() => generator.generate()).toThrow(MachineIdLeaseExpiredError);
     });
 
     it('within the lease, a new millisecond passes', () => {
       const { clocks, generator } = setUp();
       generator.generate();
-      clocks.pause(500);
+      clocks.stopFor(500);
       expect(() => generator.generate()).not.toThrow();
     });
   },

@@ -1,11 +1,7 @@
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Global, Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { Redis } from 'ioredis';
-import { proxyUrl } from '../../../../test/support/fault-proxy/index.js';
-import { redisUrl, uniqueName } from '../../../../test/support/servers.js';
-import { Radix62 } from '../radix62/radix62.js';
 import { Aggregate } from '@ddd-kit/core';
 import { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
@@ -14,7 +10,6 @@ import { Order } from '../aggregate/order.decorator.js';
 import { ClockSync } from '../clock/clock-sync.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
 import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
-import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
 import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
 import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
 import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
@@ -24,8 +19,6 @@ import { SnowflakeId } from '../generators/snowflake-id.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
 import { generateGlobalId, generateId } from '../global/id-generator.registry.js';
 import type { IdGenerator } from '../id-generator.interfaces.js';
-import { MachineIdHolder } from '../machine/machine-id-holder.js';
-import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
 import { getIdGeneratorContextToken } from './id-generator.utils.js';
 import { IdGeneratorModule } from './id-generator.module.js';
 import type { IdGeneratorContext, IdGeneratorModuleOptions } from './id-generator-options.interface.js';
@@ -280,164 +273,5 @@ describe('IdGeneratorModule', () => {
     await expect(start({ machine: 'x' as never })).rejects.toThrow(/machine must be/);
     await expect(start({ aggregateFactories: [{} as never] })).rejects.toThrow(/aggregateFactories\[0\]/);
     expect(() => IdGeneratorModule.forRootAsync({} as never)).toThrow(IdGeneratorOptionsError);
-  });
-
-  describe('on Redis', () => {
-    let redis: Redis;
-    let namespace: string;
-    let distributor: RedisMachineIdDistributor;
-
-    beforeAll(() => {
-      redis = new Redis(redisUrl());
-      namespace = uniqueName('module');
-      distributor = new RedisMachineIdDistributor(redis, { safeGuardMs: 3_000, guardIntervalMs: 200 });
-    });
-
-    afterAll(async () => {
-      await Promise.all(Object.values(distributor.keys(namespace)).map((k) => redis.del(k)));
-      redis.disconnect();
-    });
-
-    it('distributes a machine ID per application and reverts it on shutdown (with the last timestamp used)', async () => {
-      const keys = distributor.keys(namespace);
-      const one = await start({ machine: distributor, namespace, instanceId: 'app-1' });
-      const two = await start({ machine: distributor, namespace, instanceId: 'app-2' });
-      const holderOne = one.get(MachineIdHolder);
-      const holderTwo = two.get(MachineIdHolder);
-      expect(holderOne.machineId).not.toBe(holderTwo.machineId);
-      expect(await redis.hgetall(keys.owners)).toEqual({
-        [holderOne.machineId]: 'app-1',
-        [holderTwo.machineId]: 'app-2',
-      });
-
-      const global = one.get(GlobalIdGenerator);
-      let last = '';
-      for (let i = 0; i < 1_000; i++) last = global.generate();
-      await one.close();
-
-      expect(await redis.hgetall(keys.owners)).toEqual({ [holderTwo.machineId]: 'app-2' });
-      expect(await redis.zrange(keys.released, 0, -1)).toEqual([String(holderOne.machineId)]);
-      expect(Number(await redis.hget(keys.timestamps, String(holderOne.machineId)))).toBeGreaterThanOrEqual(
-        CosIdGenerator.parse(last).timestamp,
-      );
-      await new Promise((resolve) => setTimeout(resolve, 2));
-      expect(() => global.generate()).toThrow(MachineIdReleasedError); // nothing issued after the release
-
-      // The released ID goes to the next application, which starts after its last timestamp.
-      const three = await start({ machine: distributor, namespace, instanceId: 'app-3' });
-      expect(three.get(MachineIdHolder).machineId).toBe(holderOne.machineId);
-      expect(CosIdGenerator.parse(three.get(GlobalIdGenerator).generate()).timestamp).toBeGreaterThan(
-        CosIdGenerator.parse(last).timestamp,
-      );
-      await Promise.all([two.close(), three.close()]);
-      expect(await redis.hlen(keys.owners)).toBe(0);
-    });
-
-    it('gives the machine ID back when bootstrap fails after it was taken', async () => {
-      const failing = start({
-        machine: distributor,
-        namespace,
-        instanceId: 'broken',
-        generators: {
-          bad: () => {
-            throw new Error('generator factory failed');
-          },
-        },
-      });
-      await expect(failing).rejects.toThrow('generator factory failed');
-      const keys = distributor.keys(namespace);
-      expect(await redis.hget(keys.instances, 'broken')).toBeNull();
-      expect(Object.values(await redis.hgetall(keys.owners))).not.toContain('broken');
-    });
-
-    it('a machine ID lost while the application was cut off: the global, aggregate and named generators move to a new one; generateAsync() waits for it', async () => {
-      const ns = uniqueName('module-lost');
-      const { proxy, url } = await proxyUrl('redis', redisUrl());
-      const proxied = new Redis(url, { retryStrategy: () => 20 });
-      proxied.on('error', () => undefined);
-      const direct = new RedisMachineIdDistributor(redis, { safeGuardMs: 60_000 });
-      const keys = direct.keys(ns);
-      try {
-        const app = await start(
-          {
-            machine: new RedisMachineIdDistributor(proxied, { safeGuardMs: 300, guardIntervalMs: 100 }),
-            namespace: ns,
-            machineBits: 2,
-            instanceId: 'app',
-            generators: {
-              snow: (ctx) =>
-                new SnowflakeId({
-                  machineId: ctx.machineId,
-                  machineBits: ctx.machineBits,
-                  lastTimestamp: ctx.lastTimestamp,
-                  lease: ctx.lease,
-                }),
-            },
-          },
-          { providers: [Consumer] },
-        );
-        const { global, registrar, snow } = app.get(Consumer);
-        const holder = app.get(MachineIdHolder);
-        const lost = holder.machineId;
-        const fillers = await Promise.all(
-          [1, 2, 3].map((i) => direct.distribute({ namespace: ns, machineBits: 2, instanceId: `filler-${i}` })),
-        );
-        const before = {
-          global: global.generate(),
-          order: registrar.get(OrderAggregate).generate(),
-          snow: snow.generate(),
-        };
-
-        proxy.blackhole();
-        await new Promise((resolve) => setTimeout(resolve, 400));
-        expect((await direct.distribute({ namespace: ns, machineBits: 2, instanceId: 'newcomer' })).machineId).toBe(
-          lost,
-        );
-        const free = fillers[2];
-        await direct.revert({
-          namespace: ns,
-          machineBits: 2,
-          instanceId: 'filler-3',
-          machineId: free.machineId,
-          lastTimestamp: Date.now(),
-        });
-        expect(() => global.generate()).toThrow(); // the lease expired: nothing is issued meanwhile
-        proxy.heal({ reset: true });
-
-        const after = {
-          global: await global.generateAsync(),
-          order: await registrar.get(OrderAggregate).generateAsync(),
-          snow: await (snow as SnowflakeId & { generateAsync(): Promise<string> }).generateAsync(),
-        };
-        expect(holder.machineId).toBe(free.machineId);
-        expect(app.get<IdGeneratorContext>(getIdGeneratorContextToken()).machineId).toBe(free.machineId);
-        expect(CosIdGenerator.parse(after.global).machineId).toBe(free.machineId);
-        expect(CosIdGenerator.parse(after.order).machineId).toBe(free.machineId);
-        expect((snow as SnowflakeId).parse(after.snow).machineId).toBe(free.machineId);
-        expect(snow).toBeInstanceOf(SnowflakeId);
-        // Each generator's IDs keep increasing across the move.
-        expect(after.global > before.global && after.order > before.order).toBe(true);
-        expect(BigInt(Radix62.decode(after.snow)) > BigInt(Radix62.decode(before.snow))).toBe(true);
-        expect(CosIdGenerator.parse(global.generate()).machineId).toBe(free.machineId);
-        expect(await redis.hget(keys.owners, String(lost))).toBe('newcomer');
-        await app.close();
-        expect(await redis.hget(keys.owners, String(free.machineId))).toBeNull();
-      } finally {
-        proxied.disconnect();
-        await proxy.close();
-        await Promise.all(Object.values(keys).map((k) => redis.del(k)));
-      }
-    });
-
-    it('defaults the instance ID to host, PID and a random part, distinct per module in one process', async () => {
-      const a = await start({ machine: distributor, namespace });
-      const b = await start({ machine: distributor, namespace });
-      const ia = a.get(MachineIdHolder).instanceId;
-      const ib = b.get(MachineIdHolder).instanceId;
-      expect(ia).toContain(`:${process.pid}:`);
-      expect(ia).not.toBe(ib);
-      expect(a.get(MachineIdHolder).machineId).not.toBe(b.get(MachineIdHolder).machineId);
-      await Promise.all([a.close(), b.close()]);
-    });
   });
 });

@@ -1,22 +1,15 @@
+// What needs no Redis: the key layout and the option checks. The distributor on Redis and Redis
+// Cluster is tested in test/id-generator/.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { redisUrl, uniqueName } from '../../../../../test/support/servers.js';
-import { describeMachineIdDistributorContract } from '../../testing/machine-id-distributor.contract.js';
-import { describeMachineIdProcesses } from '../../__tests__/machine-id-processes.case.js';
-import { redisTarget } from '../../__tests__/redis-distributor.target.js';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import { RedisMachineIdDistributor } from './redis-machine-id-distributor.js';
 
-describeMachineIdDistributorContract('Redis', redisTarget);
-describeMachineIdProcesses('Redis', redisTarget);
+describe('RedisMachineIdDistributor (no Redis)', () => {
+  // Never connects: nothing here sends a command.
+  const redis = new Redis({ lazyConnect: true });
 
-describe('RedisMachineIdDistributor on Redis', () => {
-  const redis = new Redis(redisUrl());
-  const namespaces: string[] = [];
-
-  afterAll(async () => {
-    const d = new RedisMachineIdDistributor(redis);
-    for (const ns of namespaces) await Promise.all(Object.values(d.keys(ns)).map((k) => redis.del(k)));
+  afterAll(() => {
     redis.disconnect();
   });
 
@@ -32,15 +25,5 @@ describe('RedisMachineIdDistributor on Redis', () => {
       bounds: 'app:ids:{orders%3A%7Beu%7D%25}:bounds',
     });
     expect(() => new RedisMachineIdDistributor(redis, { keyPrefix: 'a{b}' })).toThrow(IdGeneratorOptionsError);
-  });
-
-  it('survives a flushed script cache (EVALSHA falls back to EVAL on NOSCRIPT)', async () => {
-    const namespace = uniqueName('noscript');
-    namespaces.push(namespace);
-    const distributor = new RedisMachineIdDistributor(redis);
-    await distributor.distribute({ namespace, machineBits: 4, instanceId: 'before' });
-    await redis.script('FLUSH');
-    const after = await distributor.distribute({ namespace, machineBits: 4, instanceId: 'after' });
-    expect(after.machineId).toBe(1);
   });
 });

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate } from 'node:timers';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from '@jest/globals';
 import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
 import type { LeasedMachineIdDistributorOptions } from '../../machine/leased-machine-id-distributor.js';
@@ -22,7 +24,10 @@ export type FaultKind = 'lost-then-resent' | 'lost' | 'timeout';
 /** A client of the store through fault proxies (one per server), set up for one kind of fault. */
 export interface FaultyStore {
   create(options?: LeasedMachineIdDistributorOptions): LeasedDistributor;
-  /** Arms the fault on the next request of `operation` (the one that changes the store); resolves once applied. */
+  /**
+   * Arms the fault on the next request of `operation` (the one that changes the store); resolves
+   * once applied, which is by the time the operation it hits has settled (the cases check then).
+   */
   inject(operation: Operation): Promise<void>;
   /** Nothing passes until `heal()` (a pause, a partition). */
   blackhole(): void;
@@ -52,8 +57,67 @@ export interface MachineIdDistributorContractOptions {
   faults?: boolean;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/**
+ * A holder's two clocks (its wall clock and its lease's monotonic clock), moved only by the
+ * case: `advance(ms)` is time passing. A lease counted on them ends exactly when the case says,
+ * however slowly the machine runs; heartbeats still go out on their real timer. Give
+ * MachineIdHolder.acquire `{ clock: now, monotonic }`, and its distributor and generators `now`.
+ */
+export class ManualClocks {
+  wallMs: number;
+  monotonicMs = 0;
+  constructor(start = Date.now()) {
+    this.wallMs = start;
+  }
+  readonly now = (): number => this.wallMs;
+  readonly monotonic = (): number => this.monotonicMs;
+  advance(ms: number): void {
+    this.wallMs += ms;
+    this.monotonicMs += ms;
+  }
+}
+
+/** A clock that reads `readings` in turn (the last one for ever after), counting its reads. */
+export class ScriptedClock {
+  reads = 0;
+  constructor(private readonly readings: number[]) {}
+  readonly now = (): number => this.readings[Math.min(this.reads++, this.readings.length - 1)];
+}
+
+/**
+ * Watches a distributor's heartbeats: `sentSince(t)` resolves once a guard sent when the
+ * clocks' monotonic reading was `t` or later has succeeded (a heartbeat that can renew a lease
+ * from after the case moved the clocks).
+ */
+export function heartbeatsOf(
+  distributor: LeasedDistributor,
+  clocks: ManualClocks,
+): { sentSince(monotonicMs: number): Promise<void> } {
+  const succeeded: number[] = [];
+  const waiting: Array<{ from: number; resolve: () => void }> = [];
+  const guard = distributor.guard.bind(distributor);
+  distributor.guard = async (state) => {
+    const sentAt = clocks.monotonic();
+    await guard(state);
+    succeeded.push(sentAt);
+    // After the holder has taken the answer in (it renews its lease once this call returns).
+    setImmediate(() => {
+      for (const w of [...waiting]) {
+        if (sentAt < w.from) continue;
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve();
+      }
+    });
+  };
+  return {
+    sentSince: (from) =>
+      succeeded.some((sentAt) => sentAt >= from)
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => waiting.push({ from, resolve })),
+  };
+}
 
 /** What every group of cases uses: the store's target once set up, namespaces and request builders. */
 export interface MachineIdContractContext {
@@ -124,13 +188,18 @@ export function machineIdContractContext(
   };
 }
 
-/** A fault that never fires would leave the case waiting: fail it saying so. */
-export function applied(fired: Promise<void>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const missed = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('the fault was never applied: no request matched it')), 5_000);
+/**
+ * Fails unless the armed fault was applied. A fault fires as its request passes the proxy,
+ * before the operation can settle: by the time it has, `fired` has resolved (one turn of the
+ * event loop lets its callbacks run). No timer: nothing here depends on how fast the machine is.
+ */
+export async function expectApplied(fired: Promise<void>): Promise<void> {
+  let applied = false;
+  void fired.then(() => {
+    applied = true;
   });
-  return Promise.race([fired, missed]).finally(() => clearTimeout(timer));
+  await nextTurn();
+  if (!applied) throw new Error('the fault was never applied: no request matched it');
 }
 
 export async function settle<T>(promise: Promise<T>): Promise<{ value?: T; error?: unknown }> {
@@ -138,20 +207,5 @@ export async function settle<T>(promise: Promise<T>): Promise<{ value?: T; error
     return { value: await promise };
   } catch (error) {
     return { error };
-  }
-}
-
-/**
- * A setup step through a faulty store's client, before any fault is armed. That client has a short
- * timeout (so that a lost reply settles), which a busy machine can overrun; the step is asked
- * again, which is safe: distributing to the same instance gives back the ID it already holds.
- */
-export async function setUp<T>(step: () => Promise<T>, tries = 5): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await step();
-    } catch (error) {
-      if (attempt >= tries) throw error;
-    }
   }
 }

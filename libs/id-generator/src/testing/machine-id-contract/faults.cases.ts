@@ -1,10 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from '@jest/globals';
 import { MachineIdLostError } from '../../errors/machine-id-lost.error.js';
 import {
-  sleep,
-  applied,
+  expectApplied,
+  ScriptedClock,
   settle,
-  setUp,
   type FaultKind,
   type FaultyStore,
   type MachineIdContractContext,
@@ -23,10 +23,10 @@ export function describeFaultCases(context: MachineIdContractContext): void {
         const store = await faultyStore(kind);
         try {
           const distributor = store.create();
-          await setUp(() => distributor.distribute(request(namespace, 3, 'warm-up'))); // connected; tables created
+          await distributor.distribute(request(namespace, 3, 'warm-up')); // connected; tables created
           const fired = store.inject('distribute');
           const outcome = await settle(distributor.distribute(request(namespace, 3, 'faulted')));
-          await applied(fired);
+          await expectApplied(fired);
           const held = await target().heldBy(namespace, 'faulted');
           // A resent request must get the answer; otherwise an error is right too (a client that
           // retries on its own, as ioredis's Cluster does on a closed connection, may answer).
@@ -49,18 +49,23 @@ export function describeFaultCases(context: MachineIdContractContext): void {
       const store = await faultyStore('lost-then-resent');
       try {
         const skew = 300;
-        const ahead = target().create({ safeGuardMs: 300, guardIntervalMs: 100, clock: () => Date.now() + skew });
+        const safeGuardMs = 100;
+        const ahead = target().create({ safeGuardMs, guardIntervalMs: 30, clock: () => Date.now() + skew });
         await target()
           .create({ safeGuardMs: 60_000 })
           .distribute(request(namespace, 1, 'busy'));
-        const boundAtLeast = Date.now() + skew + 300; // its clock, read before the request, + its safeGuardMs
+        const boundAtLeast = Date.now() + skew + safeGuardMs; // its clock, read before the request, + its safeGuardMs
         const silent = await ahead.distribute(request(namespace, 1, 'silent'));
-        await sleep(350);
-        const distributor = store.create({ safeGuardMs: 300, guardIntervalMs: 100, maxClockWaitMs: 2_000 });
-        await setUp(() => distributor.revert(state(namespace, 1, 'nobody', 0))); // connected
+        // Past its deadline by the store's clock (a longer wait changes nothing: nobody else asks).
+        await sleep(safeGuardMs + 50);
+        // The newcomer's clock: behind that bound for its request, past it once the answer is in.
+        const start = Date.now();
+        const clock = new ScriptedClock([start, start + skew + safeGuardMs + 1_000]);
+        const distributor = store.create({ safeGuardMs, guardIntervalMs: 30, clock: clock.now });
+        await distributor.revert(state(namespace, 1, 'nobody', 0)); // connected
         const fired = store.inject('distribute');
         const taken = await distributor.distribute(request(namespace, 1, 'newcomer'));
-        await applied(fired);
+        await expectApplied(fired);
         expect(taken.machineId).toBe(silent.machineId);
         expect(taken.lastTimestamp).toBeGreaterThanOrEqual(boundAtLeast);
         expect(await target().heldBy(namespace, 'newcomer')).toEqual([silent.machineId]);
@@ -76,12 +81,14 @@ export function describeFaultCases(context: MachineIdContractContext): void {
         const store = await faultyStore(kind);
         try {
           const distributor = store.create({ safeGuardMs: 5_000, guardIntervalMs: 1_000 });
-          const held = await setUp(() => distributor.distribute(request(namespace, 3, 'a')));
+          const held = await distributor.distribute(request(namespace, 3, 'a'));
           const before = (await target().deadline(namespace, held.machineId))!;
-          await sleep(20);
+          // A guard with a lease a second longer: the deadline it writes is later than the one
+          // above, whatever the store's clock read in between.
+          const longer = store.create({ safeGuardMs: 6_000, guardIntervalMs: 1_000 });
           const fired = store.inject('guard');
-          const outcome = await settle(distributor.guard(state(namespace, 3, 'a', held.machineId)));
-          await applied(fired);
+          const outcome = await settle(longer.guard(state(namespace, 3, 'a', held.machineId)));
+          await expectApplied(fired);
           expect(outcome.error).not.toBeInstanceOf(MachineIdLostError);
           if (kind === 'lost-then-resent') expect(outcome.error).toBeUndefined();
           // The store acted in every case: the deadline moved on, the ID is still the holder's.
@@ -100,10 +107,10 @@ export function describeFaultCases(context: MachineIdContractContext): void {
         const store = await faultyStore(kind);
         try {
           const distributor = store.create();
-          const held = await setUp(() => distributor.distribute(request(namespace, 3, 'a')));
+          const held = await distributor.distribute(request(namespace, 3, 'a'));
           const fired = store.inject('revert');
           const outcome = await settle(distributor.revert(state(namespace, 3, 'a', held.machineId)));
-          await applied(fired);
+          await expectApplied(fired);
           // Never a false "not held": true, or (not resent) an error.
           if (kind === 'lost-then-resent' || outcome.error === undefined) expect(outcome).toEqual({ value: true });
           expect(await target().owner(namespace, held.machineId)).toBeNull();

@@ -2,12 +2,18 @@
 // directly, and reached through fault proxies (one per node; a Cluster through natMap).
 import type { LuaScript } from '@ddd-kit/core/redis';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
-import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../../../test/support/fault-proxy/index.js';
-import { redisClusterNodes, redisUrl } from '../../../../test/support/servers.js';
-import { RedisMachineIdDistributor } from '../machine/redis/redis-machine-id-distributor.js';
-import { DISTRIBUTE_SCRIPT, GUARD_SCRIPT, REVERT_SCRIPT } from '../machine/redis/machine-id.scripts.js';
+import { RedisMachineIdDistributor } from '@ddd-kit/id-generator';
+import type { DistributorContractTarget, FaultKind, Operation } from '@ddd-kit/id-generator/testing';
+// The scripts' SHA-1s tell the fault proxy which request is which operation.
+import {
+  DISTRIBUTE_SCRIPT,
+  GUARD_SCRIPT,
+  REVERT_SCRIPT,
+} from '../../../libs/id-generator/src/machine/redis/machine-id.scripts.js';
+import { CLIENT_TIMEOUT_MS, RESENDING_CLIENT_TIMEOUT_MS } from '../../support/fault-proxy/fault-timing.js';
+import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../support/fault-proxy/index.js';
+import { redisClusterNodes, redisUrl } from '../../support/servers.js';
 import type { ProcessesTarget } from './machine-id-processes.case.js';
-import type { DistributorContractTarget, FaultKind, Operation } from '../testing/machine-id-distributor.contract.js';
 
 const SCRIPTS: Record<Operation, LuaScript> = {
   distribute: DISTRIBUTE_SCRIPT,
@@ -22,21 +28,28 @@ function runs(operation: Operation) {
     (r.command === 'EVALSHA' && r.args[1] === sha) || (r.command === 'EVAL' && r.args[1] === lua);
 }
 
-/** Client options per fault: ioredis resends by default; `lost` turns that off and needs a timeout to settle. */
+/**
+ * Client options per fault, as a caller meeting it would have them (ioredis resends by default).
+ * `lost`: no resend, and no retry of a command whose connection was cut, so it fails at the cut.
+ * `timeout`: the proxy holds the reply until the client has given up (no race with the timeout).
+ */
 function clientOptions(kind: FaultKind): RedisOptions {
-  const base: RedisOptions = { retryStrategy: () => 20 };
-  if (kind === 'lost') return { ...base, autoResendUnfulfilledCommands: false, commandTimeout: 300 };
-  if (kind === 'timeout') return { ...base, commandTimeout: 300 };
+  const base: RedisOptions = { retryStrategy: () => 20, commandTimeout: CLIENT_TIMEOUT_MS };
+  if (kind === 'lost-then-resent') return { ...base, commandTimeout: RESENDING_CLIENT_TIMEOUT_MS };
+  if (kind === 'lost') return { ...base, autoResendUnfulfilledCommands: false, maxRetriesPerRequest: 0 };
   return base;
 }
 
 function arm(proxies: FaultProxy[], kind: FaultKind, operation: Operation): Promise<void> {
   const match = runs(operation);
   const handles = proxies.map((proxy) =>
-    kind === 'timeout' ? proxy.delayReply({ match, ms: 700 }) : proxy.dropReply({ match, then: 'cut' }),
+    kind === 'timeout' ? proxy.holdReply({ match }) : proxy.dropReply({ match, then: 'cut' }),
   );
-  // The namespace's keys live on one node: the first proxy to see the request applies the fault.
-  return Promise.race(handles.map((h) => h.fired)).then(() => handles.forEach((h) => h.cancel()));
+  // The namespace's keys live on one node: the first proxy to see the request applies the fault,
+  // the others' are withdrawn (a held reply stays held until the client has moved on).
+  return Promise.race(handles.map((h, i) => h.fired.then(() => i))).then((hit) =>
+    handles.forEach((h, i) => i !== hit && h.cancel()),
+  );
 }
 
 async function cleanup(redis: Redis | Cluster, namespace: string): Promise<void> {
