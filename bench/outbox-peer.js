@@ -25,9 +25,9 @@ import {
   pacedWrites,
   PER_WRITER,
   rotatingUpdates,
-  until,
   WRITERS,
 } from './outbox-support.js';
+import { waitFor } from '../test/support/wait.js';
 import { COMMIT_MODES, serverFacts, benchPool } from './postgres.js';
 import {
   alternate,
@@ -178,13 +178,17 @@ function deliveryTrack() {
     settle: async (keys) => {
       let missing = keys.length + 1;
       let since = Date.now();
-      for (;;) {
-        const left = keys.filter((key) => !arrivedAt.has(key)).length;
-        if (left === 0) return;
-        if (left < missing) [missing, since] = [left, Date.now()];
-        else if (Date.now() - since > STALL_MS) return;
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
+      // Arrival times are taken as they come: how soon this notices does not change them. The
+      // ceiling only ends a run whose deliveries trickle on without end.
+      await waitFor(
+        'the deliveries of the slice to arrive or stall',
+        () => {
+          const left = keys.filter((key) => !arrivedAt.has(key)).length;
+          if (left < missing) [missing, since] = [left, Date.now()];
+          return left === 0 || Date.now() - since > STALL_MS;
+        },
+        { timeoutMs: 600_000 },
+      );
     },
     /** Write → handler (ms, sorted): from the write's call to the handler's. */
     lags: (keys) => since(keys, 'issuedAt').sort((a, b) => a - b),
@@ -252,7 +256,7 @@ async function lagRows({ log, store, ours, peer, server, url }) {
       const issuedAt = now();
       const key = await write[side](0);
       track[side].write(key, issuedAt, now());
-      await until(() => track[side].arrived(key), `the first ${side} delivery`, 60_000);
+      await waitFor(`the first ${side} delivery`, () => track[side].arrived(key), { timeoutMs: 60_000 });
     }
     await inProcess.stop();
     const sides = ['theirs', 'ours', 'remote'];

@@ -1,9 +1,13 @@
 // What the outbox rows share (bench/outbox.bench.js and bench/outbox-peer.js): the aggregate
 // and its two repositories, writers rotating over aggregates of their own, draining a store,
-// paced writes for lag, and waiting on a condition.
-import { setTimeout as sleep } from 'node:timers/promises';
+// and paced writes for lag.
 import { AggregateRoot, MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
+import { sleep } from '../test/support/wait.js';
 
+/**
+ * The bench's aggregate (bench/repository.bench.js writes it too). Not the contract suites'
+ * Counter: @ddd-kit/repository/testing loads @jest/globals, which refuses to load outside Jest.
+ */
 export class Counter extends AggregateRoot {
   constructor(id, label) {
     super(id);
@@ -118,13 +122,4 @@ export async function pacedWrites({ writers, rate, ms, write }) {
     }),
   );
   return { committed, late, begin, seconds: (performance.now() - begin) / 1000 };
-}
-
-/** Resolves once `done()` holds, checking every few ms; throws after `withinMs` (a relay that stalls fails the run). */
-export async function until(done, what, withinMs = 120_000) {
-  const deadline = Date.now() + withinMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${withinMs} ms`);
-    await sleep(2);
-  }
 }

@@ -32,9 +32,9 @@ import {
   pacedWrites,
   PER_WRITER,
   rotatingUpdates,
-  until,
   WRITERS,
 } from './outbox-support.js';
+import { waitFor } from '../test/support/wait.js';
 import { COMMIT_MODES, privateLogicalCluster, serverFacts, benchPool } from './postgres.js';
 import {
   alternate,
@@ -364,25 +364,45 @@ function checkingHandler(aggregates) {
   let delivered = 0;
   let duplicates = 0;
   let failure;
+  /** `reached(n)` callers: resolved once n events arrived, or on a repeat or a wrong order (check() says which). */
+  let waiting = [];
+  const wake = () => {
+    const over = duplicates > 0 || failure !== undefined;
+    const still = [];
+    for (const waiter of waiting) {
+      if (over || delivered >= waiter.n) waiter.resolve();
+      else still.push(waiter);
+    }
+    waiting = still;
+  };
   const deliver = async (_aggregate, events) => {
     const now = performance.now();
-    for (const event of events) {
-      const expected = next.get(event.id);
-      if (event.version === expected - 1) {
-        duplicates++;
-        continue;
+    try {
+      for (const event of events) {
+        const expected = next.get(event.id);
+        if (event.version === expected - 1) {
+          duplicates++;
+          continue;
+        }
+        if (event.version !== expected) {
+          failure ??= new Error(`relay delivered ${event.id} v${event.version} where v${expected} was next`);
+          throw failure;
+        }
+        next.set(event.id, expected + 1);
+        arrived.set(`${event.id}:${event.version}`, now);
+        delivered++;
       }
-      if (event.version !== expected) {
-        failure ??= new Error(`relay delivered ${event.id} v${event.version} where v${expected} was next`);
-        throw failure;
-      }
-      next.set(event.id, expected + 1);
-      arrived.set(`${event.id}:${event.version}`, now);
-      delivered++;
+    } finally {
+      wake();
     }
   };
   return {
     deliver,
+    reached: (n) =>
+      new Promise((resolve) => {
+        waiting.push({ n, resolve });
+        wake();
+      }),
     delivered: () => delivered,
     duplicates: () => duplicates,
     arrivedAt: (id, version) => arrived.get(`${id}:${version}`),
@@ -418,10 +438,8 @@ async function relayRowsOn({ label, suffix = '', repository, store, aggregates, 
     });
     const start = performance.now();
     await relay.start();
-    await until(
-      () => handler.delivered() >= backlog || handler.duplicates() > 0,
-      `${label}: draining ${backlog} events`,
-    );
+    // Timed to the delivery that completes the backlog (a signal from the handler, not a poll).
+    await waitFor(`${label}: draining ${backlog} events`, handler.reached(backlog), { timeoutMs: 120_000 });
     const seconds = (performance.now() - start) / 1000;
     await relay.stop();
     handler.check();
@@ -466,10 +484,7 @@ async function relayRowsOn({ label, suffix = '', repository, store, aggregates, 
     ms: STEADY_MS,
     write: writes.update,
   });
-  await until(
-    () => handler.delivered() >= committed.length || handler.duplicates() > 0,
-    `${label}: delivering the steady load`,
-  );
+  await waitFor(`${label}: delivering the steady load`, handler.reached(committed.length), { timeoutMs: 120_000 });
   await relay.stop();
   handler.check();
   if (handler.delivered() !== committed.length || handler.duplicates() !== 0)

@@ -13,18 +13,11 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import mongoose from 'mongoose';
-import { AggregateRoot, DataSyncEventBus, MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
+import { DataSyncEventBus, MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
+import { Counter } from './outbox-support.js';
 import { mikroOrmSide, typeOrmSide } from './peers/orms.js';
 import { COMMIT_MODES, serverFacts, benchPool } from './postgres.js';
 import { alternate, cpuNote, measureBatches, notes, pairsOf, perWriterOpsPerSecond, sliceMs } from './util.js';
-
-class Counter extends AggregateRoot {
-  constructor(id, label) {
-    super(id);
-    this.label = label;
-    this.count = 0;
-  }
-}
 
 class CounterRepository extends MongooseRepository {
   toDocument(counter) {

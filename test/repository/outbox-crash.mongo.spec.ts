@@ -6,18 +6,19 @@ import mongoose, { type Connection } from 'mongoose';
 import { MongoOutboxStore } from '@ddd-kit/repository/outbox';
 import { assertBuilt } from '../support/built.js';
 import { mongoLabel, uniqueName, mongoUri } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 import {
   killHard,
   killRunningWorkers,
   startOutboxWorker,
   stopGracefully,
   tallyDeliveries,
-  waitUntil,
   type Delivery,
   type OutboxWorkerArgs,
 } from './support/outbox-crash.support.js';
 
-const LEASE_MS = 1_000;
+/** The relays' lease: far longer than any case and its waits (a successor's clock is moved past it instead). */
+const LEASE_MS = 600_000;
 /** How long a worker may take to start and report (a process, mongoose, the library): generous, CI machines are shared. */
 const START_MS = 120_000;
 
@@ -33,9 +34,9 @@ afterAll(async () => {
   await connection?.close();
 });
 
-function fixture(name: string, ids: string[]) {
+function fixture(name: string, ids: string[], leaseMs = LEASE_MS) {
   const db = connection.db!;
-  const args: OutboxWorkerArgs = { backend: 'mongo', dbName, collection: name, ids, leaseMs: LEASE_MS };
+  const args: OutboxWorkerArgs = { backend: 'mongo', dbName, collection: name, ids, leaseMs };
   const store = new MongoOutboxStore({ collections: [db.collection(name)] });
   return {
     args,
@@ -91,18 +92,20 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
     // First life: the writes, then a relay that claims them and parks before its handler.
     const first = startOutboxWorker('write', { ...f.args, park: true });
     await first.message('written', START_MS);
-    await waitUntil(f.allClaimed, 'the parked relay claiming every event');
+    await waitFor('the parked relay to claim every event', f.allClaimed);
     expect(await f.deliveries()).toEqual([]);
     await killHard(first);
     expect(await f.readModel()).toEqual(new Map());
     expect((await f.store.status(Date.now())).pending).toBe(3);
 
-    // Second life: a relay (a restarted instance) takes the dead one's claims once its lease ran out.
-    const second = startOutboxWorker('relay', f.args);
+    // Second life: a relay (a restarted instance) takes the dead one's claims once their lease ran
+    // out: at once on its clock, which runs past it. Before that, nobody can claim them.
+    expect(await f.store.claim({ owner: 'too-early', limit: 10, leaseMs: 1_000, now: Date.now() })).toEqual([]);
+    const second = startOutboxWorker('relay', { ...f.args, clockAheadMs: 2 * LEASE_MS });
     await second.message('ready', START_MS);
-    await waitUntil(
+    await waitFor(
+      'the restarted relay to deliver every event',
       async () => (await f.store.status(Date.now())).pending === 0,
-      'the restarted relay delivering every event',
     );
     await stopGracefully(second);
 
@@ -122,7 +125,7 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
     expect(await f.deliveries()).toEqual([]);
     const relay = startOutboxWorker('relay', f.args);
     await relay.message('ready', START_MS);
-    await waitUntil(async () => (await f.store.status(Date.now())).pending === 0, 'the relay delivering both versions');
+    await waitFor('the relay to deliver both versions', async () => (await f.store.status(Date.now())).pending === 0);
     await stopGracefully(relay);
     await expectConverged(f);
     const deliveries = await f.deliveries();
@@ -131,14 +134,15 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
 
   it('under load with repeated kills: every written event is delivered (lost 0), duplicates counted', async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `load-${i}`);
-    const f = fixture('crash_load', ids);
+    // Instances take over a killed one's claims while the load goes on: real leases, short ones.
+    const f = fixture('crash_load', ids, 1_000);
     const workers = [startOutboxWorker('load', f.args), startOutboxWorker('load', f.args)];
     await Promise.all(workers.map((w) => w.message('ready', START_MS)));
     const KILLS = 6;
     for (let kill = 0; kill < KILLS; kill++) {
       // Let it write and relay for a while, then kill one instance mid-flight and start another.
       const before = await f.deliveryCount();
-      await waitUntil(async () => (await f.deliveryCount()) >= before + 15, 'the instances delivering');
+      await waitFor('the instances to deliver', async () => (await f.deliveryCount()) >= before + 15);
       const victim = kill % workers.length;
       await killHard(workers[victim]);
       workers[victim] = startOutboxWorker('load', f.args);
@@ -146,9 +150,9 @@ describe(`outbox crash on ${mongoLabel()}`, () => {
     }
     // The last writers die too; then one relay alone drains what they left.
     for (const worker of workers) await killHard(worker);
-    const drain = startOutboxWorker('relay', f.args);
+    const drain = startOutboxWorker('relay', { ...f.args, clockAheadMs: 2 * LEASE_MS });
     await drain.message('ready', START_MS);
-    await waitUntil(async () => (await f.store.status(Date.now())).pending === 0, 'the last relay draining the outbox');
+    await waitFor('the last relay to drain the outbox', async () => (await f.store.status(Date.now())).pending === 0);
     await stopGracefully(drain);
 
     const tally = tallyDeliveries(await f.stored(), await f.deliveries());

@@ -12,6 +12,7 @@ import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
 import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
+import { waitFor } from '../support/wait.js';
 import { observedPool } from './support/postgres.support.js';
 
 let schema: Awaited<ReturnType<typeof postgresSchema>>;
@@ -56,7 +57,12 @@ async function setUp(on: pg.Pool = pool) {
 /** A started relay whose handler records what it got (and the stored owner of each event, read before the ack). */
 async function relayOn(
   store: PostgresOutboxStore,
-  options: { batchSize?: number; leaseMs?: number; handler?: (events: readonly DataSyncEvent[]) => Promise<void> } = {},
+  options: {
+    batchSize?: number;
+    leaseMs?: number;
+    clock?: () => number;
+    handler?: (events: readonly DataSyncEvent[]) => Promise<void>;
+  } = {},
 ) {
   const delivered: string[] = [];
   const relay = new OutboxRelay({
@@ -75,16 +81,6 @@ async function relayOn(
   return { relay, delivered };
 }
 
-async function eventually(what: string, done: () => boolean | Promise<boolean>, limitMs = 10_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`still waiting for ${what} after ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('PostgresOutboxStore: a write handed to the relay of its own process', () => {
   it('is stored claimed by that relay and delivered without a claim statement', async () => {
     const observed = observedPool(pool);
@@ -101,10 +97,10 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     const counter = new Counter('h', 'handed off');
     const acked = async () => (await store.status(Date.now())).pending === 0;
     await repository.insert(counter);
-    await eventually('the first delivery and its ack', async () => delivered.length === 1 && (await acked()));
+    await waitFor('the first delivery and its ack', async () => delivered.length === 1 && (await acked()));
     counter.increment();
     await repository.update(counter);
-    await eventually('the second delivery and its ack', async () => delivered.length === 2 && (await acked()));
+    await waitFor('the second delivery and its ack', async () => delivered.length === 2 && (await acked()));
     expect(delivered).toEqual(['h@1', 'h@2']);
     // Leased to the relay from the write on; no claim was sent for them.
     expect(owners).toEqual([relay.owner, relay.owner]);
@@ -126,12 +122,12 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     const { delivered } = await relayOn(store, { handler: () => blocked });
     const counter = new Counter('h', 'busy');
     await repository.insert(counter);
-    await eventually('the first lane', async () => (await ownerOf(1)) !== null);
+    await waitFor('the first lane', async () => (await ownerOf(1)) !== null);
     counter.increment();
     await repository.update(counter); // version 1 still pending: stored unclaimed
     expect(await ownerOf(2)).toBeNull();
     unblock();
-    await eventually('both deliveries', () => delivered.length === 2);
+    await waitFor('both deliveries', () => delivered.length === 2);
     expect(delivered).toEqual(['h@1', 'h@2']);
   });
 
@@ -160,9 +156,9 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     expect(await ownerOf(2)).toBe(relay.owner);
     letLaneEnd();
     // The relay polls every 10 minutes: only a wake-up once they are given back delivers them now.
-    await eventually('both deliveries', () => delivered.length === 2);
+    await waitFor('both deliveries', () => delivered.length === 2);
     expect(delivered).toEqual(['h@1', 'h@2']);
-    await eventually('the outbox to empty', async () => (await store.status(Date.now())).pending === 0);
+    await waitFor('the outbox to empty', async () => (await store.status(Date.now())).pending === 0);
   });
 
   it('an instance with an event pending elsewhere is not handed off: its next write waits behind it, in order', async () => {
@@ -173,10 +169,19 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     const [held] = await store.claim({ owner: 'elsewhere', limit: 10, leaseMs: 60_000, now: Date.now() });
     expect(held.events.map((e) => e.version)).toEqual([1]);
     const { relay, delivered } = await relayOn(store);
+    // Every claim of the relay's, with what it got.
+    const claims: Array<Promise<unknown[]>> = [];
+    const claim = store.claim.bind(store);
+    store.claim = (request) => {
+      const claimed = claim(request);
+      claims.push(claimed);
+      return claimed;
+    };
     counter.increment();
     await repository.update(counter);
     expect(await ownerOf(2)).toBeNull();
-    await pause(200);
+    // The write woke the relay (in process): the claim it made then got nothing.
+    expect(await waitFor('the claim of the woken relay', () => claims[0])).toEqual([]);
     expect(delivered).toEqual([]); // version 2 waits behind version 1
     expect(await relay.runOnce()).toBe(0); // and no claim takes it while version 1 is held
     await store.ack('elsewhere', [held.events[0].eventId]);
@@ -189,10 +194,12 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     const { delivered } = await relayOn(store);
     await runInTransaction(pool, async () => {
       await repository.insert(new Counter('t', 'committed'));
-      await pause(100);
+      // A hand-off reaches the handler within the microtasks that follow it (no I/O in between):
+      // one turn of the event loop lets one made too early be seen.
+      await new Promise((resolve) => setImmediate(resolve));
       expect(delivered).toEqual([]);
     });
-    await eventually('the delivery after the commit', () => delivered.length === 1);
+    await waitFor('the delivery after the commit', () => delivered.length === 1);
     expect(delivered).toEqual(['t@1']);
     await expect(
       runInTransaction(pool, async () => {
@@ -200,9 +207,9 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
-    await pause(100);
-    expect(delivered).toEqual(['t@1']);
+    // A round trip first: a hand-off made at the rollback would have reached the handler by then.
     expect((await store.status(Date.now())).pending).toBe(0);
+    expect(delivered).toEqual(['t@1']);
   });
 
   it('a write that began before its relay stopped and committed after: its events are given back, not left leased', async () => {
@@ -222,7 +229,7 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     await relay.stop();
     commit();
     await useCase;
-    await eventually('the release', async () => (await ownerOf(1)) === null);
+    await waitFor('the release', async () => (await ownerOf(1)) === null);
     expect(delivered).toEqual([]);
     // Claimable at once by any relay, not after a lease.
     expect(await store.claim({ owner: 'next', limit: 1, leaseMs: 1000, now: Date.now() })).toHaveLength(1);
@@ -232,18 +239,22 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     const { store, repository, ownerOf } = await setUp();
     let unblock!: () => void;
     const blocked = new Promise<void>((resolve) => (unblock = resolve));
+    let slowEntered!: () => void;
+    const entered = new Promise<void>((resolve) => (slowEntered = resolve));
     const { delivered } = await relayOn(store, {
       batchSize: 1,
       handler: async (events) => {
-        if (String(events[0].id) === 'slow') await blocked;
+        if (String(events[0].id) !== 'slow') return;
+        slowEntered();
+        await blocked;
       },
     });
     await repository.insert(new Counter('slow', 'holds the only lane'));
-    await pause(50);
+    await waitFor('the slow handler to hold the only lane', entered);
     await repository.insert(new Counter('h', 'no room'));
     expect(await ownerOf(1)).toBeNull();
     unblock();
-    await eventually('both deliveries', () => delivered.length === 2);
+    await waitFor('both deliveries', () => delivered.length === 2);
     expect(delivered).toEqual(['slow@1', 'h@1']);
   });
 
@@ -263,15 +274,21 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
 
     it('the reply to a handed-off write lost: the caller gets an error, and the event is still delivered once its lease ran out', async () => {
       const { store, repository, ownerOf } = await setUp(proxied);
-      const { relay, delivered } = await relayOn(store, { leaseMs: 600 });
+      // The lease runs on the relay's clock, moved by hand (ahead of the writes' stamps).
+      const LEASE = 30_000;
+      let now = Date.now() + 60_000;
+      const { relay, delivered } = await relayOn(store, { leaseMs: LEASE, clock: () => now });
       proxy.dropReply({ match: /^WITH w AS \(INSERT/ });
       await expect(repository.insert(new Counter('h', 'reply lost'))).rejects.toThrow();
       proxy.clear();
       // It committed, claimed by the relay, which never heard of it.
       expect(await ownerOf(1)).toBe(relay.owner);
       expect(delivered).toEqual([]);
-      await eventually('the delivery after the lease', async () => (await relay.runOnce()) > 0 || delivered.length > 0);
-      await eventually('the delivery', () => delivered.length === 1);
+      // Nobody claims it while its lease holds; the moment it ran out, a claim takes it.
+      now += LEASE - 1;
+      expect(await relay.runOnce()).toBe(0);
+      now += 1;
+      expect(await relay.runOnce()).toBe(1);
       expect(delivered).toEqual(['h@1']);
     });
   });

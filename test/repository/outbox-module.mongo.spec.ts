@@ -15,6 +15,7 @@ import {
 } from '@ddd-kit/repository';
 import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { mongoLabel, mongoUri, uniqueName } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 import { Counter, CounterMongooseRepository } from './support/counter.aggregate.js';
 
 @Injectable()
@@ -23,14 +24,6 @@ class Projection {
   @OnDataSync(Counter)
   project(events: readonly DataSyncEvent[]): void {
     this.received.push(...events.map((e) => `${String(e.id)}@${e.version}`));
-  }
-}
-
-/** Yields to the event loop until `condition` holds; a hang guard fails the case instead of waiting for ever. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let turn = 0; !condition(); turn++) {
-    if (turn > 2_000) throw new Error(`never happened: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -85,7 +78,7 @@ describe(`RepositoryModule.forRoot({ uri, outbox }) with a MongooseRepository on
     const projection = app.get(Projection);
     const relay = app.get(OutboxRelay);
     // The relay counts an event once the store acked it, after the handler ran.
-    await until(() => relay.counters.delivered >= 2, 'the relay delivered both events');
+    await waitFor('the relay to deliver both events', () => relay.counters.delivered >= 2);
     expect(projection.received).toEqual(['b@1', 'b@2']);
     expect(relay.counters.delivered).toBe(2);
   });
@@ -103,7 +96,7 @@ describe(`RepositoryModule.forRoot({ uri, outbox }) with a MongooseRepository on
     const relaying = await start(dbName, { pollIntervalMs: 20 });
     apps.push(relaying);
     const projection = relaying.get(Projection);
-    await until(() => projection.received.length >= 2, 'the fresh relay delivered the pending events');
+    await waitFor('the fresh relay to deliver the pending events', () => projection.received.length >= 2);
     expect(projection.received).toEqual(['c@1', 'c@2']);
     const raw = await mongoose.createConnection(mongoUri(), { dbName }).asPromise();
     try {

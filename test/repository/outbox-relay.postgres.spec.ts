@@ -7,39 +7,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jes
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { AggregateRoot, PostgresRepository, type StoredRow } from '@ddd-kit/repository';
 import { PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { assertBuilt } from '../support/built.js';
 import { postgresSchema } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
+import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
 
 // Processes start, write, get killed and restart: minutes on a shared machine, not seconds.
 jest.setTimeout(300_000);
 
 const FIXTURE = fileURLToPath(new URL('./support/outbox-process.fixture.mjs', import.meta.url));
-
-class Counter extends AggregateRoot<string> {
-  count = 0;
-  constructor(
-    id: string,
-    public label: string,
-  ) {
-    super(id);
-  }
-}
-
-/** The fixture's repository, seen from the test process (same table, same outbox). */
-class CounterRepository extends PostgresRepository<string, Counter, { label: string; count: number }> {
-  protected readonly table = 'counters';
-  protected readonly columns = { label: 'text NOT NULL', count: 'integer NOT NULL' };
-  protected toRow(counter: Counter) {
-    return { label: counter.label, count: counter.count };
-  }
-  protected toAggregate(row: StoredRow<string, { label: string; count: number }>): Counter {
-    const counter = new Counter(row.id, row.label);
-    counter.count = row.count;
-    return counter;
-  }
-}
 
 /** A fixture process, its output read line by line. */
 class Proc {
@@ -69,13 +46,18 @@ class Proc {
     return new Proc(fork(FIXTURE, [], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }));
   }
 
-  /** Resolves once a line matches; rejects when the process exits first (with its stderr). */
-  async waitFor(match: (line: string) => boolean): Promise<void> {
+  /** Resolves once the process printed a line that matches; rejects when it exits first (with its stderr). */
+  async line(match: (line: string) => boolean): Promise<void> {
     while (!this.lines.some(match)) {
       if (this.child.exitCode !== null || this.child.signalCode !== null)
         throw new Error(`the fixture exited (${this.child.exitCode ?? this.child.signalCode}) first:\n${this.stderr}`);
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+  }
+
+  /** Waits for a line that matches, `what` naming it should it never come. */
+  printed(what: string, match: (line: string) => boolean): Promise<void> {
+    return waitFor(what, this.line(match));
   }
 
   get alive(): boolean {
@@ -96,22 +78,13 @@ class Proc {
 let schema: Awaited<ReturnType<typeof postgresSchema>>;
 let pool: pg.Pool;
 let store: PostgresOutboxStore;
-let counters: CounterRepository;
+let counters: CounterPostgresRepository;
 const procs: Proc[] = [];
 
 function start(env: Record<string, string>): Proc {
   const proc = Proc.start({ FIXTURE_DATABASE_URL: schema.url, ...env });
   procs.push(proc);
   return proc;
-}
-
-/** Polls `done` (a hang guard ends it: the case then fails saying what it waited for). */
-async function eventually(what: string, done: () => Promise<boolean>, limitMs = 180_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!(await done())) {
-    if (Date.now() > until) throw new Error(`still waiting for ${what} after ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const pendingIsZero = async () => (await store.status(Date.now())).pending === 0;
@@ -121,7 +94,7 @@ beforeAll(async () => {
   schema = await postgresSchema('outbox_processes');
   pool = new pg.Pool({ connectionString: schema.url, max: 6 });
   store = new PostgresOutboxStore({ pool, table: 'outbox' });
-  counters = new CounterRepository({ aggregate: Counter, pool, outbox: store });
+  counters = new CounterPostgresRepository({ aggregate: Counter, pool, outbox: store });
   await counters.ensureTable();
   await store.ensureTable();
   await pool.query(`CREATE TABLE deliveries (seq bigserial PRIMARY KEY, event_id text NOT NULL, aggregate_id text NOT NULL, version bigint NOT NULL, owner text NOT NULL);
@@ -158,7 +131,7 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
         FIXTURE_HANDLER_DELAY_MS: '4',
       }),
     );
-    await Promise.all(relays.map((r) => r.waitFor((l) => l === 'ready')));
+    await Promise.all(relays.map((r) => r.printed('a relay to start', (l) => l === 'ready')));
     const ids = Array.from({ length: 8 }, (_, i) => `agg-${i}`);
     const VERSIONS = 25;
     const aggregates = ids.map((id) => new Counter(id, 'two relays'));
@@ -166,12 +139,12 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
     for (let v = 2; v <= VERSIONS; v++) {
       await Promise.all(
         aggregates.map(async (counter) => {
-          counter.count++;
+          counter.increment();
           await counters.update(counter);
         }),
       );
     }
-    await eventually('the relays to deliver every event', pendingIsZero);
+    await waitFor('the relays to deliver every event', pendingIsZero);
     const delivered = await deliveredInOrder();
     for (const id of ids) {
       const versions = delivered.get(id) ?? [];
@@ -193,38 +166,41 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
 
   it('crash after the write committed, before any handler ran (no relay yet): the next relay delivers and the read model converges, no reconciler', async () => {
     const writer = start({ FIXTURE_MODE: 'write', FIXTURE_ID: 'crash-1', FIXTURE_WRITES: '3' });
-    await writer.waitFor((l) => l === 'parked');
+    await writer.printed('the writes to commit', (l) => l === 'parked');
     await writer.kill('SIGKILL');
     expect(await counters.currentVersion('crash-1')).toBe(3);
     expect((await pool.query('SELECT count(*)::int AS n FROM deliveries')).rows[0].n).toBe(0);
     expect(await store.status(Date.now())).toMatchObject({ pending: 3 });
     start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'restarted' });
-    await eventually(
+    await waitFor(
       'the read model to reach version 3',
       async () => (await pool.query("SELECT version::int FROM read_model WHERE id = 'crash-1'")).rows[0]?.version === 3,
     );
     expect((await deliveredInOrder()).get('crash-1')).toEqual([1, 2, 3]);
-    await eventually('the outbox to empty', pendingIsZero);
+    await waitFor('the outbox to empty', pendingIsZero);
   });
 
   it('crash of a relay that had claimed the events, before its handler ran: its lease expires and the next relay delivers', async () => {
     const counter = new Counter('crash-2', 'claimed');
     await counters.insert(counter);
-    counter.count++;
+    counter.increment();
     await counters.update(counter);
     const parked = start({
       FIXTURE_MODE: 'relay',
       FIXTURE_NAME: 'parked',
-      FIXTURE_LEASE_MS: '1500',
+      FIXTURE_LEASE_MS: '600000',
       FIXTURE_PARK: 'after-claim',
     });
-    await parked.waitFor((l) => l.startsWith('outbox-relay parked'));
+    await parked.printed('the relay to claim and park', (l) => l.startsWith('outbox-relay parked'));
     const { rows: leased } = await pool.query<{ owner: string | null }>('SELECT owner FROM outbox ORDER BY seq');
     expect(leased.map((r) => r.owner?.split(':')[0])).toEqual(['parked', 'parked']);
     await parked.kill('SIGKILL');
     expect((await pool.query('SELECT count(*)::int AS n FROM deliveries')).rows[0].n).toBe(0);
-    start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'successor' });
-    await eventually(
+    // The dead relay's lease still holds now: no claim takes its events.
+    expect(await store.claim({ owner: 'too-early', limit: 10, leaseMs: 1_000, now: Date.now() })).toEqual([]);
+    // The successor's clock runs past that lease (time moved on, without waiting for it).
+    start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'successor', FIXTURE_CLOCK_AHEAD_MS: '1200000' });
+    await waitFor(
       'the read model to reach version 2',
       async () => (await pool.query("SELECT version::int FROM read_model WHERE id = 'crash-2'")).rows[0]?.version === 2,
     );
@@ -246,21 +222,25 @@ describe('outbox relays in several processes (PostgreSQL)', () => {
         FIXTURE_BATCH: '4',
       });
       apps.set(name, proc);
-      await proc.waitFor((l) => l === 'ready');
+      await proc.printed(`${name} to start`, (l) => l === 'ready');
     };
+    const deliveries = async () => (await pool.query('SELECT count(*)::int AS n FROM deliveries')).rows[0].n as number;
     await launch('app-0');
     await launch('app-1');
     const KILLS = 8;
     for (let kill = 0; kill < KILLS; kill++) {
-      await new Promise((resolve) => setTimeout(resolve, 250 + Math.floor(Math.random() * 250)));
+      // Killed mid-flight: after the instances have written and delivered some more.
+      const before = await deliveries();
+      await waitFor('the instances to deliver', async () => (await deliveries()) >= before + 10);
       const name = `app-${kill % 2}`;
       await apps.get(name)!.kill('SIGKILL');
       await launch(name);
     }
     await Promise.all([...apps.values()].map((p) => p.kill('SIGKILL')));
-    // Nothing writes now; a relay alone finishes what the killed ones left.
-    start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'final' });
-    await eventually('the outbox to empty', pendingIsZero);
+    // Nothing writes now; a relay alone finishes what the killed ones left, their leases over
+    // for its clock.
+    start({ FIXTURE_MODE: 'relay', FIXTURE_NAME: 'final', FIXTURE_CLOCK_AHEAD_MS: '1200000' });
+    await waitFor('the outbox to empty', pendingIsZero);
 
     // N: every stored version is one write (inserts and updates only), so one event.
     const written = Number((await pool.query('SELECT coalesce(sum(version), 0) AS n FROM counters')).rows[0].n);

@@ -18,6 +18,7 @@ import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
 import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
 import { observedPool } from './support/postgres.support.js';
+import { waitFor } from '../support/wait.js';
 
 /** An aggregate with numeric ids (a bigint id column), to see ids keep their type through the outbox. */
 class Ticket extends AggregateRoot<number, { id: number; title: string }> {
@@ -206,12 +207,12 @@ async function wakeObserved(name: string) {
   return { observed, store, repository };
 }
 
-async function eventually(what: string, done: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`still waiting for ${what} after ${limitMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+/**
+ * True once the store's wake-up has nothing on its way: no NOTIFY being sent, none owed after
+ * it. Read from the store's inside, as nothing outside tells "no NOTIFY will follow".
+ */
+function wakeUpIdle(store: PostgresOutboxStore): boolean {
+  return !(store as unknown as { wakeUp: { notifying: boolean } }).wakeUp.notifying;
 }
 
 describe('PostgresOutboxStore: waking relays after the commit, never inside it', () => {
@@ -219,7 +220,7 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
     const { observed, repository } = await wakeObserved('wake');
     observed.sent.length = 0;
     await repository.insert(new Counter('w', 'wake'));
-    await eventually('the NOTIFY', () => observed.notifies.length === 1);
+    await waitFor('the NOTIFY', () => observed.notifies.length === 1);
     const writes = observed.sent.filter((s) => /INSERT INTO "outbox_wake"/.test(s.text));
     expect(writes).toHaveLength(1);
     expect(writes[0].text).not.toMatch(/notify/i);
@@ -230,15 +231,15 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
   });
 
   it('in a transaction: no NOTIFY before the commit, one after it, none after a rollback', async () => {
-    const { observed, repository } = await wakeObserved('wake_tx');
+    const { observed, store, repository } = await wakeObserved('wake_tx');
     await runInTransaction(observed.pool, async () => {
       await repository.insert(new Counter('t1', 'one'));
       await repository.insert(new Counter('t2', 'two'));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // A wake-up at the write would have sent its NOTIFY at once (and the order below shows it too).
       expect(observed.notifies).toEqual([]);
     });
-    await eventually('the NOTIFY after the commit', () => observed.notifies.length >= 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor('the NOTIFY after the commit', () => observed.notifies.length >= 1);
+    await waitFor('the wake-up to settle', () => wakeUpIdle(store));
     expect(observed.notifies).toHaveLength(1); // one per transaction, not per write
     const commit = observed.sent.findIndex((s) => s.text === 'COMMIT');
     expect(commit).toBeGreaterThanOrEqual(0);
@@ -250,20 +251,20 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor('the wake-up to settle', () => wakeUpIdle(store));
     expect(observed.notifies).toHaveLength(1);
   });
 
   it('coalesced: writes that commit while a NOTIFY is on its way get one more NOTIFY after it, not one each', async () => {
-    const { observed, repository } = await wakeObserved('wake_burst');
+    const { observed, store, repository } = await wakeObserved('wake_burst');
     observed.state.hold = true;
     await repository.insert(new Counter('first', 'first'));
-    await eventually('the first NOTIFY', () => observed.notifies.length === 1);
+    await waitFor('the first NOTIFY', () => observed.notifies.length === 1);
     await Promise.all(Array.from({ length: 20 }, (_, i) => repository.insert(new Counter(`b${i}`, 'burst'))));
     expect(observed.notifies).toHaveLength(1);
     observed.release();
-    await eventually('the second NOTIFY', () => observed.notifies.length === 2);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor('the second NOTIFY', () => observed.notifies.length === 2);
+    await waitFor('the wake-up to settle', () => wakeUpIdle(store));
     expect(observed.notifies).toHaveLength(2);
   });
 
@@ -271,7 +272,7 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
     const { observed, repository } = await wakeObserved('wake_stream');
     const counter = new Counter('s', 'stream');
     await repository.insert(counter);
-    await eventually('the first NOTIFY', () => observed.notifies.length === 1);
+    await waitFor('the first NOTIFY', () => observed.notifies.length === 1);
     const began = performance.now();
     for (let i = 0; i < 200; i++) {
       counter.increment();
@@ -279,9 +280,10 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
     }
     const elapsedMs = performance.now() - began;
     const lastWrite = observed.sent.findLastIndex((sent) => /INSERT INTO "outbox_wake_stream"/.test(sent.text));
-    await eventually('a NOTIFY after the last write', () => observed.notifies.some((at) => at > lastWrite));
+    await waitFor('a NOTIFY after the last write', () => observed.notifies.some((at) => at > lastWrite));
     const during = observed.notifies.length - 1;
     expect(during).toBeGreaterThanOrEqual(1);
+    // Counted against the time the writes took: a slower machine only widens the bound.
     expect(during).toBeLessThanOrEqual(Math.ceil(elapsedMs) + 2);
     expect(during).toBeLessThan(200);
   });
@@ -306,14 +308,14 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
       await local.start();
       observed.state.hold = true;
       await repository.insert(new Counter('in-process', 'local'));
-      await eventually('the in-process delivery', () => delivered.includes('local in-process'));
+      await waitFor('the in-process delivery', () => delivered.includes('local in-process'));
       await local.stop();
       observed.release();
       await other.start();
       // The other relay's own start claims what is there: a write after it needs the NOTIFY.
-      await eventually('the other relay to settle', async () => (await store.status(Date.now())).pending === 0);
+      await waitFor('the other relay to settle', async () => (await store.status(Date.now())).pending === 0);
       await repository.insert(new Counter('elsewhere', 'other'));
-      await eventually('the delivery elsewhere', () => delivered.includes('other elsewhere'));
+      await waitFor('the delivery elsewhere', () => delivered.includes('other elsewhere'));
     } finally {
       observed.release();
       await local.stop();

@@ -45,6 +45,7 @@ import {
   describeRepositoryContract,
   type CounterRepositoryClass,
 } from '@ddd-kit/repository/testing';
+import { waitFor } from '../support/wait.js';
 
 // ---------------------------------------------------------------- the backend
 
@@ -269,14 +270,6 @@ class Readiness {
 @Module({ imports: [TerminusModule], providers: [Readiness, RepositoryHealthIndicator], exports: [Readiness] })
 class HealthModule {}
 
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe('RepositoryModule with a backend of its own (backends: [new MapBackend()])', () => {
   let app: INestApplicationContext | undefined;
   afterEach(async () => {
@@ -329,7 +322,7 @@ describe('RepositoryModule with a backend of its own (backends: [new MapBackend(
     await members.update(member);
     await members.remove(member);
     // Nothing was published in process: the relay delivered from the backend's store.
-    await until(() => projection.seen.length === 3, 'the relay delivering three events');
+    await waitFor('the relay to deliver three events', () => projection.seen.length === 3);
     expect(projection.seen).toEqual(['UPSERT m1@1', 'UPSERT m1@2', 'PURGE m1@3']);
     expect(await app!.get(OutboxRelay).status()).toMatchObject({ pending: 0, deadLetters: 0 });
   });

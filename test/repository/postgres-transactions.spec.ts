@@ -6,6 +6,7 @@ import { DataSyncEventBus, OptimisticLockError, type DataSyncEvent, type Postgre
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { ChildApp } from '../../libs/transactional-adapter-pg/src/__tests__/child-app.js';
 import { postgresSchema } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
 import { observedPool } from './support/postgres.support.js';
 
@@ -43,6 +44,17 @@ function setup(on: pg.Pool = pool) {
     foreignTransaction: 'autocommit',
   });
   return { repository, outside, published, table, bus };
+}
+
+/** Resolves once another session is waiting for a lock to write `table` (a row lock the caller's transaction holds). */
+function anotherWriterWaits(table: string): Promise<unknown> {
+  return waitFor(`another transaction to wait for a lock on ${table}`, async () => {
+    const { rows } = await otherPool.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
+      [`UPDATE "${table}"%`],
+    );
+    return rows[0].n > 0;
+  });
 }
 
 describe('PostgresRepository in runInTransaction', () => {
@@ -125,7 +137,7 @@ describe('PostgresRepository in runInTransaction', () => {
   });
 
   it('two transactions updating one aggregate from the same version: the second waits for the first, then gets OptimisticLockError; exactly one commits', async () => {
-    const { repository, outside } = setup();
+    const { repository, outside, table } = setup();
     await repository.insert(new Counter('t4', 'contended'));
     let bothLoaded!: () => void;
     const loaded = new Promise<void>((resolve) => (bothLoaded = resolve));
@@ -137,8 +149,8 @@ describe('PostgresRepository in runInTransaction', () => {
         await loaded;
         counter.increment(by);
         await repository.update(counter);
-        // Hold the row lock a moment so the other transaction really waits on it.
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        // Hold the row lock until the other transaction really waits on it.
+        await anotherWriterWaits(table);
       });
     const results = await Promise.allSettled([increment(1), increment(10)]);
     const rejected = results.filter((r) => r.status === 'rejected') as PromiseRejectedResult[];
@@ -150,7 +162,7 @@ describe('PostgresRepository in runInTransaction', () => {
   });
 
   it("under REPEATABLE READ the loser of that race gets the server's serialization failure (40001) instead: retry the whole transaction", async () => {
-    const { repository, outside } = setup();
+    const { repository, outside, table } = setup();
     await repository.insert(new Counter('t5', 'contended'));
     let bothStarted!: () => void;
     const started = new Promise<void>((resolve) => (bothStarted = resolve));
@@ -164,7 +176,7 @@ describe('PostgresRepository in runInTransaction', () => {
           await started;
           counter.increment();
           await repository.update(counter);
-          await new Promise((resolve) => setTimeout(resolve, 50));
+          await anotherWriterWaits(table);
         },
         { isolationLevel: 'REPEATABLE READ' },
       );

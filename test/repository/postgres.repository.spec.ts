@@ -19,6 +19,7 @@ import {
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
 import { postgresSchema } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 import { Counter, CounterPostgresRepository, type CounterFields } from './support/counter.aggregate.js';
 import { observedPool } from './support/postgres.support.js';
 
@@ -265,13 +266,21 @@ describe('PostgresRepository: the table', () => {
     // Another instance's CREATE TABLE, not yet committed: invisible to the check, in the way of the creation.
     const other = await pool.connect();
     try {
+      const { pid } = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0];
       await other.query('BEGIN');
       await other.query(counters({ table }).createTableStatement());
       const repositories = [0, 1, 2].map(() => counters({ table }));
       const writes = Promise.all(
         repositories.map((repository, i) => repository.insert(new Counter(`w${i}`, 'waited'))),
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Committed once a first use is stuck behind it (the server says who blocks whom).
+      await waitFor('the first use to wait for the other CREATE TABLE', async () => {
+        const { rows } = await pool.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))',
+          [pid],
+        );
+        return rows[0].n > 0;
+      });
       await other.query('COMMIT');
       await writes;
     } finally {

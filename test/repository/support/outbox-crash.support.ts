@@ -16,6 +16,8 @@ export interface OutboxWorkerArgs {
   leaseMs: number;
   /** With role 'write': run a relay that parks right after its claim (the test seam). */
   park?: boolean;
+  /** The relay's clock runs this far ahead of the machine's (the leases of a dead relay over for it). */
+  clockAheadMs?: number;
 }
 
 export function startOutboxWorker(role: OutboxWorkerRole, args: OutboxWorkerArgs): WorkerProcess {
@@ -32,16 +34,6 @@ export async function killHard(worker: WorkerProcess): Promise<void> {
 export async function stopGracefully(worker: WorkerProcess): Promise<void> {
   worker.send({ type: 'stop' });
   await worker.exited;
-}
-
-/** Polls `check` until it holds; fails saying what did not happen (the bound is generous: CI machines are shared). */
-export async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 150_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 export interface Delivery {

@@ -6,41 +6,38 @@
 //                        'write'   write FIXTURE_WRITES versions of counter FIXTURE_ID, print
 //                                  "committed <id>@<version>" after each, then wait (a crash
 //                                  test kills it there: after the commit, before any handler)
-//                        'app'     write counters FIXTURE_PREFIX-0..n-1 for ever (load) and run
-//                                  a relay, like one instance of an application
+//                        'app'     write counters FIXTURE_PREFIX-0..n-1 for ever (load, a write
+//                                  every 10 ms or so) and run a relay, like one instance of an application
 // FIXTURE_LEASE_MS, FIXTURE_BATCH, FIXTURE_HANDLER_DELAY_MS: relay settings
 // FIXTURE_PARK=after-claim      parks the relay after its first claim (its onClaimed option).
+// FIXTURE_CLOCK_AHEAD_MS        the relay's clock runs this far ahead of the machine's: every
+//                               lease a relay that died took is over for it at once.
 //
 // The handler records every delivery in `deliveries` (one row per delivery, duplicates
 // included, in delivery order by seq) and keeps the read model `read_model` idempotently by
 // version — two statements, not one transaction with the ack: a crash between them is what
 // makes deliveries repeat.
 import pg from 'pg';
-import { AggregateRoot, OptimisticLockError, PostgresRepository } from '@ddd-kit/repository';
+import { OptimisticLockError, PostgresRepository } from '@ddd-kit/repository';
 import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
+// The contract suites' Counter, from the built library by path: its entry (@ddd-kit/repository/testing)
+// also holds the Jest contract suites, which load only inside Jest.
+import { Counter } from '../../../libs/repository/dist/testing/counter.aggregate.js';
+import { sleep } from '../../support/wait.js';
 
 const env = process.env;
 const pool = new pg.Pool({ connectionString: env.FIXTURE_DATABASE_URL, max: 6 });
 pool.on('error', () => undefined);
 
-class Counter extends AggregateRoot {
-  constructor(id, label) {
-    super(id);
-    this.label = label;
-    this.count = 0;
-  }
-}
-
+// The columns of the tests' CounterPostgresRepository, which reads this table from outside.
 class CounterRepository extends PostgresRepository {
   table = 'counters';
-  columns = { label: 'text NOT NULL', count: 'integer NOT NULL' };
+  columns = { label: 'text NOT NULL', count: 'integer NOT NULL', tags: 'jsonb NOT NULL' };
   toRow(counter) {
-    return { label: counter.label, count: counter.count };
+    return { label: counter.label, count: counter.count, tags: counter.tags };
   }
   toAggregate(row) {
-    const counter = new Counter(row.id, row.label);
-    counter.count = row.count;
-    return counter;
+    return Counter.restore(row.id, row.label, row.count, row.tags);
   }
 }
 
@@ -51,7 +48,8 @@ const owner = `${env.FIXTURE_NAME ?? 'relay'}:${process.pid}`;
 
 async function handle(aggregate, events) {
   for (const event of events) {
-    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * delay)));
+    // Jitter, so that two relays' deliveries interleave.
+    if (delay > 0) await sleep(Math.floor(Math.random() * delay));
     await pool.query('INSERT INTO deliveries (event_id, aggregate_id, version, owner) VALUES ($1, $2, $3, $4)', [
       event.eventId,
       String(event.id),
@@ -76,6 +74,7 @@ function relay() {
     batchSize: Number(env.FIXTURE_BATCH ?? 10),
     pollIntervalMs: 50,
     backoff: { initialMs: 50, maxMs: 500 },
+    ...(env.FIXTURE_CLOCK_AHEAD_MS ? { clock: () => Date.now() + Number(env.FIXTURE_CLOCK_AHEAD_MS) } : {}),
     ...(env.FIXTURE_PARK === 'after-claim' ? { onClaimed: parkForever } : {}),
   });
 }
@@ -105,7 +104,7 @@ if (env.FIXTURE_MODE === 'write') {
   await counters.insert(counter);
   say(`committed ${id}@1`);
   for (let v = 2; v <= Number(env.FIXTURE_WRITES ?? 1); v++) {
-    counter.count++;
+    counter.increment();
     await counters.update(counter);
     say(`committed ${id}@${v}`);
   }
@@ -121,11 +120,12 @@ if (env.FIXTURE_MODE === 'app') {
       const counter = await counters.findById(id);
       if (counter === null) await counters.insert(new Counter(id, 'load'));
       else {
-        counter.count++;
+        counter.increment();
         await counters.update(counter);
       }
     } catch (error) {
       if (!(error instanceof OptimisticLockError) && error?.name !== 'DuplicateAggregateError') throw error;
     }
+    await sleep(10); // a steady load, not a busy loop: the other processes get the CPU too
   }
 }

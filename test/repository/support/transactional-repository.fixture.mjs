@@ -10,7 +10,6 @@ import { NestFactory } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
 import { ClsPluginTransactional, Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import {
-  AggregateRoot,
   getRepositoryPoolToken,
   getRepositoryToken,
   OnDataSync,
@@ -22,15 +21,9 @@ import {
 import { TransactionalAdapterPg } from '@ddd-kit/transactional-adapter-pg';
 import pg from 'pg';
 import { decorateMethod, serve } from '../../../libs/transactional-adapter-pg/src/__tests__/serve.mjs';
-
-class Counter extends AggregateRoot {
-  constructor(id, label) {
-    super(id);
-    this.label = label;
-    this.count = 0;
-    this.tags = [];
-  }
-}
+// The contract suites' Counter, from the built library by path: its entry (@ddd-kit/repository/testing)
+// also holds the Jest contract suites, which load only inside Jest.
+import { Counter } from '../../../libs/repository/dist/testing/counter.aggregate.js';
 
 class CounterRepository extends PostgresRepository {
   table = process.env.FIXTURE_TABLE;
@@ -40,10 +33,7 @@ class CounterRepository extends PostgresRepository {
     return { label: counter.label, count: counter.count, tags: counter.tags };
   }
   toAggregate(row) {
-    const counter = new Counter(row.id, row.label);
-    counter.count = row.count;
-    counter.tags = row.tags;
-    return counter;
+    return Counter.restore(row.id, row.label, row.count, row.tags);
   }
 }
 

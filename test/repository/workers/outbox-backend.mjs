@@ -3,24 +3,21 @@
 // their events in the outbox), the outbox store, and a read model kept by the handler, with a
 // log of every delivery (to count losses and duplicates from outside the process).
 import mongoose from 'mongoose';
-import { AggregateRoot, MongooseRepository } from '@ddd-kit/repository';
+import { MongooseRepository } from '@ddd-kit/repository';
 import { MongoOutboxStore } from '@ddd-kit/repository/outbox';
+// The contract suites' Counter, from the built library by path: its entry (@ddd-kit/repository/testing)
+// also holds the Jest contract suites, which load only inside Jest.
+import { Counter } from '../../../libs/repository/dist/testing/counter.aggregate.js';
 
-export class Counter extends AggregateRoot {
-  constructor(id) {
-    super(id);
-    this.count = 0;
-  }
-}
+export { Counter };
 
+/** The fields of the tests' CounterMongooseRepository. */
 class CounterMongoRepository extends MongooseRepository {
   toDocument(counter) {
-    return { count: counter.count };
+    return { label: counter.label, count: counter.count, tags: [...counter.tags] };
   }
   toAggregate(document) {
-    const counter = new Counter(document._id);
-    counter.count = document.count;
-    return counter;
+    return Counter.restore(document._id, document.label, document.count, document.tags);
   }
 }
 

@@ -5,14 +5,16 @@
 //                  then waits to be killed (no handler has run: with an outbox nothing is
 //                  published in process). With `park: true` a relay runs too, parked by its
 //                  onClaimed option: it claims, then never reaches a handler.
-//   role 'relay':  runs a relay until told to stop (or killed).
+//   role 'relay':  runs a relay until told to stop (or killed); with `clockAheadMs` its clock runs
+//                  that far ahead of the machine's.
 //   role 'load':   writes to random ids (a steady load: a few ms apart) and runs a relay, until killed.
 import { OptimisticLockError, retryOnConflict } from '@ddd-kit/repository';
 import { OutboxRelay } from '@ddd-kit/repository/outbox';
+import { sleep } from '../../support/wait.js';
 import { Counter, openOutboxBackend } from './outbox-backend.mjs';
 
 const args = JSON.parse(process.argv[2]);
-const { backend, ids, leaseMs, role, park } = args;
+const { backend, ids, leaseMs, role, park, clockAheadMs } = args;
 const { repository, store, handle } = await openOutboxBackend(backend, args);
 
 function relay() {
@@ -24,6 +26,8 @@ function relay() {
     backoff: { initialMs: 20, maxMs: 200 },
     batchSize: 8,
     autoStart: false,
+    // A clock ahead of the machine's: the leases of a relay that died are over for this one at once.
+    ...(clockAheadMs ? { clock: () => Date.now() + clockAheadMs } : {}),
     // Parked after its claim, before any handler: where the test kills the process.
     ...(park ? { onClaimed: () => new Promise(() => undefined) } : {}),
   });
@@ -35,12 +39,12 @@ async function writeOnce(id) {
     async () => {
       const counter = await repository.findById(id);
       if (counter !== null) {
-        counter.count += 1;
+        counter.increment();
         await repository.update(counter);
         return;
       }
-      const fresh = new Counter(id);
-      fresh.count = 1;
+      const fresh = new Counter(id, 'crash');
+      fresh.increment();
       try {
         await repository.insert(fresh);
       } catch (error) {
@@ -85,7 +89,7 @@ if (role === 'write') {
     } catch (error) {
       if (!(error instanceof OptimisticLockError)) throw error;
     }
-    await new Promise((resolve) => setTimeout(resolve, 25));
+    await sleep(25); // a steady load, not a busy loop
   }
 } else {
   throw new Error(`unknown role ${role}`);

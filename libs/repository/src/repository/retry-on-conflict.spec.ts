@@ -49,15 +49,23 @@ describe('retryOnConflict', () => {
 
   it('waits the backoff between attempts', async () => {
     const waits: number[] = [];
-    const started = Date.now();
-    await retryOnConflict(
-      async (attempt) => {
-        if (attempt < 3) throw conflict();
-      },
-      { backoff: (n) => (waits.push(n), 20) },
-    );
+    const order: string[] = [];
+    // Timers set now, due just before the end of each wait: Node runs timers in the order they
+    // fall due, so each comes before the attempt that follows a whole wait (no clock is read).
+    const marks = [19, 39].map((ms) => setTimeout(() => order.push(`${ms} ms`), ms));
+    try {
+      await retryOnConflict(
+        async (attempt) => {
+          order.push(`attempt ${attempt}`);
+          if (attempt < 3) throw conflict();
+        },
+        { backoff: (n) => (waits.push(n), 20) },
+      );
+    } finally {
+      marks.forEach(clearTimeout);
+    }
     expect(waits).toEqual([1, 2]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(38);
+    expect(order).toEqual(['attempt 1', '19 ms', 'attempt 2', '39 ms', 'attempt 3']);
   });
 
   it('refuses a non-positive or fractional attempts', async () => {

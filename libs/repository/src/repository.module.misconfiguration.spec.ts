@@ -1,7 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { AggregateRoot, InMemoryRepository, RepositoryConfigurationError, RepositoryModule } from '@ddd-kit/repository';
+import { AggregateRoot } from './aggregate/aggregate-root.js';
+import { InMemoryRepository } from './backends/memory/in-memory.repository.js';
+import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+import { RepositoryModule } from './repository.module.js';
 
 // A forgotten RepositoryModule.forRoot must be reported as that step, with what to import,
 // not as Nest's "can't resolve RepositoryBinder at index [0]" about a class users never see.

@@ -12,10 +12,12 @@ import {
   getRepositoryToken,
   type DataSyncEvent,
   type IRepository,
-} from '@ddd-kit/repository';
-import { InMemoryOutboxStore, OutboxRelay, type OutboxRelayOptions } from '@ddd-kit/repository/outbox';
-import { InMemoryReadReplica } from '@ddd-kit/repository/reconciliation';
-import { Counter, CounterInMemoryRepository, type CounterSnapshot } from './support/counter.aggregate.js';
+} from '../index.js';
+import { InMemoryRepository } from '../backends/memory/in-memory.repository.js';
+import { InMemoryReadReplica } from '../reconciliation/index.js';
+import { Counter, type CounterSnapshot } from '../testing/counter.aggregate.js';
+import { waitFor } from '../../../../test/support/wait.js';
+import { InMemoryOutboxStore, OutboxRelay, type OutboxRelayOptions } from './index.js';
 
 // Writes stamp their events with the real clock; the relay's runs ahead of it, moved by hand.
 class Clock {
@@ -27,7 +29,7 @@ function setup(extra: Partial<OutboxRelayOptions> = {}) {
   const clock = new Clock();
   const store = new InMemoryOutboxStore();
   const bus = new DataSyncEventBus();
-  const repository = new CounterInMemoryRepository({ aggregate: Counter, outbox: store, publisher: bus });
+  const repository = new InMemoryRepository<string, Counter>({ aggregate: Counter, outbox: store, publisher: bus });
   const received: string[] = [];
   const relay = (more: Partial<OutboxRelayOptions> = {}) =>
     new OutboxRelay({
@@ -53,14 +55,6 @@ async function writeVersions(repository: IRepository<string, Counter>, id: strin
 }
 
 const tag = (e: DataSyncEvent) => `${String(e.id)}@${e.version}`;
-
-/** Yields to the event loop until `condition` holds; a hang guard fails the case instead of spinning for ever. */
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let turn = 0; !condition(); turn++) {
-    if (turn > 100_000) throw new Error(`never happened: ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
 
 describe('OutboxRelay (in-process store, fake clock)', () => {
   const stops: Array<() => Promise<void>> = [];
@@ -161,7 +155,7 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
       },
     });
     const stuck = crashed.runOnce();
-    await new Promise((resolve) => setImmediate(resolve));
+    await waitFor('the handler of a@1 to be entered', () => hang !== undefined);
     expect(hungDeliveries).toEqual(['a@1']);
     s.bus.subscribe(Counter, (events) => void s.received.push(...events.map(tag)));
     const rescuer = s.relay({ leaseMs: 10_000 });
@@ -197,7 +191,7 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     });
     const counter = await writeVersions(s.repository, 'a', 2);
     const first = relay.runOnce();
-    await until(() => hang !== undefined, 'the handler of a@1 was entered');
+    await waitFor('the handler of a@1 to be entered', () => hang !== undefined);
     s.clock.now += 10_000;
     counter.increment();
     await s.repository.update(counter); // a@3, written after the first claim
@@ -222,7 +216,7 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     await writeVersions(s.repository, 'a', 3);
     const relay = s.relay({ pollIntervalMs: 60_000 });
     await relay.start();
-    await until(() => release !== undefined, 'the handler of a@1 was entered');
+    await waitFor('the handler of a@1 to be entered', () => release !== undefined);
     const stopped = relay.stop();
     release!();
     await stopped;
@@ -246,7 +240,7 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     await writeVersions(s.repository, 'a', 2);
     const relay = s.relay({ pollIntervalMs: 60_000 });
     await relay.start();
-    await until(() => entered, 'the handler was entered');
+    await waitFor('the handler to be entered', () => entered);
     await relay.stop();
     const [claim] = await s.store.claim({ owner: 'other', now: s.clock.now, limit: 10, leaseMs: 1000 });
     expect(claim.events.map((e) => e.version)).toEqual([1, 2]);
@@ -324,7 +318,7 @@ describe('RepositoryModule.forRoot({ outbox })', () => {
     await app.init();
     await app.get<IRepository<string, Counter>>(getRepositoryToken(Counter)).insert(new Counter('a', 'x'));
     const projection = app.get(Projection);
-    await until(() => projection.received.length > 0, 'the relay delivered');
+    await waitFor('the relay to deliver', () => projection.received.length > 0);
     expect(projection.received).toEqual(['a@1']);
   });
 

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { MemoryPrepareKeyFactory } from '@ddd-kit/prepare-key';
-import { pointsOf, spanSummary, startTelemetry, type TelemetryRecorder } from '../../../../test/support/telemetry.js';
-import { AggregateRoot } from '../aggregate/aggregate-root.js';
-import { InMemoryRepository } from '../backends/memory/in-memory.repository.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
-import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
-import { UniqueKey } from '../unique-keys/unique-key.decorator.js';
-import type { UniqueKeyOwner } from '../unique-keys/unique-key.interfaces.js';
-import { recordOutboxLag } from './outbox.telemetry.js';
+import {
+  AggregateRoot,
+  InMemoryRepository,
+  OptimisticLockError,
+  UniqueKey,
+  UniqueKeyViolationError,
+  type UniqueKeyOwner,
+} from '@ddd-kit/repository';
+import { recordOutboxLag } from '@ddd-kit/repository/outbox';
+import { pointsOf, spanSummary, startTelemetry, type TelemetryRecorder } from '../support/telemetry.js';
 
 @UniqueKey('member-name', (member: Member) => member.name)
 class Member extends AggregateRoot<string> {
