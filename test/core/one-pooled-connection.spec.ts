@@ -9,6 +9,7 @@ import { InjectRepository, OnDataSync, RepositoryModule, type IRepository } from
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { Counter, CounterPostgresRepository } from '../repository/support/counter.aggregate.js';
 import { postgresSchema } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 
 // The class of bug behind a fresh deployment that deadlocked under its first burst: a path that
 // holds one pooled connection (a request's transaction) and asks the same pool for another.
@@ -79,9 +80,7 @@ describe('no ddd-kit PostgreSQL part waits for a second pooled connection inside
     });
     expect(await counters.labels.get('first')).toEqual({ id });
     // The event went through the outbox table (written in the transaction) to the handler.
-    for (const deadline = Date.now() + 20_000; !counters.projected.includes(id) && Date.now() < deadline;)
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(counters.projected).toContain(id);
+    await waitFor('the handler to get the event', () => counters.projected.includes(id));
   });
 
   it('PrepareKey and the repository built by hand: their first use creates the tables, inside the transaction', async () => {

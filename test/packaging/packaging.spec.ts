@@ -126,8 +126,9 @@ async function createProject(base: string, flavour: Flavour): Promise<Project> {
     const types = TYPES_OF[name];
     if (types) requested[types] = rootPkg.devDependencies![types];
   }
-  // The consumer's own toolchain, as the workspace has it.
-  requested.typescript = readJson<PackageJson>(join(root, 'node_modules', 'typescript', 'package.json')).version;
+  // The consumer's types of Node, as the workspace has them. Its compiler is the workspace's own
+  // TypeScript, run on the project (below): the same version a project would install, and the
+  // largest package the install would otherwise unpack twice.
   requested['@types/node'] = rootPkg.devDependencies!['@types/node'];
 
   await cp(consumerDir, dir, { recursive: true, filter: (src) => !src.includes(`${consumerDir}/dist`) });
@@ -145,7 +146,7 @@ async function createProject(base: string, flavour: Flavour): Promise<Project> {
   await cp(join(dir, 'node_modules', '@ddd-kit', 'core'), join(dir, 'core-copy'), { recursive: true });
   const typeErrors = await sh(
     process.execPath,
-    [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'],
     dir,
   ).then(
     () => '',

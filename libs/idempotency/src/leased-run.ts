@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { IdempotencyConflictError } from './errors/idempotency-conflict.error.js';
 import { IdempotencyInProgressError } from './errors/idempotency-in-progress.error.js';
 import type { IdempotencyOutcome, IdempotencyRequest } from './idempotency.interfaces.js';
@@ -34,7 +35,6 @@ export function fingerprintDigest(fingerprint: string): string {
 }
 
 const COMPLETE_ATTEMPTS = 3;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * `run` over leased records. Work starts only after `begin` acquired the key; a failed work

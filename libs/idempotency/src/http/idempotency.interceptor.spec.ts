@@ -217,8 +217,11 @@ describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
       .post('/slow')
       .set('Idempotency-Key', k)
       .then((r) => r);
-    const deadline = Date.now() + 20_000;
-    while (slow.gate.calls() === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // The handler is holding: the first request is in progress (or it answered without running it).
+    await Promise.race([
+      slow.gate.started,
+      first.then((r) => Promise.reject(new Error(`answered ${r.status} at once`))),
+    ]);
     const during = await http().post('/slow').set('Idempotency-Key', k);
     expect(during.status).toBe(409);
     expect(during.body.message).toMatch(/still being processed/);

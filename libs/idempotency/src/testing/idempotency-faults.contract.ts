@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict.error.js';
 import { IdempotencyInProgressError } from '../errors/idempotency-in-progress.error.js';
@@ -27,6 +28,9 @@ export interface IdempotencyFaultTarget {
   /** Arms `fault` on the `nth` command on a record the faulty store sends from now on (1: the run's first step). */
   arm(fault: IdempotencyFault, nth: number): ArmedIdempotencyFault;
 }
+
+/** How long a fault that met its command may take to say so (a target's `fired` may settle a little after the run). */
+const FIRED_CEILING_MS = 5_000;
 
 /** Which step of a run a fault meets: its first state change, or the completion after the work. */
 const STEPS = [
@@ -61,11 +65,15 @@ export function describeIdempotencyFaults(
           (outcome) => ({ ok: true as const, outcome }),
           (error: unknown) => ({ ok: false as const, error }),
         );
-        // The fault met its command (a test whose fault never fired would prove nothing).
+        // The fault met its command (a test whose fault never fired would prove nothing). It
+        // did so before the run answered, so `fired` has settled by now; the ceiling only turns
+        // a fault that never fired into a failure that says so.
+        const ceiling = new AbortController();
         const fired = await Promise.race([
           armed.fired.then(() => true),
-          new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+          sleep(FIRED_CEILING_MS, false, { signal: ceiling.signal }).catch(() => false),
         ]);
+        ceiling.abort();
         armed.cancel();
         expect(fired).toBe(true);
         expect(calls).toBeLessThanOrEqual(1);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
 import { IdempotencyConflictError } from '../errors/idempotency-conflict.error.js';
@@ -35,23 +36,44 @@ export interface IdempotencyContractOptions {
   faults?: readonly IdempotencyFault[];
 }
 
-/** A work function that counts its calls and resolves when told. */
-export function deferredWork<R>(result: R): { work: () => Promise<R>; calls: () => number; finish: () => void } {
+/**
+ * A work function that counts its calls and resolves when told. `started` resolves at its first
+ * call: a test waits for it instead of polling `calls()`.
+ */
+export function deferredWork<R>(result: R): {
+  work: () => Promise<R>;
+  calls: () => number;
+  started: Promise<void>;
+  finish: () => void;
+} {
   let calls = 0;
   let finish!: () => void;
+  let start!: () => void;
   const gate = new Promise<void>((resolve) => (finish = resolve));
+  const started = new Promise<void>((resolve) => (start = resolve));
   return {
     work: async () => {
       calls++;
+      start();
       await gate;
       return result;
     },
     calls: () => calls,
+    started,
     finish: () => finish(),
   };
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Resolves once `work` started; fails at once if `running` settled without starting it. */
+function workStarted(work: { started: Promise<void> }, running: Promise<unknown>): Promise<void> {
+  return Promise.race([
+    work.started,
+    running.then(
+      (outcome) => Promise.reject(new Error(`the run answered without starting the work: ${JSON.stringify(outcome)}`)),
+      (error: unknown) => Promise.reject(new Error(`the run failed without starting the work: ${String(error)}`)),
+    ),
+  ]);
+}
 
 /**
  * The behavioural contract of IdempotencyStore, run unchanged against every store. `setup` runs
@@ -128,7 +150,7 @@ export function describeIdempotencyStoreContract(
       const k = key();
       const first = deferredWork({ done: true });
       const running = store().run({ key: k, fingerprint: 'f' }, first.work);
-      await waitFor(() => first.calls() === 1);
+      await workStarted(first, running);
       let ran = false;
       const error = await store()
         .run({ key: k, fingerprint: 'f' }, async () => void (ran = true))
@@ -181,12 +203,30 @@ export function describeIdempotencyStoreContract(
     it('runs the work exactly once for 20 concurrent runs of one key', async () => {
       const k = key();
       const first = deferredWork('once');
+      // Every run either starts the work or is turned away while the work is held: the work
+      // finishes once each of the 20 is accounted for (a second start counts too, and fails below).
+      let answered = 0;
+      let allAccounted!: () => void;
+      const accounted = new Promise<void>((resolve) => (allAccounted = resolve));
+      const account = () => {
+        if (answered + first.calls() >= 20) allAccounted();
+      };
+      const work = () => {
+        const running = first.work();
+        account();
+        return running;
+      };
       const outcomes = Promise.allSettled(
-        Array.from({ length: 20 }, () => store().run({ key: k, fingerprint: 'f' }, first.work)),
+        Array.from({ length: 20 }, () =>
+          store()
+            .run({ key: k, fingerprint: 'f' }, work)
+            .finally(() => {
+              answered++;
+              account();
+            }),
+        ),
       );
-      // Every run has either started the work or been turned away before the work finishes.
-      await waitFor(() => first.calls() >= 1);
-      await sleep(200);
+      await accounted;
       first.finish();
       const settled = await outcomes;
       expect(first.calls()).toBe(1);
@@ -211,7 +251,7 @@ export function describeIdempotencyStoreContract(
       });
       const slow = deferredWork('c');
       const running = store().run({ key: key(), fingerprint: 'f' }, slow.work);
-      await waitFor(() => slow.calls() === 1);
+      await workStarted(slow, running);
       // Another key is not held up by one in progress.
       expect(await store().run({ key: key(), fingerprint: 'f' }, async () => 'd')).toEqual({
         result: 'd',
@@ -295,13 +335,4 @@ export function describeIdempotencyStoreContract(
 
     if (options.faults?.length) describeIdempotencyFaults(() => target, options.faults, key, options.atomicWithEffect);
   });
-}
-
-/** Polls until `done` holds (a busy machine gets time; a wrong state still fails). */
-export async function waitFor(done: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error('waitFor: the condition did not hold in time');
-    await sleep(10);
-  }
 }

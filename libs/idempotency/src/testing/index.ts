@@ -3,7 +3,6 @@
 export {
   describeIdempotencyStoreContract,
   deferredWork,
-  waitFor,
   type IdempotencyContractOptions,
   type IdempotencyContractTarget,
 } from './idempotency.contract.js';

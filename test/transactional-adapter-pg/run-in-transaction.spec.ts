@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import pg from 'pg';
-import { proxyUrl, type FaultProxy } from '../../../test/support/fault-proxy/index.js';
-import { postgresSchema } from '../../../test/support/servers.js';
-import { runInTransaction } from './run-in-transaction.js';
+import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
+import { postgresSchema } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 
 // The reader every ddd-kit PostgreSQL part keeps a copy of (COMMON protocol), written out here
 // as a part would: nothing imported from this package.
@@ -18,6 +19,18 @@ const storage: AsyncLocalStorage<Ambient> = ((globalThis as any)[KEY] ??= new As
 function queryableFor(pool: object): { query(...args: any[]): Promise<any> } {
   for (let t = storage.getStore(); t; t = t.outer) if (t.pool === pool) return t.client;
   return pool as pg.Pool;
+}
+
+/**
+ * A client whose COMMIT alone has a timeout: the proxy holds the reply to it, so only a timeout
+ * ends the wait, and any length proves the same. The other statements have none, so a busy
+ * machine cannot time them out.
+ */
+class CommitTimeoutClient extends pg.Client {
+  override query(...args: any[]): any {
+    if (args[0] === 'COMMIT') args[0] = { text: 'COMMIT', query_timeout: 100 };
+    return (super.query as (...a: any[]) => any)(...args);
+  }
 }
 
 describe('runInTransaction', () => {
@@ -195,7 +208,7 @@ describe('runInTransaction', () => {
     beforeAll(async () => {
       const proxied = await proxyUrl('postgres', schema.url);
       proxy = proxied.proxy;
-      faulty = new pg.Pool({ connectionString: proxied.url, max: 2, query_timeout: 2_000 });
+      faulty = new pg.Pool({ connectionString: proxied.url, max: 2, Client: CommitTimeoutClient });
     });
     afterEach(() => proxy.clear());
     afterAll(async () => {
@@ -211,7 +224,13 @@ describe('runInTransaction', () => {
           client.query('INSERT INTO notes VALUES ($1, $2)', [`commit-lost-${then}`, 'x']),
         ).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(Error);
-        expect(await stored()).toEqual([`commit-lost-${then}`]);
+        // The server got the COMMIT (its reply is what was lost); held, the client may give up
+        // before the server has applied it.
+        const applied = await waitFor('the COMMIT whose reply was lost to be applied', async () => {
+          const ids = await stored();
+          return ids.length > 0 ? ids : null;
+        });
+        expect(applied).toEqual([`commit-lost-${then}`]);
         // A connection whose COMMIT is still unanswered (held) must not serve the next transaction.
         expect(faulty.totalCount).toBe(0);
       },
@@ -220,8 +239,10 @@ describe('runInTransaction', () => {
     it('a connection lost inside the transaction: fn fails, nothing commits, the process survives', async () => {
       const error = await runInTransaction(faulty, async (client) => {
         await client.query('INSERT INTO notes VALUES ($1, $2)', ['cut', 'x']);
+        // The client learns of the reset before its next statement (it reports the error, then 'end').
+        const ended = new Promise((resolve) => client.once('end', resolve));
         proxy.resetAll();
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await waitFor('the client to see its connection reset', ended);
         await client.query('SELECT 1');
       }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Error);
