@@ -8,3 +8,4 @@ export {
   type RedisConnectionOptions,
 } from './redis-connection.js';
 export { luaScript, runScript, runScriptOnKeys, runScriptThen, type LuaScript } from './lua-script.js';
+export { CLUSTER_SLOTS, clusterSlot, slotTag } from './cluster-slot.js';
