@@ -20,7 +20,7 @@ describe('RedisPrepareKeyFactory keyPrefix', () => {
   it('is used as given: the record key is <keyPrefix>{<name>:<key>}', async () => {
     const keyPrefix = `${uniqueName('kp')}/`;
     await new RedisPrepareKeyFactory(redis, { keyPrefix }).create('user').prepare('alice', 1);
-    expect(await redis.keys(`${keyPrefix}*`)).toEqual([`${keyPrefix}{user:alice}`]);
+    expect((await redis.keys(`${keyPrefix}*`)).sort()).toEqual([`${keyPrefix}seal`, `${keyPrefix}{user:alice}`].sort());
   });
 
   it('defaults to ddd-kit:prepare:', async () => {

@@ -15,7 +15,9 @@ type Owner = { owner: string };
 const own = (owner: string): Owner => ({ owner });
 const HOUR_MS = 3_600_000;
 
-describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
+// The native SET cannot check the seal (redis-prepare-key.data-loss.spec.ts): a factory sends it
+// only with `seal: false`, for a Redis whose persistence is trusted.
+describe('RedisPrepareKey.prepare: the native SET … NX GET (seal: false)', () => {
   let redis: Redis;
   let prefix: string;
   let clean: PrepareKeyFactory;
@@ -24,8 +26,8 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
   beforeAll(async () => {
     redis = new Redis(redisUrl());
     prefix = uniqueName('pk_native');
-    clean = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` });
-    injector = await redisFaultTarget(redisUrl(), prefix);
+    clean = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:`, seal: false });
+    injector = await redisFaultTarget(redisUrl(), prefix, { seal: false });
   });
 
   afterAll(async () => {
@@ -184,7 +186,9 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
   it('on a server that refuses NX with GET (Redis 6.2: ERR syntax error), runs the PREPARE script from then on', async () => {
     const client = new Redis(redisUrl());
     try {
-      const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n'));
+      const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:`, seal: false }).create<Owner>(
+        uniqueName('n'),
+      );
       const set = jest
         .spyOn(client, 'set')
         .mockImplementation(() => Promise.reject(new ReplyError('ERR syntax error')));
@@ -216,7 +220,7 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
       try {
         await run(
           client,
-          new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n')),
+          new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:`, seal: false }).create<Owner>(uniqueName('n')),
         );
       } finally {
         await client.quit();
@@ -247,7 +251,9 @@ describe('RedisPrepareKey.prepare: the native SET … NX GET', () => {
   it('passes any other error of the SET on, and keeps using the SET', async () => {
     const client = new Redis(redisUrl());
     try {
-      const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:` }).create<Owner>(uniqueName('n'));
+      const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${prefix}:`, seal: false }).create<Owner>(
+        uniqueName('n'),
+      );
       const set = jest
         .spyOn(client, 'set')
         .mockImplementationOnce(() => Promise.reject(new ReplyError('OOM command not allowed')));

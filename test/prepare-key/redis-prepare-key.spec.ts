@@ -60,13 +60,13 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
     jest.restoreAllMocks();
   });
 
-  /** Every key under a prefix, read straight from Redis. */
+  /** Every record key under a prefix, read straight from Redis (the seal, `<prefix>seal`, left out). */
   async function keysUnder(prefix: string): Promise<string[]> {
     const keys: string[] = [];
     let cursor = '0';
     do {
       const [next, batch] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      keys.push(...batch);
+      keys.push(...batch.filter((key) => key !== `${prefix}:seal`));
       cursor = next;
     } while (cursor !== '0');
     return keys.sort();

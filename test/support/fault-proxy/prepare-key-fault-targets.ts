@@ -54,6 +54,7 @@ const redisRecordCommand = (name: string) => (r: RequestInfo) => {
 export async function redisFaultTarget(
   url: string,
   prefix: string,
+  options: { seal?: boolean } = {},
 ): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
   const { proxy } = await proxyUrl('redis', url);
   const faults: PrepareKeyFaultTarget = {
@@ -67,7 +68,7 @@ export async function redisFaultTarget(
       });
       await loadScripts(redis, scripts);
       return {
-        factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }),
+        factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:`, ...options }),
         close: async () => redis.disconnect(),
       };
     },

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
@@ -9,6 +10,9 @@ import { RedisKeyScanner } from './redis-key-scanner.js';
 import { pingRedis } from './redis-prepare-key.utils.js';
 import { RedisPrepareKey, type RedisPrepareKeyContext } from './redis-prepare-key.js';
 import { ServerClock } from '../../server-clock.js';
+import { RedisSeals } from './redis-seals.js';
+
+const logger = new Logger('PrepareKey');
 
 /**
  * PrepareKeys on Redis (a single node or a Cluster) through an ioredis client, shared by every
@@ -17,11 +21,17 @@ import { ServerClock } from '../../server-clock.js';
  * expiry is decided by the Redis server's clock; an expired record
  * stays readable by `getValue` for `retentionMs`, then Redis drops it by itself.
  *
+ * Redis can lose its data (no persistence, a flush, a failover to an empty node or shard): every
+ * operation checks a seal in the same script, rejects with PrepareKeyDataLostError when it is
+ * missing, and the reservations are restored (`restoreWith`) before the store is sealed again
+ * (see RedisSeals).
+ *
  * The client stays the caller's: the factory neither connects nor closes it. Set
  * `enableAutoPipelining: true` on it when many callers run at once (see the README).
  */
 export class RedisPrepareKeyFactory extends PrepareKeyFactory {
   private readonly context: RedisPrepareKeyContext;
+  private readonly sealed: boolean;
 
   constructor(client: Redis | Cluster, options: RedisPrepareKeyFactoryOptions = {}) {
     super();
@@ -31,6 +41,12 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
       );
     }
     const { keyPrefix, retentionMs } = checkRedisPrepareKeyFactoryOptions(options);
+    if (options.seal !== undefined && typeof options.seal !== 'boolean') {
+      throw new PrepareKeyArgumentError(
+        `RedisPrepareKeyFactory: seal must be true or false, got ${String(options.seal)}`,
+      );
+    }
+    this.sealed = options.seal ?? true;
     this.context = {
       client,
       keyPrefix,
@@ -38,12 +54,26 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
       clock: new ServerClock(),
       scanner: new RedisKeyScanner(client),
       setNxGet: true,
+      seals: new RedisSeals(client, keyPrefix, () => this.restoreAll()),
     };
+  }
+
+  /** Restores and seals the store unless it is sealed (see RedisSeals). */
+  override async restoreIfLost(): Promise<void> {
+    if (this.sealed) await this.context.seals.ensure();
+  }
+
+  /** Runs every key's restorer, each on a key that writes into the unsealed store. */
+  private async restoreAll(): Promise<void> {
+    const restorers = this.givenRestorers();
+    if (restorers.size === 0)
+      logger.log(`no restorer given to the factory under '${this.context.keyPrefix}': sealing it as it is`);
+    for (const [name, restorer] of restorers) await restorer(new RedisPrepareKey(name, this.context, false));
   }
 
   create<V = unknown>(name: string): PrepareKey<V> {
     assertName(name);
-    return new RedisPrepareKey<V>(name, this.context);
+    return new RedisPrepareKey<V>(name, this.context, this.sealed);
   }
 
   /** PING; on a Cluster, to every master (records live on all of them). */

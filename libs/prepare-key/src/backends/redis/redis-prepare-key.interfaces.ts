@@ -13,4 +13,12 @@ export interface RedisPrepareKeyFactoryOptions {
    * re-prepared. Default 24 hours.
    */
   retentionMs?: number;
+  /**
+   * Whether every operation checks the seal that recognises a store that lost its data (Redis
+   * without persistence, a flush, a failover to an empty node or shard): default true, and then
+   * `prepare` always runs its Lua script. `false` only for a Redis whose persistence you trust
+   * (AOF with `appendfsync always`): `prepare` then sends the cheaper native `SET … NX GET`
+   * first, and a wiped store answers from what it holds. See docs/backends.md.
+   */
+  seal?: boolean;
 }

@@ -1,8 +1,11 @@
 import { luaScript as coreLuaScript, type LuaScript } from '@ddd-kit/core/redis';
 
 function luaScript(body: string): LuaScript {
-  return coreLuaScript(PRELUDE + body);
+  return coreLuaScript(PRELUDE + SEAL_CHECK + body);
 }
+
+/** The error reply of a script that found the seal missing (RedisSeals). */
+export const UNSEALED = 'UNSEALED';
 
 // A record is one string key holding "<ttlAt>|<op>|<canonical JSON>": one GET reads it whole,
 // the value compares as a plain string, and <op> names the operation that wrote it. A rollback
@@ -11,6 +14,9 @@ function luaScript(body: string): LuaScript {
 // (ioredis resends unanswered commands after a reconnect) as the first run did.
 // Expiry is decided with the Redis server's own clock (TIME), so every instance of an
 // application agrees on it whatever its local clock says.
+// A key that checks the seal passes it as KEYS[2] (co-slotted with the record, see RedisSeals):
+// when it is missing, the store lost its data, and the script answers the error reply UNSEALED
+// before it reads or writes anything. The restore itself passes no KEYS[2].
 // Writes take ARGV[1] = the record, ARGV[2] = when Redis drops it (epoch ms; "0": never),
 // ARGV[3] = the op.
 export const TOMBSTONE_MS = 120_000;
@@ -37,6 +43,12 @@ local function write(now)
     redis.call('DEL', KEYS[1])
   end
   return 1
+end
+`;
+
+const SEAL_CHECK = `
+if KEYS[2] and redis.call('EXISTS', KEYS[2]) == 0 then
+  return redis.error_reply('${UNSEALED} the reservations were lost: the seal is missing')
 end
 `;
 

@@ -3,8 +3,9 @@ import { PrepareKey } from '../../prepare-key.js';
 import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
-import { runScript, runScriptThen } from '@ddd-kit/core/redis';
-import { PREPARE, READ, REPREPARE, ROLLBACK } from './redis-prepare-key.scripts.js';
+import { runScriptOnKeys, runScriptThen, type LuaScript } from '@ddd-kit/core/redis';
+import { PrepareKeyDataLostError } from '../../errors/prepare-key-data-lost.error.js';
+import { PREPARE, READ, REPREPARE, ROLLBACK, UNSEALED } from './redis-prepare-key.scripts.js';
 import {
   decodeKeyPart,
   decodeRecord,
@@ -15,6 +16,7 @@ import {
 } from './redis-prepare-key.utils.js';
 import type { RedisKeyScanner } from './redis-key-scanner.js';
 import type { ServerClock } from '../../server-clock.js';
+import type { RedisSeals } from './redis-seals.js';
 
 /** What every key of one RedisPrepareKeyFactory shares. */
 export interface RedisPrepareKeyContext {
@@ -30,6 +32,8 @@ export interface RedisPrepareKeyContext {
    * the PREPARE script only.
    */
   setNxGet: boolean;
+  /** The seals every operation checks (see RedisSeals), and the recovery of a store that lost them. */
+  seals: RedisSeals;
 }
 
 /**
@@ -47,10 +51,14 @@ export interface RedisPrepareKeyContext {
 export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   private readonly client: Redis | Cluster;
   private readonly head: string;
-
+  /**
+   * `checksSeal: false` only for the key a restore writes through: it fills a store that is not
+   * sealed yet (every other operation checks the seal in its script).
+   */
   constructor(
     readonly name: string,
     private readonly context: RedisPrepareKeyContext,
+    private readonly checksSeal = true,
   ) {
     super();
     this.client = context.client;
@@ -83,7 +91,9 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     }
     const record = encodeRecord(value, ttlAt, op);
     const dropAt = this.dropAt(ttlAt);
-    if (!this.context.setNxGet) return this.prepareByScript(key, recordKey, record, dropAt, op, undo);
+    // The native SET cannot check the seal: a key that checks it always runs the script.
+    if (this.checksSeal || !this.context.setNxGet)
+      return this.prepareByScript(key, recordKey, record, dropAt, op, undo);
     // A drop time in the past (a record written past its retention) is taken too: Redis then
     // holds no record, as the script's DEL leaves none.
     const set =
@@ -112,7 +122,9 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     op: string,
     undo: boolean,
   ): Promise<boolean> {
-    const prepared = runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
+    const prepared = this.checksSeal
+      ? this.run(PREPARE, recordKey, [record, dropAt, op]).then(isOne)
+      : runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
     return undo ? prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error)) : prepared;
   }
 
@@ -121,7 +133,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
-    const [serverNow, record] = (await runScript(this.client, READ, this.recordKey(key))) as [number, string | null];
+    const [serverNow, record] = (await this.run(READ, this.recordKey(key), [])) as [number, string | null];
     this.context.clock.observe(serverNow);
     return record === null ? undefined : decodeRecord(record);
   }
@@ -130,10 +142,10 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     const recordKey = this.recordKey(key);
     const deleted =
       condition === undefined
-        ? await runScript(this.client, ROLLBACK, recordKey, op)
+        ? await this.run(ROLLBACK, recordKey, [op])
         : condition.value !== undefined
-          ? await runScript(this.client, ROLLBACK, recordKey, op, 'value', condition.value)
-          : await runScript(this.client, ROLLBACK, recordKey, op, 'op', condition.op);
+          ? await this.run(ROLLBACK, recordKey, [op, 'value', condition.value])
+          : await this.run(ROLLBACK, recordKey, [op, 'op', condition.op]);
     return deleted === 1;
   }
 
@@ -149,8 +161,8 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     const dropAt = this.dropAt(ttlAt);
     const replaced =
       expected === undefined
-        ? await runScript(this.client, REPREPARE, recordKey, record, dropAt, op)
-        : await runScript(this.client, REPREPARE, recordKey, record, dropAt, op, expected);
+        ? await this.run(REPREPARE, recordKey, [record, dropAt, op])
+        : await this.run(REPREPARE, recordKey, [record, dropAt, op, expected]);
     return replaced === 1;
   }
 
@@ -165,6 +177,43 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
         page.records.push({ key: decodeKeyPart(keys[i].slice(this.head.length, -1)), ...record });
     }
     return page;
+  }
+
+  /**
+   * Runs a script on the record, with its seal when this key checks it. A missing seal means the
+   * store lost its data: the script changed nothing, and the operation rejects with
+   * PrepareKeyDataLostError while the reservations are restored in the background — except
+   * before this process ever saw the store sealed (its first start on a new or emptied store):
+   * then it waits for the restore and runs once more.
+   */
+  private run(script: LuaScript, recordKey: string, args: string[]): Promise<unknown> {
+    if (!this.checksSeal) return runScriptOnKeys(this.client, script, [recordKey], args);
+    const { seals } = this.context;
+    const keys = [recordKey, seals.keyOf(recordKey)];
+    return runScriptOnKeys(this.client, script, keys, args).then(
+      (reply) => {
+        if (!seals.hasBeenSealed) seals.markSealed();
+        return reply;
+      },
+      async (error: unknown) => {
+        if (!isUnsealed(error)) throw error;
+        if (seals.hasBeenSealed) throw this.lost();
+        try {
+          await seals.recover();
+        } catch (failure) {
+          throw new PrepareKeyDataLostError(this.name, { cause: failure });
+        }
+        return runScriptOnKeys(this.client, script, keys, args).catch((again: unknown) => {
+          throw isUnsealed(again) ? this.lost() : again;
+        });
+      },
+    );
+  }
+
+  /** A missing seal after the store was sealed: the data was lost. Restores in the background. */
+  private lost(): PrepareKeyDataLostError {
+    this.context.seals.recoverInBackground();
+    return new PrepareKeyDataLostError(this.name);
   }
 
   private recordKey(key: string): string {
@@ -191,6 +240,11 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
 
 function isOne(reply: unknown): boolean {
   return reply === 1;
+}
+
+/** The reply of a script that found the seal missing (see RedisSeals). */
+function isUnsealed(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith(UNSEALED);
 }
 
 /** The reply of a server that does not know a command's form (Redis 6.2 to `SET … NX GET`). */
