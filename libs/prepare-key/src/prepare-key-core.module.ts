@@ -1,5 +1,11 @@
-import { Inject, Module } from '@nestjs/common';
-import type { DynamicModule, OnApplicationShutdown, OnModuleInit, Provider } from '@nestjs/common';
+import { Inject, Logger, Module } from '@nestjs/common';
+import type {
+  DynamicModule,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  OnModuleInit,
+  Provider,
+} from '@nestjs/common';
 import { PREPARE_KEY_LOOKUP } from '@ddd-kit/core';
 import { openOwnedRedisBackend, type OwnedRedisBackend } from './backends/redis/redis-owned-factory.js';
 import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
@@ -14,6 +20,8 @@ import { PrepareKeyRegistry } from './prepare-key.registry.js';
 import { scanPreparableKeys } from './prepare-key.scanner.js';
 import type { PrepareKeyScan } from './prepare-key.scanner.js';
 
+const logger = new Logger('PrepareKeyModule');
+
 /**
  * Owns the registry (the backend keys) and the providers of every scanned key class. Global
  * by default so keys are injectable anywhere and forFeature modules find the registry —
@@ -24,7 +32,7 @@ import type { PrepareKeyScan } from './prepare-key.scanner.js';
  * `onModuleDestroy` (a machine-ID release, a service's own clean-up) still has it.
  */
 @Module({})
-export class PrepareKeyCoreModule implements OnModuleInit, OnApplicationShutdown {
+export class PrepareKeyCoreModule implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     @Inject(PREPARE_KEY_OWNED_BACKEND) private readonly owned: OwnedRedisBackend | null,
     private readonly registry: PrepareKeyRegistry,
@@ -33,6 +41,24 @@ export class PrepareKeyCoreModule implements OnModuleInit, OnApplicationShutdown
   /** The backend's tables exist before the application takes a request (never created inside one). */
   async onModuleInit(): Promise<void> {
     await this.registry.ensureSchema();
+  }
+
+  /**
+   * Before the application serves: a store that can lose its data (Redis) and is not sealed —
+   * new, or wiped while no instance ran — gets every reservation back from the restorers the
+   * `@UniqueKey` repositories registered (all registered by now: they are providers), then is
+   * sealed. A later loss is recognised by each operation and restored the same way. A store that
+   * does not answer now does not stop the start: every operation checks the seal, and the first
+   * one restores.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    try {
+      await this.registry.restoreIfLost();
+    } catch (error) {
+      logger.warn(
+        `could not check or restore the reservations at start-up (the first operation will): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

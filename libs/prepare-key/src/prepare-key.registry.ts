@@ -21,6 +21,7 @@ export class PrepareKeyRegistry {
   private readonly backends = new Map<string, PrepareKey<any>>();
   private readonly proxies = new Map<PrepareKeyClass, PrepareKey<any>>();
   private readonly owners = new Map<string, PrepareKeyClass>();
+  private readonly restorers = new Map<string, Array<(target: PrepareKey<any>) => Promise<unknown>>>();
 
   constructor(
     private readonly options: PrepareKeyModuleOptions,
@@ -45,6 +46,33 @@ export class PrepareKeyRegistry {
   /** Creates (or checks) the backend's tables before the first request; PrepareKeyCoreModule runs it at init. */
   async ensureSchema(): Promise<void> {
     if (this.enabled) await this.options.factory?.ensureSchema?.();
+  }
+
+  /**
+   * How the reservations of key `name` are put back when the store lost them: `restore(target)`
+   * reserves its owners' values in `target` (the declared class's object, so a key it normalises
+   * is stored as every request stores it). Each `@UniqueKey` repository registers one; they run
+   * one after another, before the store is sealed again (PrepareKeyFactory.restoreWith).
+   */
+  restoreWith(name: string, restore: (target: PrepareKey<any>) => Promise<unknown>): void {
+    const factory = this.options.factory;
+    if (!this.enabled || typeof factory?.restoreWith !== 'function') return;
+    let list = this.restorers.get(name);
+    if (list === undefined) {
+      const all: Array<(target: PrepareKey<any>) => Promise<unknown>> = (list = []);
+      this.restorers.set(name, all);
+      factory.restoreWith(name, async (backend) => {
+        const owner = this.owners.get(name);
+        const target = owner ? createPrepareKeyProxy(owner, backend) : backend;
+        for (const each of all) await each(target);
+      });
+    }
+    list.push(restore);
+  }
+
+  /** At bootstrap, once every restorer is registered: a store that lost its data is filled again and sealed. */
+  async restoreIfLost(): Promise<void> {
+    if (this.enabled) await this.options.factory?.restoreIfLost?.();
   }
 
   /** The injected object of a key class (decorated, or undecorated with its simple name). */

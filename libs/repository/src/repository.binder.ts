@@ -10,6 +10,7 @@ import type { RepositoryFeature } from './interfaces/repository-feature.interfac
 import type { OutboxStore } from './outbox/outbox.interfaces.js';
 import { AbstractRepository } from './repository/abstract-repository.js';
 import { REPOSITORY_BACKENDS, REPOSITORY_OUTBOX_STORES } from './repository.constants.js';
+import { restoreUniqueKeys } from './unique-keys/reconcile-unique-keys.js';
 import { getUniqueKeys } from './unique-keys/unique-key.decorator.js';
 import type { UniqueKeyReservations, UniqueKeyResolver } from './unique-keys/unique-key.interfaces.js';
 
@@ -54,9 +55,12 @@ export class RepositoryBinder {
       }
       return known.instance;
     }
-    const instance = Promise.resolve(create?.() ?? readyMade!.createRepository!(feature)).then(async (repository) =>
-      this.configure(repository, feature, this.uniqueKeysFor(feature, reservations)),
-    );
+    const instance = Promise.resolve(create?.() ?? readyMade!.createRepository!(feature)).then(async (repository) => {
+      const lookup = this.reservationsFor(feature, reservations);
+      const configured = await this.configure(repository, feature, lookup && this.resolverOf(feature, lookup));
+      if (lookup !== undefined) this.registerRestorers(configured, feature, lookup);
+      return configured;
+    });
     this.byAggregate.set(feature.aggregate, { source, instance });
     return instance;
   }
@@ -78,10 +82,10 @@ export class RepositoryBinder {
    * bare name), which forFeature injected — so the repository waits for them, however long the
    * PrepareKey backend takes to connect.
    */
-  private uniqueKeysFor(
+  private reservationsFor(
     feature: RepositoryFeature,
     injected?: PrepareKeyLookup<UniqueKeyReservations>,
-  ): UniqueKeyResolver | undefined {
+  ): PrepareKeyLookup<UniqueKeyReservations> | undefined {
     const definitions = getUniqueKeys(feature.aggregate);
     if (definitions.length === 0) return undefined;
     // A PrepareKeyModule that is not global is not visible to forFeature; once resolved, it can be found.
@@ -94,7 +98,32 @@ export class RepositoryBinder {
       );
     }
     for (const definition of definitions) reservations.forName(definition.name); // a missing factory fails now, at bootstrap
+    return reservations;
+  }
+
+  private resolverOf(
+    feature: RepositoryFeature,
+    reservations: PrepareKeyLookup<UniqueKeyReservations>,
+  ): UniqueKeyResolver {
     return (name) => reservations.forName(name) as ReturnType<UniqueKeyResolver>;
+  }
+
+  /**
+   * A store of reservations that lost its data (a Redis without persistence, wiped) is filled
+   * again from the aggregates before it answers: PrepareKeyModule runs, for each `@UniqueKey`,
+   * this repository's restore of that key (restoreUniqueKeys), with nobody to call it by hand.
+   */
+  private registerRestorers(
+    repository: AnyRepository,
+    feature: RepositoryFeature,
+    reservations: PrepareKeyLookup<UniqueKeyReservations>,
+  ): void {
+    if (typeof reservations.restoreWith !== 'function') return;
+    for (const { name } of getUniqueKeys(feature.aggregate)) {
+      reservations.restoreWith(name, (target) =>
+        restoreUniqueKeys(repository as AbstractRepository<any, any>, name, target),
+      );
+    }
   }
 
   private findReservations(): PrepareKeyLookup<UniqueKeyReservations> | undefined {

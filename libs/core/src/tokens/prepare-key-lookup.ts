@@ -10,4 +10,11 @@ export const PREPARE_KEY_LOOKUP: unique symbol = Symbol.for('@ddd-kit/prepare-ke
 export interface PrepareKeyLookup<K = unknown> {
   /** The PrepareKey of that name: a declared key class's injected object, or the backend's key. */
   forName(name: string): K;
+  /**
+   * Registers how the reservations of key `name` are put back when their store lost them (a
+   * Redis without persistence, wiped): `restore(target)` reserves every owner's value again in
+   * `target`, that key writing into the store before it is sealed again. Several may be
+   * registered for one name (one per aggregate type that declares it).
+   */
+  restoreWith?(name: string, restore: (target: K) => Promise<unknown>): void;
 }

@@ -1,9 +1,12 @@
+import { Logger } from '@nestjs/common';
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
 import type { UniqueKeyKeeper } from './unique-key.keeper.js';
-import type { UniqueKeyOwner } from './unique-key.interfaces.js';
+import type { UniqueKeyOwner, UniqueKeyReservations } from './unique-key.interfaces.js';
+
+const logger = new Logger('UniqueKeys');
 
 export interface ReconcileUniqueKeysOptions {
   /** Reservations younger than this are spared (writes still in flight); default 10 minutes, 0 judges every one. */
@@ -68,28 +71,12 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
     throw new RepositoryConfigurationError(
       `reconcileUniqueKeys: ${repository?.constructor?.name ?? String(repository)} stores an aggregate without @UniqueKey`,
     );
-  const report: UniqueKeysReconciliationReport = {
-    scanned: 0,
-    live: 0,
-    spared: 0,
-    released: 0,
-    restored: 0,
-    heldByOther: [],
-    shared: [],
-    failed: 0,
-  };
+  const report = emptyReport();
   const fail = (error: unknown, what: { name: string; key?: string; id?: AggregateId }) => {
     report.failed++;
     onError?.(error, what);
   };
-  const load = async (id: AggregateId): Promise<T | null> => {
-    try {
-      return await repository.findById(id as ID);
-    } catch (error) {
-      if (error instanceof InvalidAggregateIdError) return null;
-      throw error;
-    }
-  };
+  const load = (id: AggregateId): Promise<T | null> => loadAggregate(repository, id);
 
   // 1. Reservations whose owner does not hold them.
   for (const { name } of keeper.definitions) {
@@ -120,14 +107,79 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
   }
 
   // 2. Aggregates whose values have no reservation, and values several aggregates share.
-  const holders = new Map<string, Map<string, AggregateId[]>>(keeper.definitions.map((d) => [d.name, new Map()]));
+  const names = keeper.definitions.map((d) => d.name);
+  await restoreMissing(repository, keeper, names, (name) => keeper.storeOf(name), { dryRun, pageSize }, report, fail);
+  return report;
+}
+
+/**
+ * Puts back the reservations of unique key `name` into `target`, a store that lost them and is not
+ * sealed yet (PrepareKeyModule runs it through the restorer that RepositoryModule registers for
+ * each `@UniqueKey`): each stored aggregate's value is reserved for it again, as
+ * reconcileUniqueKeys' second step does. Values held by another aggregate, or shared by several,
+ * are reported in the log (as reconcileUniqueKeys reports them) and changed by nothing. Rejects
+ * when a value could not be restored, so that the store is not sealed after a partial restore.
+ */
+export async function restoreUniqueKeys<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
+  repository: UniqueKeyedRepository<ID, T>,
+  name: string,
+  target: UniqueKeyReservations,
+  options: { pageSize?: number } = {},
+): Promise<UniqueKeysReconciliationReport> {
+  const keeper = repository.uniqueKeyKeeper();
+  if (keeper === null)
+    throw new RepositoryConfigurationError(`restoreUniqueKeys: the repository declares no @UniqueKey`);
+  const report = emptyReport();
+  const errors: unknown[] = [];
+  await restoreMissing(
+    repository,
+    keeper,
+    [name],
+    () => target,
+    { dryRun: false, pageSize: options.pageSize ?? 500 },
+    report,
+    (error) => {
+      report.failed++;
+      errors.push(error);
+    },
+  );
+  for (const { key, id, holder } of report.heldByOther) {
+    logger.warn(
+      `restoring ${name} '${key}': ${keeper.aggregateName} ${JSON.stringify(id)} holds it, but ${holder.aggregate} ${JSON.stringify(holder.id)} has the reservation`,
+    );
+  }
+  for (const { key, ids } of report.shared) {
+    logger.error(
+      `${name} '${key}' is held by several ${keeper.aggregateName}s: ${ids.map((id) => JSON.stringify(id)).join(', ')}`,
+    );
+  }
+  if (report.failed > 0) {
+    throw new Error(
+      `restoring the reservations of '${name}' of ${keeper.aggregateName}: ${report.failed} failed (${describe(errors[0])})`,
+      { cause: errors[0] },
+    );
+  }
+  return report;
+}
+
+/** Step 2 of reconcileUniqueKeys on the keys `names`, reserving in `storeOf(name)`. */
+async function restoreMissing<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
+  repository: UniqueKeyedRepository<ID, T>,
+  keeper: UniqueKeyKeeper,
+  names: readonly string[],
+  storeOf: (name: string) => UniqueKeyReservations,
+  { dryRun, pageSize }: { dryRun: boolean; pageSize: number },
+  report: UniqueKeysReconciliationReport,
+  fail: (error: unknown, what: { name: string; key?: string; id?: AggregateId }) => void,
+): Promise<void> {
+  const holders = new Map<string, Map<string, AggregateId[]>>(names.map((name) => [name, new Map()]));
   for await (const aggregate of repository.aggregates({ pageSize })) {
     for (const [name, key] of keeper.valuesOf(aggregate)) {
-      if (key === undefined) continue;
-      const ids = holders.get(name)!;
+      const ids = holders.get(name);
+      if (key === undefined || ids === undefined) continue;
       ids.set(key, [...(ids.get(key) ?? []), aggregate.id]);
       try {
-        const store = keeper.storeOf(name);
+        const store = storeOf(name);
         const current = await store.getValue(key);
         if (current !== undefined && !current.isExpired()) {
           if (!keeper.isOwner(current.value, aggregate.id)) {
@@ -147,7 +199,7 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
         const owner = keeper.owner(aggregate.id);
         if (!(await store.prepare(key, owner))) continue; // taken meanwhile: the next run judges it
         // The aggregate may have moved on while this ran: undo a restore it no longer needs.
-        const now = await load(aggregate.id);
+        const now = await loadAggregate(repository, aggregate.id);
         if (now !== null && keeper.valuesOf(now).get(name) === key) report.restored++;
         else await store.rollback(key, owner);
       } catch (error) {
@@ -158,7 +210,26 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
   for (const [name, byKey] of holders) {
     for (const [key, ids] of byKey) if (ids.length > 1) report.shared.push({ name, key, ids });
   }
-  return report;
+}
+
+async function loadAggregate<ID extends AggregateId, T>(
+  repository: UniqueKeyedRepository<ID, T>,
+  id: AggregateId,
+): Promise<T | null> {
+  try {
+    return await repository.findById(id as ID);
+  } catch (error) {
+    if (error instanceof InvalidAggregateIdError) return null;
+    throw error;
+  }
+}
+
+function emptyReport(): UniqueKeysReconciliationReport {
+  return { scanned: 0, live: 0, spared: 0, released: 0, restored: 0, heldByOther: [], shared: [], failed: 0 };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function sameOwner(a: Partial<UniqueKeyOwner> | undefined, b: Partial<UniqueKeyOwner>): boolean {
