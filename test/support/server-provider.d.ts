@@ -23,3 +23,10 @@ export function startRedisServer(options?: { extra?: string[] }): Promise<{
   resume(): void;
   stop(): Promise<void>;
 }>;
+export function startRedisCluster(): Promise<{
+  url: string;
+  nodes: Array<{ host: string; port: number }>;
+  source: string;
+  flush(i: number): Promise<void>;
+  stop(): Promise<void>;
+}>;

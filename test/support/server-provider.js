@@ -219,6 +219,17 @@ async function provideRedisCluster() {
   }
   // A cluster in containers needs announced addresses the host can reach; local processes
   // are simpler and always available where redis-server is.
+  const cluster = await startRedisCluster();
+  return { url: cluster.url, source: cluster.source, stop: cluster.stop };
+}
+
+/**
+ * A 3-master Redis Cluster of a test's own (local redis-server processes, no replicas, no
+ * persistence), for a test that wipes one shard: `nodes[i]` is each master's address, `flush(i)`
+ * empties master i (FLUSHALL: its slots stay its own, its keys are gone, as after a restart of a
+ * node without persistence), `stop()` ends them and removes their files.
+ */
+export async function startRedisCluster() {
   if (!which('redis-server') || !which('redis-cli')) throw new Error(`Redis Cluster is not available: ${HOW.cluster}`);
   const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-cluster-'));
   const ports = [await freePort(), await freePort(), await freePort()];
@@ -255,7 +266,11 @@ async function provideRedisCluster() {
   }
   return {
     url: ports.map((p) => `127.0.0.1:${p}`).join(','),
+    nodes: ports.map((port) => ({ host: '127.0.0.1', port })),
     source: `local 3-node Redis Cluster started on ports ${ports.join(', ')}`,
+    flush: async (i) => {
+      await redisCli(ports[i], 'FLUSHALL');
+    },
     stop: async () => {
       await Promise.all(children.map(stopProcess));
       rmSync(dir, { recursive: true, force: true });
