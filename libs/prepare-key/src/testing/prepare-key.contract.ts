@@ -77,6 +77,9 @@ export function describePrepareKeyContract(
 
     beforeAll(async () => {
       target = await setup();
+      // What PrepareKeyModule does at bootstrap: a store that can lose its data is sealed before
+      // the first case (on a Cluster that takes a while; the cases with short TTLs must not wait for it).
+      await target?.factory.restoreIfLost?.();
       await context.setUpInAdvance();
     });
 
