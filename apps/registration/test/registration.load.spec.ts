@@ -3,6 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Agent } from 'node:http';
 import { freePort } from '../../../test/support/server-provider.js';
 import { mongoLabel, mongoUri, redisUrl, uniqueName } from '../../../test/support/servers.js';
+import { sleep } from '../../../test/support/wait.js';
 import type { AppConfig } from '../src/config/app-config.js';
 import {
   complete,
@@ -150,7 +151,7 @@ async function expectSettled(url: string, database: string | undefined): Promise
       fewestPending = pending;
       deadline = Math.max(deadline, Date.now() + STALL_MS);
     }
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
   }
   throw new Error(
     `readiness did not come back within ${Date.now() - started} ms (fewest outbox events pending: ${Number.isFinite(fewestPending) ? fewestPending : 'not reported'}; no new low for ${STALL_MS} ms): ${last}`,
