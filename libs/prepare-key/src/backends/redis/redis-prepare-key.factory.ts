@@ -1,4 +1,6 @@
+import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
+import { warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem } from '@ddd-kit/core';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
@@ -32,6 +34,7 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
       );
     }
     const { keyPrefix, retentionMs, operationTimeoutMs } = checkRedisPrepareKeyFactoryOptions(options);
+    warnWithoutCommandTimeout(client, new Logger('PrepareKeyModule'), 'RedisPrepareKeyFactory');
     this.context = {
       client,
       keyPrefix,
