@@ -40,13 +40,14 @@ export class MongooseBackend implements RepositoryBackend {
       serverSelectionTimeoutMS: DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
       ...this.options.connectionOptions,
     });
-    connection.on('error', (error: Error) => logger.warn(`MongoDB: ${error.message}`));
     try {
       await connection.asPromise();
     } catch (error) {
       await connection.close().catch(() => undefined);
       throw error;
     }
+    // After the start-up (whose failure is the bootstrap's error): a later one is logged, not thrown.
+    connection.on('error', (error: Error) => logger.warn(`MongoDB: ${error.message}`));
     this.connection = connection;
     this.owned = true;
   }
