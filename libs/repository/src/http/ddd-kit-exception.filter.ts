@@ -17,6 +17,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   IDEMPOTENCY_IN_PROGRESS: HttpStatus.CONFLICT,
   IDEMPOTENCY_CONFLICT: HttpStatus.UNPROCESSABLE_ENTITY,
   PG_CONNECTION: HttpStatus.SERVICE_UNAVAILABLE,
+  OPERATION_TIMEOUT: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
 /**
@@ -30,6 +31,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
  * | `AGGREGATE_STATE` (e.g. a write to a deleted aggregate), `PREPARE_KEY_STATE`, `IDEMPOTENCY_IN_PROGRESS` | 409 Conflict |
  * | `IDEMPOTENCY_CONFLICT` (a key reused for another request) | 422 Unprocessable Entity |
  * | `PG_CONNECTION` (PostgreSQL did not answer) | 503 Service Unavailable |
+ * | `OPERATION_TIMEOUT` (a store did not answer within the operation deadline) | 503 Service Unavailable |
  */
 export function dddKitHttpStatus(
   error: unknown,

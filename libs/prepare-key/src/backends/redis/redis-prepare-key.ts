@@ -3,6 +3,7 @@ import { PrepareKey } from '../../prepare-key.js';
 import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
+import { withDeadline } from '@ddd-kit/core';
 import { runScript, runScriptThen } from '@ddd-kit/core/redis';
 import { PREPARE, READ, REPREPARE, ROLLBACK } from './redis-prepare-key.scripts.js';
 import {
@@ -22,6 +23,8 @@ export interface RedisPrepareKeyContext {
   /** Used as given: record keys are `<keyPrefix>{<name>:<key>}`. */
   keyPrefix: string;
   retentionMs: number;
+  /** Each primitive's deadline (see RedisPrepareKeyFactoryOptions). */
+  operationTimeoutMs: number;
   clock: ServerClock;
   scanner: RedisKeyScanner;
   /**
@@ -43,6 +46,9 @@ export interface RedisPrepareKeyContext {
  * key it writes the very record the PREPARE script would write, and the reply settles a held
  * key too (settledByRecord). Only a record with a ttlAt, whose expiry the server's clock must
  * decide, or a tombstone, sends the PREPARE script after it, which decides atomically by itself.
+ *
+ * Every primitive waits for Redis at most `operationTimeoutMs`, then rejects with
+ * OperationTimeoutError: an unknown outcome, handled as a lost reply is (undoPrepare).
  */
 export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   private readonly client: Redis | Cluster;
@@ -86,10 +92,12 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     if (!this.context.setNxGet) return this.prepareByScript(key, recordKey, record, dropAt, op, undo);
     // A drop time in the past (a record written past its retention) is taken too: Redis then
     // holds no record, as the script's DEL leaves none.
-    const set =
+    const set = this.bounded(
       dropAt === NO_EXPIRY
         ? this.client.set(recordKey, record, 'NX', 'GET')
-        : this.client.set(recordKey, record, 'PXAT', dropAt, 'NX', 'GET');
+        : this.client.set(recordKey, record, 'PXAT', dropAt, 'NX', 'GET'),
+      'prepare',
+    );
     return set.then(
       (current) => {
         // null: the key was free and holds this record now.
@@ -112,7 +120,10 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     op: string,
     undo: boolean,
   ): Promise<boolean> {
-    const prepared = runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
+    const prepared = this.bounded(
+      runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne),
+      'prepare',
+    );
     return undo ? prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error)) : prepared;
   }
 
@@ -121,19 +132,24 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
-    const [serverNow, record] = (await runScript(this.client, READ, this.recordKey(key))) as [number, string | null];
+    const [serverNow, record] = (await this.bounded(runScript(this.client, READ, this.recordKey(key)), 'get')) as [
+      number,
+      string | null,
+    ];
     this.context.clock.observe(serverNow);
     return record === null ? undefined : decodeRecord(record);
   }
 
   protected async doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean> {
     const recordKey = this.recordKey(key);
-    const deleted =
+    const deleted = await this.bounded(
       condition === undefined
-        ? await runScript(this.client, ROLLBACK, recordKey, op)
+        ? runScript(this.client, ROLLBACK, recordKey, op)
         : condition.value !== undefined
-          ? await runScript(this.client, ROLLBACK, recordKey, op, 'value', condition.value)
-          : await runScript(this.client, ROLLBACK, recordKey, op, 'op', condition.op);
+          ? runScript(this.client, ROLLBACK, recordKey, op, 'value', condition.value)
+          : runScript(this.client, ROLLBACK, recordKey, op, 'op', condition.op),
+      'rollback',
+    );
     return deleted === 1;
   }
 
@@ -147,14 +163,20 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     const recordKey = this.recordKey(key);
     const record = encodeRecord(value, ttlAt, op);
     const dropAt = this.dropAt(ttlAt);
-    const replaced =
+    const replaced = await this.bounded(
       expected === undefined
-        ? await runScript(this.client, REPREPARE, recordKey, record, dropAt, op)
-        : await runScript(this.client, REPREPARE, recordKey, record, dropAt, op, expected);
+        ? runScript(this.client, REPREPARE, recordKey, record, dropAt, op)
+        : runScript(this.client, REPREPARE, recordKey, record, dropAt, op, expected),
+      'reprepare',
+    );
     return replaced === 1;
   }
 
-  protected async doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
+  protected doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
+    return this.bounded(this.listPage(cursor, pageSize), 'records');
+  }
+
+  private async listPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
     const { keys, next } = await this.context.scanner.page(this.head, cursor, pageSize);
     const records = await this.readAll(keys);
     const page: RecordPage = { records: [], next };
@@ -165,6 +187,11 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
         page.records.push({ key: decodeKeyPart(keys[i].slice(this.head.length, -1)), ...record });
     }
     return page;
+  }
+
+  /** `work` under the operation deadline; the message names the operation and the key space. */
+  private bounded<T>(work: Promise<T>, operation: string): Promise<T> {
+    return withDeadline(work, this.context.operationTimeoutMs, `Redis ${operation} of prepare key '${this.name}'`);
   }
 
   private recordKey(key: string): string {
