@@ -1,20 +1,13 @@
 // What the outbox rows share (bench/outbox.bench.js and bench/outbox-peer.js): the aggregate
 // and its two repositories, writers rotating over aggregates of their own, draining a store,
 // and paced writes for lag.
-import { AggregateRoot, MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
+import { MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
+import { Counter } from '../libs/repository/dist/testing/counter.aggregate.js';
 import { sleep } from '../test/support/wait.js';
 
-/**
- * The bench's aggregate (bench/repository.bench.js writes it too). Not the contract suites'
- * Counter: @ddd-kit/repository/testing loads @jest/globals, which refuses to load outside Jest.
- */
-export class Counter extends AggregateRoot {
-  constructor(id, label) {
-    super(id);
-    this.label = label;
-    this.count = 0;
-  }
-}
+// The contract suites' Counter, from its own file: the testing entry loads @jest/globals, which
+// refuses to load outside Jest. bench/repository.bench.js writes it too.
+export { Counter };
 
 export class CounterDocuments extends MongooseRepository {
   toDocument(counter) {

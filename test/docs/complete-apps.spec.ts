@@ -7,28 +7,18 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
+import { freePort } from '../support/server-provider.js';
 import { mongoUri, postgresSchema, redisUrl, uniqueName } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 import { root } from './markdown-files.js';
 
 /** Every `ts file=name.ts` block of a Markdown file, by file name. */
 function blocksOf(markdown: string): Map<string, string> {
   const text = readFileSync(join(root, markdown), 'utf8');
   return new Map([...text.matchAll(/^```ts file=(\S+)\.ts\n([\s\S]*?)\n```$/gm)].map((m) => [m[1], m[2]]));
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface Running {
@@ -67,17 +57,9 @@ async function start(markdown: string, env: Record<string, string>, scratchDirs:
   return { base: `http://127.0.0.1:${port}`, child, output: () => output };
 }
 
-/** Polls until `check` returns a value (the app starts, the read model catches up). */
-async function until<T>(what: string, app: Running, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (app.child.exitCode !== null) throw new Error(`the app exited (${app.child.exitCode}):\n${app.output()}`);
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what} did not happen within ${ms} ms; the app printed:\n${app.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+/** Should the app have exited, the wait fails with what it printed instead of a refused fetch. */
+function assertRunning(app: Running): void {
+  if (app.child.exitCode !== null) throw new Error(`the app exited (${app.child.exitCode}):\n${app.output()}`);
 }
 
 const post = (app: Running, path: string, body: unknown) =>
@@ -88,7 +70,8 @@ const post = (app: Running, path: string, body: unknown) =>
   });
 
 async function ready(app: Running): Promise<Record<string, unknown>> {
-  return until('readiness 200', app, async () => {
+  return waitFor('readiness 200', async () => {
+    assertRunning(app);
     const response = await fetch(`${app.base}/health/ready`);
     return response.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
   });
@@ -146,7 +129,8 @@ describe('the complete apps the root README links', () => {
       const { id } = (await added.json()) as { id: string };
       expect(typeof id).toBe('string');
       expect((await post(app, '/products', { sku: 'SKU-1', price: 1 })).status).toBe(409);
-      const price = await until('the read model', app, async () => {
+      const price = await waitFor('the read model', async () => {
+        assertRunning(app);
         const response = await fetch(`${app.base}/prices/${encodeURIComponent(id)}`);
         return response.status === 200 ? ((await response.json()) as { price: number }) : undefined;
       });

@@ -8,7 +8,6 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import {
   IdGeneratorModule,
@@ -16,6 +15,7 @@ import {
   MachineIdStoreError,
   RedisMachineIdDistributor,
 } from '@ddd-kit/id-generator';
+import { freePort } from '../support/server-provider.js';
 import { redisUrl, uniqueName } from '../support/servers.js';
 
 // Issue 14: "who closes the Redis client, and when". Each application below is configured the
@@ -49,15 +49,6 @@ async function stored(keyPrefix: string, namespace: string, machineId: number) {
 
 async function start(root: DynamicModule | Function): Promise<INestApplicationContext> {
   return NestFactory.createApplicationContext(root as never, { logger: false, abortOnError: false });
-}
-
-/** A port on which nothing listens (taken, then freed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /**
@@ -148,7 +139,7 @@ describe('closing an application gives its machine ID back (Redis checked direct
 describe('Redis down at start-up: one error that names the step and what to do', () => {
   it('machine: { redis: { url } } on a port where nothing listens', async () => {
     const unhandled = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    const url = `redis://:secret@127.0.0.1:${await closedPort()}`;
+    const url = `redis://:secret@127.0.0.1:${await freePort()}`;
     @Module({ imports: [IdGeneratorModule.forRoot({ machine: { redis: { url } } })] })
     class AppModule {}
     const error = (await start(AppModule).then(
@@ -168,7 +159,7 @@ describe('Redis down at start-up: one error that names the step and what to do',
   });
 
   it('your own client on a port where nothing listens: the acquire step is named, with the driver error as cause', async () => {
-    const redis = new Redis(`redis://127.0.0.1:${await closedPort()}`, {
+    const redis = new Redis(`redis://127.0.0.1:${await freePort()}`, {
       maxRetriesPerRequest: 1,
       retryStrategy: () => 10,
     });

@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createServer, type Server } from 'node:net';
 import pg from 'pg';
 import {
   PostgresPrepareKeyFactory,
@@ -11,6 +10,7 @@ import {
   PrepareKeyModule,
   type PrepareKeyFactory,
 } from '@ddd-kit/prepare-key';
+import { freePort } from '../support/server-provider.js';
 import { postgresSchema } from '../support/servers.js';
 
 // PrepareKeyModule on PostgreSQL: the factory's table exists before the application takes a
@@ -34,10 +34,7 @@ let closedPort: number;
 beforeAll(async () => {
   schema = await postgresSchema('pk_module');
   pool = new pg.Pool({ connectionString: schema.url, max: 2 });
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closedPort = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  closedPort = await freePort();
 });
 afterAll(async () => {
   await pool?.end();

@@ -9,7 +9,6 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { IdGeneratorModule, MachineIdHolder, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
 import {
@@ -20,6 +19,7 @@ import {
   PrepareKeyModule,
   PrepareKeyModuleOptionsError,
 } from '@ddd-kit/prepare-key';
+import { freePort } from '../support/server-provider.js';
 import { redisUrl, uniqueName } from '../support/servers.js';
 
 // PrepareKeyModule.forRoot({ redis: { url } }): the module opens the client, fails the start-up
@@ -54,14 +54,6 @@ async function startError(root: Function): Promise<Error> {
     return error as Error;
   }
   throw new Error('the application started, but it should have failed');
-}
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 describe('PrepareKeyModule with redis: { url }', () => {
@@ -144,7 +136,7 @@ describe('PrepareKeyModule with redis: { url }', () => {
 describe('PrepareKeyModule redis: { url } misconfigured', () => {
   it('Redis down at start-up: one PrepareKeyConnectionError naming the step and what to do, no ioredis noise', async () => {
     const console_ = jest.spyOn(console, 'error').mockImplementation(() => undefined);
-    const url = `redis://127.0.0.1:${await closedPort()}`;
+    const url = `redis://127.0.0.1:${await freePort()}`;
     @Module({ imports: [PrepareKeyModule.forRoot({ include: [SkuPrepareKey], redis: { url } })] })
     class AppModule {}
     const error = await startError(AppModule);

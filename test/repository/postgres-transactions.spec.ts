@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { DataSyncEventBus, OptimisticLockError, type DataSyncEvent, type PostgresStatement } from '@ddd-kit/repository';
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
-import { ChildApp } from '../../libs/transactional-adapter-pg/src/__tests__/child-app.js';
+import { ChildApp } from '../support/child-app.js';
 import { postgresSchema } from '../support/servers.js';
 import { waitFor } from '../support/wait.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { ChildApp } from '../../libs/transactional-adapter-pg/src/__tests__/child-app.js';
+import { ChildApp } from '../support/child-app.js';
 import { postgresSchema } from '../support/servers.js';
 
 // The Nest application runs in a child process (see child-app.ts for why); its service is

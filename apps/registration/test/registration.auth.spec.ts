@@ -10,7 +10,7 @@ import request from 'supertest';
 import { MONGO_CONNECTION } from '../src/backends/mongo.js';
 import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { User } from '../src/users/user.aggregate.js';
-import { eventually } from './support/eventually.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { backends, bearer, createTestApp, freshName } from './support/test-app.js';
 import type { Connection } from 'mongoose';
 
@@ -148,20 +148,23 @@ describe.each(backends)('registration authentication on $label', (backend) => {
     const bodies = [
       (await http.get(`/users/${user.id}`).expect(200)).body,
       // The read model's answer once the registration's event reached it.
-      await eventually(
-        async () => (await http.get('/users').query({ username: user.username }).expect(200)).body,
-        [{ id: user.id, username: user.username, version: 1 }],
-      ),
+      await waitFor('the read model to show the registration', async () => {
+        const found = (await http.get('/users').query({ username: user.username }).expect(200)).body;
+        expect(found).toEqual([{ id: user.id, username: user.username, version: 1 }]);
+        return found;
+      }),
       (await rename(user, freshName('hash'), bearer(user)).expect(200)).body,
     ];
     for (const body of bodies) {
       expect(JSON.stringify(body)).not.toMatch(/secret/i);
       expect(JSON.stringify(body)).not.toContain(sha256(user.secret));
     }
-    await eventually(
-      () => app.get(UserReadModel).findByUsername(bodies[2].username),
-      [{ id: user.id, username: bodies[2].username, version: 2 }],
-    );
+    await waitFor('the read model to show the rename', async () => {
+      expect(await app.get(UserReadModel).findByUsername(bodies[2].username)).toEqual([
+        { id: user.id, username: bodies[2].username, version: 2 },
+      ]);
+      return true;
+    });
 
     if (backend.label !== 'memory') {
       const mongo = app.get<Connection>(MONGO_CONNECTION);

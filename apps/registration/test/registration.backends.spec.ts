@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { mongoUri, postgresSchema, redisUrl, uniqueName } from '../../../test/support/servers.js';
 import type { AppConfig, PrepareBackend, RepositoryBackend } from '../src/config/app-config.js';
-import { eventually } from './support/eventually.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { bearer, createTestApp, freshName } from './support/test-app.js';
 
 // Every backend combination the configuration allows (PREPARE_BACKEND × REPOSITORY_BACKEND ×
@@ -43,7 +43,10 @@ describe('the sample on every backend combination', () => {
       const user = (await http.post('/users').send({ username }).expect(201)).body;
       await http.get(`/usernames/${username}`).expect(200, { username, available: false });
       const view = { id: user.id, username, version: 1 };
-      await eventually(async () => (await http.get('/users').query({ username }).expect(200)).body, [view]);
+      await waitFor('the read model to show the user', async () => {
+        expect((await http.get('/users').query({ username }).expect(200)).body).toEqual([view]);
+        return true;
+      });
       await http.get('/health/ready').expect(200);
       await http.delete(`/users/${user.id}`).set('Authorization', bearer(user)).expect(204);
       await http.get(`/usernames/${username}`).expect(200, { username, available: true });

@@ -12,7 +12,7 @@ import {
   type Deployment,
   type Running,
 } from './support/deployments.js';
-import { eventually } from './support/eventually.js';
+import { waitFor } from '../../../test/support/wait.js';
 import {
   backends,
   bearer,
@@ -48,7 +48,10 @@ describe.each(backends)('concurrent registration of one name on $label', (backen
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(CALLERS - 1);
     const winner = viewOf(responses.find((r) => r.status === 201)!.body);
-    await eventually(async () => (await http.get('/users').query({ username: name }).expect(200)).body, [winner]);
+    await waitFor('the read model to show the winner', async () => {
+      expect((await http.get('/users').query({ username: name }).expect(200)).body).toEqual([winner]);
+      return true;
+    });
     await http.get(`/users/${winner.id}`).expect(200, winner);
   });
 });
@@ -107,10 +110,12 @@ describe(`two app instances sharing Redis and ${mongoLabel()}`, () => {
     expect(created).toHaveLength(1);
     expect(responses.filter((r) => r.status === 409)).toHaveLength(CALLERS - 1);
     for (const url of urls) {
-      await eventually(
-        async () => (await request(url).get('/users').query({ username: name }).expect(200)).body,
-        [viewOf(created[0].body)],
-      );
+      await waitFor('every instance to show the one registration', async () => {
+        expect((await request(url).get('/users').query({ username: name }).expect(200)).body).toEqual([
+          viewOf(created[0].body),
+        ]);
+        return true;
+      });
     }
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { BODY_LIMIT_BYTES } from '../src/common/configure-app.js';
-import { eventually } from './support/eventually.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { backends, bearer, createTestApp, freshName, paddedBody, viewOf } from './support/test-app.js';
 
 describe.each(backends)('registration API on $label', (backend) => {
@@ -23,7 +23,11 @@ describe.each(backends)('registration API on $label', (backend) => {
     (await http.get(`/usernames/${encodeURIComponent(name)}`).expect(200)).body.available;
   const byName = async (name: string) => (await http.get('/users').query({ username: name }).expect(200)).body;
   /** The read model's answer once it converged (on a shared repository the relay feeds it after the write answered). */
-  const byNameSettles = (name: string, expected: unknown) => eventually(() => byName(name), expected);
+  const byNameSettles = (name: string, expected: unknown) =>
+    waitFor(`the read model to answer ${JSON.stringify(expected)} for ${name}`, async () => {
+      expect(await byName(name)).toEqual(expected);
+      return true;
+    });
 
   it('GET /health answers 200', async () => {
     await http.get('/health').expect(200);

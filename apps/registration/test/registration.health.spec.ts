@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import request from 'supertest';
 import { proxyUrl, type FaultProxy } from '../../../test/support/fault-proxy/index.js';
 import { freePort } from '../../../test/support/server-provider.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { postgresSchema, redisUrl, uniqueName } from '../../../test/support/servers.js';
 import pg from 'pg';
 import { AppProcess } from './support/app-process.js';
@@ -23,23 +24,6 @@ interface HealthBody {
   info?: Record<string, Record<string, unknown>>;
   error?: Record<string, Record<string, unknown>>;
   details: Record<string, Record<string, unknown> & { status: string }>;
-}
-
-/** Polls `probe` until `accept` holds; fails with the last answer after a generous deadline (no timing is asserted). */
-async function until<T>(
-  what: string,
-  probe: () => Promise<T>,
-  accept: (answer: T) => boolean,
-  deadlineMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const answer = await probe();
-    if (accept(answer)) return answer;
-    if (Date.now() > deadline)
-      throw new Error(`${what} did not happen within ${deadlineMs} ms; last answer: ${JSON.stringify(answer)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('health of the built app on Redis (through the fault proxy) and the MongoDB wire protocol', () => {
@@ -99,11 +83,11 @@ describe('health of the built app on Redis (through the fault proxy) and the Mon
   it('Redis black-holed under the running app: readiness turns 503 (the lease still held), liveness stays 200; healed: ready again', async () => {
     proxy.blackhole();
     try {
-      const down = await until(
-        'readiness turning red',
-        () => get('/health/ready'),
-        (answer) => answer.status === 503,
-      );
+      const down = await waitFor('readiness turning red', async () => {
+        const answer = await get('/health/ready');
+        expect({ status: answer.status, body: answer.body }).toMatchObject({ status: 503 });
+        return answer;
+      });
       expect(down.body.status).toBe('error');
       expect(down.body.error?.['prepare-key']).toEqual({
         status: 'down',
@@ -116,11 +100,11 @@ describe('health of the built app on Redis (through the fault proxy) and the Mon
     } finally {
       proxy.heal({ reset: true });
     }
-    const up = await until(
-      'readiness turning green again',
-      () => get('/health/ready'),
-      (answer) => answer.status === 200,
-    );
+    const up = await waitFor('readiness turning green again', async () => {
+      const answer = await get('/health/ready');
+      expect({ status: answer.status, body: answer.body }).toMatchObject({ status: 200 });
+      return answer;
+    });
     expect(up.body.details['prepare-key']).toMatchObject({ status: 'up' });
     expect(up.body.details['machine-id']).toMatchObject({ status: 'up', held: true });
   });
@@ -170,11 +154,14 @@ describe('readiness of the app when its machine ID is lost', () => {
   it('a lost machine ID that cannot be replaced: 503 naming the lease; an ID free again: 200', async () => {
     const http = request(app.getHttpServer());
     // Loading the app's modules may have held up the heartbeat past the short lease: it renews.
-    const ready = await until(
+    const ready = await waitFor(
       'readiness',
-      async () => http.get('/health/ready'),
-      (r) => r.status === 200,
-      10_000,
+      async () => {
+        const r = await http.get('/health/ready');
+        expect({ status: r.status, body: r.body }).toMatchObject({ status: 200 });
+        return r;
+      },
+      { timeoutMs: 10_000 },
     );
     expect(ready.body.details['machine-id']).toMatchObject({ status: 'up', held: true, machineId: holder.machineId });
 
@@ -183,22 +170,19 @@ describe('readiness of the app when its machine ID is lost', () => {
     const other = await direct.distribute({ namespace, machineBits: 1, instanceId: 'other' });
     const lostId = holder.machineId;
     proxy.blackhole();
-    await until(
-      'the lease running out',
-      async () => holder.lease.valid,
-      (valid) => !valid,
-    );
+    await waitFor('the lease running out', () => !holder.lease.valid);
     // The distributor's deadline (safeGuardMs after the last heartbeat) comes a little after the lease's end.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const newcomer = await direct.distribute({ namespace, machineBits: 1, instanceId: 'newcomer' });
+    const newcomer = await waitFor('the distributor to hand the lost ID to a newcomer', () =>
+      direct.distribute({ namespace, machineBits: 1, instanceId: 'newcomer' }),
+    );
     expect(newcomer.machineId).toBe(lostId);
     proxy.heal({ reset: true });
 
-    const lost = await until(
-      'readiness reporting the lost ID',
-      async () => http.get('/health/ready'),
-      (r) => r.body.details?.['machine-id']?.lost === true,
-    );
+    const lost = await waitFor('readiness reporting the lost ID', async () => {
+      const r = await http.get('/health/ready');
+      expect(r.body.details?.['machine-id']).toMatchObject({ lost: true });
+      return r;
+    });
     expect(lost.status).toBe(503);
     expect(lost.body.error['machine-id']).toMatchObject({ status: 'down', held: false, lost: true, machineId: lostId });
     expect(lost.body.details['prepare-key']).toMatchObject({ status: 'up' });
@@ -209,11 +193,11 @@ describe('readiness of the app when its machine ID is lost', () => {
       machineId: other.machineId,
       lastTimestamp: Date.now(),
     });
-    const back = await until(
-      'readiness turning green on the replacement ID',
-      async () => http.get('/health/ready'),
-      (r) => r.status === 200,
-    );
+    const back = await waitFor('readiness turning green on the replacement ID', async () => {
+      const r = await http.get('/health/ready');
+      expect({ status: r.status, body: r.body }).toMatchObject({ status: 200 });
+      return r;
+    });
     expect(back.body.details['machine-id']).toMatchObject({
       status: 'up',
       held: true,
@@ -241,31 +225,31 @@ describe('readiness of the app whose Redis serves only the machine IDs (reservat
 
   it('lists Redis among the checks: black-holed, readiness is 503 naming it; healed, 200', async () => {
     const http = request(app.getHttpServer());
-    const ready = await until(
-      'readiness',
-      async () => http.get('/health/ready'),
-      (r) => r.status === 200,
-    );
+    const ready = await waitFor('readiness', async () => {
+      const r = await http.get('/health/ready');
+      expect({ status: r.status, body: r.body }).toMatchObject({ status: 200 });
+      return r;
+    });
     expect(Object.keys(ready.body.details).sort()).toEqual(['machine-id', 'prepare-key', 'redis', 'repository']);
     expect(ready.body.details.redis).toEqual({ status: 'up', responseTime: expect.any(Number) });
 
     proxy.blackhole();
     try {
-      const down = await until(
-        'readiness turning red',
-        async () => http.get('/health/ready'),
-        (r) => r.status === 503,
-      );
+      const down = await waitFor('readiness turning red', async () => {
+        const r = await http.get('/health/ready');
+        expect({ status: r.status, body: r.body }).toMatchObject({ status: 503 });
+        return r;
+      });
       expect(Object.keys(down.body.error)).toEqual(['redis']);
       expect(down.body.details['prepare-key']).toMatchObject({ status: 'up', backend: 'MemoryPrepareKeyFactory' });
     } finally {
       proxy.heal({ reset: true });
     }
-    await until(
-      'readiness turning green again',
-      async () => http.get('/health/ready'),
-      (r) => r.status === 200,
-    );
+    await waitFor('readiness turning green again', async () => {
+      const r = await http.get('/health/ready');
+      expect({ status: r.status, body: r.body }).toMatchObject({ status: 200 });
+      return r;
+    });
   });
 });
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { freePort } from '../../../test/support/server-provider.js';
 import { mongoLabel, mongoUri, postgresSchema, uniqueName } from '../../../test/support/servers.js';
 import { AppProcess } from './support/app-process.js';
-import { eventually } from './support/eventually.js';
+import { waitFor } from '../../../test/support/wait.js';
 import { freshName } from './support/test-app.js';
 
 /**
@@ -93,6 +93,13 @@ describe.each(setups)('the read model after a SIGKILL between the write and its 
     apps.push(restarted);
     await restarted.waitForHealth(url);
     // Delivered once the dead relay's claim expired: the bound is far above the sample's lease.
-    await eventually(() => byName(name), [user], 120_000);
+    await waitFor(
+      'the read model to show the user once the outbox delivered',
+      async () => {
+        expect(await byName(name)).toEqual([user]);
+        return true;
+      },
+      { timeoutMs: 120_000 },
+    );
   }, 240_000);
 });

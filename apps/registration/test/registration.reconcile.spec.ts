@@ -12,7 +12,7 @@ import { UserReadModel } from '../src/read-model/user-read-model.js';
 import { RegistrationReconciler } from '../src/reconciliation/registration-reconciler.js';
 import { User } from '../src/users/user.aggregate.js';
 import { UsernamePrepareKey } from '../src/users/username.prepare-key.js';
-import { eventually } from './support/eventually.js';
+import { waitFor } from '../../../test/support/wait.js';
 import {
   backends,
   bearer,
@@ -101,10 +101,10 @@ describe.each(backends)('registration reconciliation on $label', (backend) => {
     ).body;
     // Both events delivered first (on a shared repository the relay delivers them after the
     // requests answered), so none lands on what is injected below.
-    await eventually(
-      async () => (await http.get('/users').query({ username: renamed.username }).expect(200)).body,
-      [renamed],
-    );
+    await waitFor('the read model to show the rename', async () => {
+      expect((await http.get('/users').query({ username: renamed.username }).expect(200)).body).toEqual([renamed]);
+      return true;
+    });
     // Inject what lost events leave behind: the replica still holds version 1 of the user, and a user that no longer exists.
     await readModel.upsert(user.id, 1, { id: user.id, username: user.username });
     const ghost = freshName('ghost');

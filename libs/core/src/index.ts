@@ -1,6 +1,13 @@
 // `@ddd-kit/core`: what every ddd-kit library shares. Driver-specific parts sit on their own
 // entries (`/postgres`, `/redis`, `/telemetry`), so importing this one loads no driver.
 export { DddKitError, DddKitTypeError, dddKitErrorCode } from './errors/ddd-kit.error.js';
+export {
+  DEFAULT_OPERATION_TIMEOUT_MS,
+  isOperationTimeout,
+  OperationTimeoutError,
+  operationTimeoutProblem,
+  withDeadline,
+} from './deadline/with-deadline.js';
 export { keyProblem, MAX_KEY_LENGTH } from './keys/key-problem.js';
 export { processWide } from './process-wide.js';
 export { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from './tokens/prepare-key-lookup.js';

@@ -22,7 +22,11 @@ export { CosIdGenerator } from './generators/cosid-generator.js';
 export { NanoIdGenerator, type NanoIdGeneratorOptions } from './generators/nanoid-generator.js';
 export { AsyncIdGeneratorAdapter, toAsyncIdGenerator } from './generators/async-id-generator.js';
 export { SegmentId, type SegmentIdOptions } from './generators/segment-id.js';
-export { RedisSegmentSource, type SegmentSource } from './generators/segment/segment-source.js';
+export {
+  RedisSegmentSource,
+  type RedisSegmentSourceOptions,
+  type SegmentSource,
+} from './generators/segment/segment-source.js';
 export {
   PostgresSegmentSource,
   type PostgresSegmentSourceOptions,
@@ -117,3 +121,6 @@ export { NotInitializedAggregateIdGeneratorError } from './errors/not-initialize
 export { AggregateNotDecoratedError } from './errors/aggregate-not-decorated.error.js';
 export { UnknownIdGeneratorError } from './errors/unknown-id-generator.error.js';
 export { SegmentExhaustedError } from './errors/segment-exhausted.error.js';
+
+// A store that did not answer within the operation deadline (operationTimeoutMs), for every ddd-kit library.
+export { OperationTimeoutError } from '@ddd-kit/core';

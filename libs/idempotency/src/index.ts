@@ -34,3 +34,6 @@ export {
   type JetStreamInboxOptions,
   type JetStreamInboxOutcome,
 } from './inbox/jetstream-inbox.js';
+
+// A store that did not answer within the operation deadline (operationTimeoutMs), for every ddd-kit library.
+export { OperationTimeoutError } from '@ddd-kit/core';

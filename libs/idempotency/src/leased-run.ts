@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isOperationTimeout } from '@ddd-kit/core';
 import { IdempotencyConflictError } from './errors/idempotency-conflict.error.js';
 import { IdempotencyInProgressError } from './errors/idempotency-in-progress.error.js';
 import type { IdempotencyOutcome, IdempotencyRequest } from './idempotency.interfaces.js';
@@ -80,7 +81,8 @@ export async function runLeased<R>(
       await records.complete(request.key, token, encoded, times.ttlMs);
       return { result, replayed: false };
     } catch (error) {
-      if (attempt >= COMPLETE_ATTEMPTS) throw error;
+      // A store that did not answer within its deadline would make each retry wait as long again.
+      if (attempt >= COMPLETE_ATTEMPTS || isOperationTimeout(error)) throw error;
       await sleep(50 * attempt);
     }
   }

@@ -44,3 +44,6 @@ export type {
   ReconciliationReport,
   ReservationLiveness,
 } from './reconciliation/reconcile-reservations.interfaces.js';
+
+// A store that did not answer within the operation deadline (operationTimeoutMs), for every ddd-kit library.
+export { OperationTimeoutError } from '@ddd-kit/core';

@@ -1,3 +1,4 @@
+import { isOperationTimeout } from '@ddd-kit/core';
 import { canonicalJson, parseCanonicalJson } from './canonical-json.js';
 import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
 import { PrepareKeyStateError } from './errors/prepare-key-state.error.js';
@@ -262,11 +263,18 @@ export abstract class PrepareKey<V = unknown> {
   /**
    * After a prepare whose outcome is unknown: deletes the record if this operation wrote it (and
    * nothing has replaced it since), then rethrows. A failure to clean up is not the caller's
-   * error: the original one propagates.
+   * error: the original one propagates. After the operation deadline the store is not answering:
+   * the cleanup is sent but not waited for (the caller would wait a second deadline for nothing);
+   * it follows the write on the same connection, so it runs after it once the store answers.
    */
   protected async undoPrepare(key: string, op: string, error: unknown): Promise<never> {
+    const undone = this.doRollback(key, newOperationId(), { op });
+    if (isOperationTimeout(error)) {
+      undone.catch(() => undefined); // left to reconciliation when it does not get through
+      throw error;
+    }
     try {
-      await this.doRollback(key, newOperationId(), { op });
+      await undone;
     } catch {
       // The store is still unreachable: the reservation, if any, is left to reconciliation.
     }

@@ -20,7 +20,7 @@ import {
 } from '@ddd-kit/repository';
 import { TransactionalAdapterPg } from '@ddd-kit/transactional-adapter-pg';
 import pg from 'pg';
-import { decorateMethod, serve } from '../../../libs/transactional-adapter-pg/src/__tests__/serve.mjs';
+import { decorateMethod, serve } from '../../support/child-app.serve.mjs';
 // The contract suites' Counter, from the built library by path: its entry (@ddd-kit/repository/testing)
 // also holds the Jest contract suites, which load only inside Jest.
 import { Counter } from '../../../libs/repository/dist/testing/counter.aggregate.js';

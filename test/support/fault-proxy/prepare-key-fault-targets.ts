@@ -140,10 +140,14 @@ export async function postgresFaultTarget(
   const { PostgresPrepareKeyFactory } = await import('@ddd-kit/prepare-key');
   const { proxy, url: proxied } = await proxyUrl('postgres', url);
   const faults: PrepareKeyFaultTarget = {
-    open: () => {
+    open: async () => {
       const pool = new pg.Pool({ connectionString: proxied, query_timeout: CLIENT_TIMEOUT_MS, max: 4 });
       pool.on('error', () => undefined); // a cut connection is the point of these tests
       const factory = new PostgresPrepareKeyFactory(pool, { table, sweepIntervalMs: 0 });
+      // The schema check of the first use and a connection, before the case: under the client's
+      // short timeout they are not what a case is about, and on a busy machine (cases run at once,
+      // each with a fresh pool) they could time out before the armed statement is ever sent.
+      await factory.ensureSchema();
       return { factory, close: () => pool.end() };
     },
     // Statements on the records (never the DDL of the first use).

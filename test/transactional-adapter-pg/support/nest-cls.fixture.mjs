@@ -16,7 +16,7 @@ import {
 } from '@nestjs-cls/transactional';
 import pg from 'pg';
 import { TransactionalAdapterPg } from '@ddd-kit/transactional-adapter-pg';
-import { decorateMethod, serve } from '../../../libs/transactional-adapter-pg/src/__tests__/serve.mjs';
+import { decorateMethod, serve } from '../../support/child-app.serve.mjs';
 
 // A ddd-kit part's view of the ambient transaction (COMMON protocol): nothing imported from the adapter.
 const KEY = Symbol.for('@ddd-kit/pg-ambient-transaction');

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { IdGeneratorModule, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
 import { IdempotencyModule, RedisIdempotencyStore } from '@ddd-kit/idempotency';
 import { PrepareKeyModule, RedisPrepareKeyFactory } from '@ddd-kit/prepare-key';
@@ -16,17 +17,42 @@ const DEFAULT_PREPARE_KEY_PREFIX = 'registration:prepare';
 export const redisConnection: StoreConnection<Redis> = {
   token: REDIS_CLIENT,
   async open(config) {
-    // Auto-pipelining batches the commands of concurrent requests into one round trip.
+    // Auto-pipelining batches the commands of concurrent requests into one round trip. A Redis
+    // that stops answering: the ddd-kit operations give up after their own deadline (2 s by
+    // default), and commandTimeout bounds every other command (the readiness PING).
     const redis = new Redis(required(config.redisUrl, 'REDIS_URL'), {
       lazyConnect: true,
       enableAutoPipelining: true,
       maxRetriesPerRequest: 2,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     });
+    logOutages(redis);
     await redis.connect();
     return redis;
   },
   close: (redis) => redis.quit().catch(() => redis.disconnect()),
 };
+
+/** How long one command waits for Redis before it fails (ioredis `commandTimeout`). */
+const REDIS_COMMAND_TIMEOUT_MS = 5_000;
+
+/**
+ * A restart or an outage of Redis is logged once, and again once it is back; ioredis reconnects by
+ * itself meanwhile. (Without an 'error' listener ioredis prints every failed attempt.)
+ */
+function logOutages(redis: Redis): void {
+  const logger = new Logger('Connections');
+  let down = false;
+  redis.on('error', (error: Error) => {
+    if (down || redis.status === 'end') return;
+    down = true;
+    logger.warn(`Redis: ${error.message} (reconnecting)`);
+  });
+  redis.on('ready', () => {
+    if (down) logger.log('Redis: connected again');
+    down = false;
+  });
+}
 
 export const redisReservations = (config: AppConfig): Backend => ({
   connection: redisConnection,

@@ -8,6 +8,7 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
+import { OperationTimeoutError } from '@ddd-kit/prepare-key';
 import { ConnectionWaitTimeoutError } from '../backends/postgres-pool.js';
 import { loggableError } from './log-text.js';
 
@@ -34,6 +35,9 @@ export class HttpErrorFilter extends BaseExceptionFilter {
     if (exception instanceof HttpException) return super.catch(exception, host);
     // Every database connection stayed busy: nothing was sent, the client may retry.
     if (exception instanceof ConnectionWaitTimeoutError)
+      return super.catch(new ServiceUnavailableException(exception.message), host);
+    // A store did not answer within a ddd-kit operation's deadline: an outage, retry later.
+    if (exception instanceof OperationTimeoutError)
       return super.catch(new ServiceUnavailableException(exception.message), host);
     // Not passed on as it is: Nest's default handling would log it again, unescaped.
     const { message, stack } = loggableError(exception);

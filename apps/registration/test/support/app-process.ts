@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assertBuilt } from '../../../../test/support/built.js';
+import { waitFor } from '../../../../test/support/wait.js';
 
 // The built entry point as an operator runs it (`npm test` builds first).
 const MAIN = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'main.js');
@@ -40,15 +41,13 @@ export class AppProcess {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** Resolves once `check()` holds; fails when the process exits first or `timeoutMs` passes. */
+  /** Resolves once `check()` holds; fails at once when the process exits first, with what it printed. */
   async waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 45_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`the app exited before ${what}:\n${this.text}`);
-      if (await check()) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`the app did not reach ${what} within ${timeoutMs} ms:\n${this.text}`);
+    const exitedFirst = this.exited.then((exit) => {
+      throw new Error(`the app exited (${JSON.stringify(exit)}) before ${what}:\n${this.text}`);
+    });
+    // Promise.race handles whichever settles later, so neither is an unhandled rejection.
+    await Promise.race([waitFor(what, check, { timeoutMs }), exitedFirst]);
   }
 
   /** Waits until `url/health` answers. */

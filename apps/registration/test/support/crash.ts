@@ -1,6 +1,6 @@
 import { mulberry32 } from '../../../../test/support/fault-proxy/index.js';
 import { breaches, type Deployment, type StoredState, type UserVersion } from './deployments.js';
-import { eventually } from './eventually.js';
+import { sleep, waitFor } from '../../../../test/support/wait.js';
 import { runLoad, type LoadReport } from './load.js';
 
 export interface CrashOptions {
@@ -59,19 +59,26 @@ export async function runCrash(deployment: Deployment, options: CrashOptions): P
     });
     const [min, max] = options.betweenKillsMs;
     while (kills < options.kills) {
-      await new Promise((resolve) => setTimeout(resolve, min + random() * (max - min)));
+      await sleep(min + random() * (max - min));
       const victim = Math.floor(random() * running.urls.length);
       await running.kill(victim);
       kills++;
       await running.restart(victim);
     }
-    await new Promise((resolve) => setTimeout(resolve, min));
+    await sleep(min);
     done = true;
     load = await loading;
     if (options.readModelConverges) {
       // A killed instance's claims wait for their lease to run out: the bound is well above it.
       const { users } = await deployment.models();
-      await eventually(async () => (await deployment.models()).views, users, 120_000);
+      await waitFor(
+        'the read model to converge on the stored users',
+        async () => {
+          expect((await deployment.models()).views).toEqual(users);
+          return true;
+        },
+        { timeoutMs: 120_000 },
+      );
       converged = users;
     }
   } finally {

@@ -1,4 +1,5 @@
 import { mulberry32 } from '../../../../test/support/fault-proxy/index.js';
+import { sleep } from '../../../../test/support/wait.js';
 
 /** How a load run went: requests by method and status ('no-reply' when the call itself failed). */
 export interface LoadReport {
@@ -63,7 +64,7 @@ export async function runLoad(options: {
       if (roll < 0.45 || mine.length === 0) {
         const r = await call(url, 'POST', '/users', { username: name });
         if (r.status === 201) known.set(r.body.id, { version: r.body.version, secret: r.body.secret });
-        if (r.status === 0) await new Promise((resolve) => setTimeout(resolve, 50)); // an instance is down
+        if (r.status === 0) await sleep(50); // an instance is down
         continue;
       }
       const [id, user] = mine[Math.floor(pick() * mine.length)];

@@ -3,8 +3,10 @@
 export {
   closeRedis,
   connectionProblem,
+  DEFAULT_COMMAND_TIMEOUT_MS,
   describeRedis,
   openRedis,
+  warnWithoutCommandTimeout,
   type RedisConnectionOptions,
 } from './redis-connection.js';
 export { luaScript, runScript, runScriptOnKeys, runScriptThen, type LuaScript } from './lua-script.js';

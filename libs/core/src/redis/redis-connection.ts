@@ -1,11 +1,23 @@
 import type { Logger } from '@nestjs/common';
-import type { Redis, RedisOptions } from 'ioredis';
+import type { Cluster, Redis, RedisOptions } from 'ioredis';
+import { processWide } from '../process-wide.js';
+
+/**
+ * ioredis's `commandTimeout` of a client a module opens, unless its options set one: a command
+ * to a Redis that accepts the connection but does not answer fails after this long instead of
+ * waiting for the whole stall. Above the operations' own deadline (operationTimeoutMs, 2 s by
+ * default), which decides first; this one bounds the rest (PING, SCAN, a user's commands).
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
 
 /** Where a client the module owns connects: a URL, ioredis options, or both (options win). */
 export interface RedisConnectionOptions {
   /** `redis://[user:password@]host:port[/db]` or `rediss://…` (TLS). */
   url?: string;
-  /** ioredis options (`maxRetriesPerRequest`, `tls`, `password`, …); `lazyConnect` is the module's. */
+  /**
+   * ioredis options (`maxRetriesPerRequest`, `tls`, `password`, …); `lazyConnect` is the module's,
+   * and `commandTimeout` is 5,000 ms unless set here.
+   */
   options?: RedisOptions;
 }
 
@@ -48,7 +60,11 @@ export async function openRedis(
 ): Promise<Redis> {
   // Loaded only here: users of the other stores need not install ioredis.
   const { Redis } = await import('ioredis');
-  const options: RedisOptions = { ...connection.options, lazyConnect: true };
+  const options: RedisOptions = {
+    commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS,
+    ...connection.options,
+    lazyConnect: true,
+  };
   const client = connection.url === undefined ? new Redis(options) : new Redis(connection.url, options);
   let lastError: Error | undefined;
   let starting = true;
@@ -83,4 +99,31 @@ export async function closeRedis(client: Redis): Promise<void> {
   } catch {
     client.disconnect();
   }
+}
+
+// The clients already named in a warning: one line a client, however many modules it is given to.
+const warnedClients = processWide('redis.clients-without-command-timeout', () => new WeakSet<object>());
+
+/**
+ * At start-up, for a client the application passes in: one warning (Nest Logger) when it has no
+ * `commandTimeout`. ddd-kit's own operations are bounded by their `operationTimeoutMs` anyway;
+ * the warning is about the client's other commands (a readiness PING, the application's own),
+ * which would wait for as long as Redis does not answer.
+ */
+export function warnWithoutCommandTimeout(
+  client: Redis | Cluster,
+  logger: Pick<Logger, 'warn'>,
+  givenTo: string,
+): void {
+  const options = client.isCluster
+    ? (client as Cluster).options.redisOptions
+    : ((client as Redis).options as RedisOptions | undefined);
+  if (typeof options?.commandTimeout === 'number' && options.commandTimeout > 0) return;
+  if (warnedClients.has(client)) return;
+  warnedClients.add(client);
+  logger.warn(
+    `The Redis client given to ${givenTo} has no commandTimeout: a command other than ddd-kit's ` +
+      `(bounded by operationTimeoutMs) waits for as long as Redis does not answer. Set commandTimeout ` +
+      `(e.g. ${DEFAULT_COMMAND_TIMEOUT_MS}) in its options.`,
+  );
 }

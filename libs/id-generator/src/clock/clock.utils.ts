@@ -39,6 +39,7 @@ export function toClock(clock: ClockLike | undefined): Clock {
   throw new IdGeneratorOptionsError('clock must be a function returning epoch milliseconds, or an object with now()');
 }
 
+/** The global timer, not node:timers/promises, so that a test's fake timers drive the wait. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.ceil(ms))));
 }

@@ -18,6 +18,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   IDEMPOTENCY_CONFLICT: HttpStatus.UNPROCESSABLE_ENTITY,
   PG_CONNECTION: HttpStatus.SERVICE_UNAVAILABLE,
   PREPARE_KEY_DATA_LOST: HttpStatus.SERVICE_UNAVAILABLE,
+  OPERATION_TIMEOUT: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
 /**
@@ -32,6 +33,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
  * | `IDEMPOTENCY_CONFLICT` (a key reused for another request) | 422 Unprocessable Entity |
  * | `PG_CONNECTION` (PostgreSQL did not answer) | 503 Service Unavailable |
  * | `PREPARE_KEY_DATA_LOST` (the reservations are being restored into a wiped store) | 503 Service Unavailable |
+ * | `OPERATION_TIMEOUT` (a store did not answer within the operation deadline) | 503 Service Unavailable |
  */
 export function dddKitHttpStatus(
   error: unknown,

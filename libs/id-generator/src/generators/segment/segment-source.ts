@@ -1,4 +1,8 @@
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { Logger } from '@nestjs/common';
+import { warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';
+import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 
 /**
  * Where SegmentId gets its blocks: `reserve(key, size)` atomically moves the high-water mark of
@@ -15,13 +19,32 @@ export interface SegmentSource {
   readonly ordered?: boolean;
 }
 
+export interface RedisSegmentSourceOptions {
+  /**
+   * How long one `INCRBY` waits for Redis before it rejects with OperationTimeoutError (code
+   * `OPERATION_TIMEOUT`); a block whose reply never came is a gap, never reissued. Milliseconds,
+   * or `Infinity` for no deadline. Default 2,000.
+   */
+  operationTimeoutMs?: number;
+}
+
 /** Blocks from Redis `INCRBY key size` (single node or Cluster: one key, one connection, replies in order). */
 export class RedisSegmentSource implements SegmentSource {
   readonly ordered = true;
+  private readonly operationTimeoutMs: number;
 
-  constructor(private readonly redis: Redis | Cluster) {}
+  constructor(
+    private readonly redis: Redis | Cluster,
+    options: RedisSegmentSourceOptions = {},
+  ) {
+    const { operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS } = options;
+    const problem = operationTimeoutProblem(operationTimeoutMs);
+    if (problem !== undefined) throw new IdGeneratorOptionsError(`RedisSegmentSource: ${problem}`);
+    this.operationTimeoutMs = operationTimeoutMs;
+    warnWithoutCommandTimeout(redis, new Logger('IdGeneratorModule'), 'RedisSegmentSource');
+  }
 
   reserve(key: string, size: number): Promise<number> {
-    return this.redis.incrby(key, size);
+    return withDeadline(this.redis.incrby(key, size), this.operationTimeoutMs, `Redis segment of '${key}'`);
   }
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { runScriptOnKeys } from '@ddd-kit/core/redis';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { Logger } from '@nestjs/common';
+import { runScriptOnKeys, warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';
 import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
 import {
@@ -17,6 +19,14 @@ export interface RedisMachineIdDistributorOptions extends LeasedMachineIdDistrib
    * Distinct prefixes keep deployments that share one Redis apart.
    */
   keyPrefix?: string;
+  /**
+   * How long one call on Redis (distribute, heartbeat, release) waits for an answer before it
+   * rejects with OperationTimeoutError (code `OPERATION_TIMEOUT`). Its outcome is then unknown,
+   * as after a lost reply: a distribute is asked again (it answers the ID this instance holds), a
+   * missed heartbeat counts as one, and a release left unanswered leaves the ID to its lease.
+   * Milliseconds, or `Infinity` for no deadline. Default 2,000.
+   */
+  operationTimeoutMs?: number;
 }
 
 /**
@@ -59,6 +69,7 @@ export interface MachineIdKeys {
 export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   readonly keyPrefix: string;
   private readonly redis: Redis | Cluster;
+  private readonly operationTimeoutMs: number;
 
   constructor(redis: Redis | Cluster, options: RedisMachineIdDistributorOptions = {}) {
     super(options);
@@ -71,8 +82,13 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
         'keyPrefix must be a string without "{" or "}" (the namespace is the hash tag)',
       );
     }
+    const { operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS } = options;
+    const timeoutProblem = operationTimeoutProblem(operationTimeoutMs);
+    if (timeoutProblem !== undefined) throw new IdGeneratorOptionsError(`RedisMachineIdDistributor: ${timeoutProblem}`);
     this.keyPrefix = keyPrefix;
     this.redis = redis;
+    this.operationTimeoutMs = operationTimeoutMs;
+    warnWithoutCommandTimeout(redis, new Logger('IdGeneratorModule'), 'RedisMachineIdDistributor');
   }
 
   /** The Redis keys of a namespace: `<keyPrefix>{<namespace, URI-encoded>}:<name>`. */
@@ -92,11 +108,14 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   protected async storeDistribute(request: MachineIdRequest, until: number): Promise<StoreDistribution> {
     const { namespace, machineBits, instanceId } = request;
     // Distribute and revert also take the key of their call (a resend of the same call finds its reply).
-    const reply = (await runScriptOnKeys(
-      this.redis,
-      DISTRIBUTE_SCRIPT,
-      [...this.keyList(namespace), this.opKey(namespace)],
-      [instanceId, machineBits, this.safeGuardMs, until],
+    const reply = (await this.bounded(
+      runScriptOnKeys(
+        this.redis,
+        DISTRIBUTE_SCRIPT,
+        [...this.keyList(namespace), this.opKey(namespace)],
+        [instanceId, machineBits, this.safeGuardMs, until],
+      ),
+      'distribute',
     )) as number[];
     if (reply[0] === -1) return { overflow: true };
     if (reply[0] === -2) return { storedBits: Number(reply[1]) };
@@ -104,13 +123,16 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
   }
 
   protected async storeGuard(state: MachineIdState, until: number): Promise<boolean> {
-    const held = await runScriptOnKeys(this.redis, GUARD_SCRIPT, this.keyList(state.namespace), [
-      state.instanceId,
-      String(state.machineId),
-      state.lastTimestamp,
-      this.safeGuardMs,
-      until,
-    ]);
+    const held = await this.bounded(
+      runScriptOnKeys(this.redis, GUARD_SCRIPT, this.keyList(state.namespace), [
+        state.instanceId,
+        String(state.machineId),
+        state.lastTimestamp,
+        this.safeGuardMs,
+        until,
+      ]),
+      'heartbeat',
+    );
     return Number(held) === 1;
   }
 
@@ -125,7 +147,7 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
     const keys = [...this.keyList(state.namespace), this.opKey(state.namespace)];
     const args = [state.instanceId, String(state.machineId), state.lastTimestamp];
     const revert = async (client: Redis | Cluster) =>
-      Number(await runScriptOnKeys(client, REVERT_SCRIPT, keys, args)) === 1;
+      Number(await this.bounded(runScriptOnKeys(client, REVERT_SCRIPT, keys, args), 'release')) === 1;
     if (isClosed(this.redis)) return this.revertOnCopy(revert);
     try {
       return await revert(this.redis);
@@ -144,6 +166,11 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
     } finally {
       await copy.quit().catch(() => copy.disconnect());
     }
+  }
+
+  /** `work` under the operation deadline. */
+  private bounded<T>(work: Promise<T>, call: string): Promise<T> {
+    return withDeadline(work, this.operationTimeoutMs, `Redis machine-ID ${call}`);
   }
 
   private base(namespace: string): string {

@@ -3,7 +3,9 @@ import { IdempotencyArgumentError } from '../../errors/idempotency-argument.erro
 import type { IdempotencyOutcome, IdempotencyRequest, IdempotencyStore } from '../../idempotency.interfaces.js';
 import { assertDuration, checkRequest, DEFAULT_LEASE_MS, DEFAULT_TTL_MS } from '../../idempotency.validation.js';
 import { runLeased, type BeginOutcome, type LeasedRecords } from '../../leased-run.js';
-import { runScript } from '@ddd-kit/core/redis';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { Logger } from '@nestjs/common';
+import { runScript, warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import { BEGIN, COMPLETE, RELEASE } from './redis-idempotency.scripts.js';
 
 export interface RedisIdempotencyStoreOptions {
@@ -16,6 +18,14 @@ export interface RedisIdempotencyStoreOptions {
    * outcome is unknown (a crash, a fault on completion) refuses repeats. Default 60,000 ms.
    */
   leaseMs?: number;
+  /**
+   * How long one step on Redis (begin, complete, release) waits for an answer before it rejects
+   * with OperationTimeoutError (code `OPERATION_TIMEOUT`): a Redis that does not answer costs a
+   * request this long, not the whole stall. The step's outcome is unknown: a begin that timed out
+   * runs no work; a key it may have taken stays in progress until its lease ends. Milliseconds,
+   * or `Infinity` for no deadline. Default 2,000.
+   */
+  operationTimeoutMs?: number;
 }
 
 /**
@@ -41,25 +51,39 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       throw new IdempotencyArgumentError(
         'RedisIdempotencyStore: pass an ioredis client (new Redis(url) or new Cluster(nodes))',
       );
-    const { keyPrefix = 'ddd-kit:idempotency:', ttlMs = DEFAULT_TTL_MS, leaseMs = DEFAULT_LEASE_MS } = options ?? {};
+    const {
+      keyPrefix = 'ddd-kit:idempotency:',
+      ttlMs = DEFAULT_TTL_MS,
+      leaseMs = DEFAULT_LEASE_MS,
+      operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS,
+    } = options ?? {};
     if (typeof keyPrefix !== 'string')
       throw new IdempotencyArgumentError('RedisIdempotencyStore: keyPrefix must be a string');
     assertDuration(ttlMs, 'RedisIdempotencyStore: ttlMs');
     assertDuration(leaseMs, 'RedisIdempotencyStore: leaseMs');
+    const timeoutProblem = operationTimeoutProblem(operationTimeoutMs);
+    if (timeoutProblem !== undefined) throw new IdempotencyArgumentError(`RedisIdempotencyStore: ${timeoutProblem}`);
+    warnWithoutCommandTimeout(client, new Logger('IdempotencyModule'), 'RedisIdempotencyStore');
+    const bounded = <T>(work: Promise<T>, step: string): Promise<T> =>
+      withDeadline(work, operationTimeoutMs, `Redis idempotency ${step}`);
     this.prefix = keyPrefix;
     this.ttlMs = ttlMs;
     this.leaseMs = leaseMs;
     this.records = {
       begin: async (key, fingerprint, token, lease) => {
-        const reply = (await runScript(this.client, BEGIN, this.recordKey(key), fingerprint, token, String(lease))) as [
-          string,
-          string?,
-        ];
+        const reply = (await bounded(
+          runScript(this.client, BEGIN, this.recordKey(key), fingerprint, token, String(lease)),
+          'begin',
+        )) as [string, string?];
         return toBegin(reply);
       },
       complete: async (key, token, result, ttl) =>
-        (await runScript(this.client, COMPLETE, this.recordKey(key), token, result, String(ttl))) === 1,
-      release: async (key, token) => void (await runScript(this.client, RELEASE, this.recordKey(key), token)),
+        (await bounded(
+          runScript(this.client, COMPLETE, this.recordKey(key), token, result, String(ttl)),
+          'complete',
+        )) === 1,
+      release: async (key, token) =>
+        void (await bounded(runScript(this.client, RELEASE, this.recordKey(key), token), 'release')),
     };
   }
 

@@ -1,5 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
+import { warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem } from '@ddd-kit/core';
 import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PrepareKeyFactory } from '../../prepare-key.factory.js';
@@ -40,7 +42,8 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
         'RedisPrepareKeyFactory: pass an ioredis client, `new Redis(url)` or `new Cluster(nodes)`',
       );
     }
-    const { keyPrefix, retentionMs } = checkRedisPrepareKeyFactoryOptions(options);
+    const { keyPrefix, retentionMs, operationTimeoutMs } = checkRedisPrepareKeyFactoryOptions(options);
+    warnWithoutCommandTimeout(client, new Logger('PrepareKeyModule'), 'RedisPrepareKeyFactory');
     if (options.seal !== undefined && typeof options.seal !== 'boolean') {
       throw new PrepareKeyArgumentError(
         `RedisPrepareKeyFactory: seal must be true or false, got ${String(options.seal)}`,
@@ -51,10 +54,11 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
       client,
       keyPrefix,
       retentionMs,
+      operationTimeoutMs,
       clock: new ServerClock(),
       scanner: new RedisKeyScanner(client),
       setNxGet: true,
-      seals: new RedisSeals(client, keyPrefix, () => this.restoreAll()),
+      seals: new RedisSeals(client, keyPrefix, () => this.restoreAll(), operationTimeoutMs),
     };
   }
 
@@ -86,15 +90,18 @@ export class RedisPrepareKeyFactory extends PrepareKeyFactory {
 export function checkRedisPrepareKeyFactoryOptions(options: RedisPrepareKeyFactoryOptions): {
   keyPrefix: string;
   retentionMs: number;
+  operationTimeoutMs: number;
 } {
-  const { retentionMs = DEFAULT_REDIS_RETENTION_MS } = options;
+  const { retentionMs = DEFAULT_REDIS_RETENTION_MS, operationTimeoutMs = DEFAULT_OPERATION_TIMEOUT_MS } = options;
   const keyPrefix = resolveKeyPrefix(options);
   if (retentionMs !== Number.POSITIVE_INFINITY && !(Number.isSafeInteger(retentionMs) && retentionMs >= 0)) {
     throw new PrepareKeyArgumentError(
       `RedisPrepareKeyFactory: retentionMs must be a non-negative integer number of milliseconds (or Infinity), got ${String(retentionMs)}`,
     );
   }
-  return { keyPrefix, retentionMs };
+  const timeoutProblem = operationTimeoutProblem(operationTimeoutMs);
+  if (timeoutProblem !== undefined) throw new PrepareKeyArgumentError(`RedisPrepareKeyFactory: ${timeoutProblem}`);
+  return { keyPrefix, retentionMs, operationTimeoutMs };
 }
 
 /** `keyPrefix` as given (the default when absent). */

@@ -21,4 +21,13 @@ export interface RedisPrepareKeyFactoryOptions {
    * first, and a wiped store answers from what it holds. See docs/backends.md.
    */
   seal?: boolean;
+  /**
+   * How long one operation waits for Redis (a `prepare`, `get`, `rollback`, `reprepare`, a page of
+   * `records`) before it rejects with OperationTimeoutError (code `OPERATION_TIMEOUT`): a Redis
+   * that accepts connections but does not answer costs a caller this long, not the whole stall.
+   * The outcome is then unknown, as after a lost reply: a `prepare` releases what it may have
+   * written (once Redis answers again), nothing else is released on a guess. Milliseconds, or
+   * `Infinity` for no deadline. Default 2,000.
+   */
+  operationTimeoutMs?: number;
 }

@@ -3,6 +3,7 @@ import { PrepareKey } from '../../prepare-key.js';
 import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
+import { withDeadline } from '@ddd-kit/core';
 import { runScriptOnKeys, runScriptThen, type LuaScript } from '@ddd-kit/core/redis';
 import { PrepareKeyDataLostError } from '../../errors/prepare-key-data-lost.error.js';
 import { PREPARE, READ, REPREPARE, ROLLBACK, UNSEALED } from './redis-prepare-key.scripts.js';
@@ -24,6 +25,8 @@ export interface RedisPrepareKeyContext {
   /** Used as given: record keys are `<keyPrefix>{<name>:<key>}`. */
   keyPrefix: string;
   retentionMs: number;
+  /** Each primitive's deadline (see RedisPrepareKeyFactoryOptions). */
+  operationTimeoutMs: number;
   clock: ServerClock;
   scanner: RedisKeyScanner;
   /**
@@ -47,6 +50,9 @@ export interface RedisPrepareKeyContext {
  * key it writes the very record the PREPARE script would write, and the reply settles a held
  * key too (settledByRecord). Only a record with a ttlAt, whose expiry the server's clock must
  * decide, or a tombstone, sends the PREPARE script after it, which decides atomically by itself.
+ *
+ * Every primitive waits for Redis at most `operationTimeoutMs`, then rejects with
+ * OperationTimeoutError: an unknown outcome, handled as a lost reply is (undoPrepare).
  */
 export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   private readonly client: Redis | Cluster;
@@ -96,10 +102,12 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
       return this.prepareByScript(key, recordKey, record, dropAt, op, undo);
     // A drop time in the past (a record written past its retention) is taken too: Redis then
     // holds no record, as the script's DEL leaves none.
-    const set =
+    const set = this.bounded(
       dropAt === NO_EXPIRY
         ? this.client.set(recordKey, record, 'NX', 'GET')
-        : this.client.set(recordKey, record, 'PXAT', dropAt, 'NX', 'GET');
+        : this.client.set(recordKey, record, 'PXAT', dropAt, 'NX', 'GET'),
+      'prepare',
+    );
     return set.then(
       (current) => {
         // null: the key was free and holds this record now.
@@ -123,8 +131,8 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     undo: boolean,
   ): Promise<boolean> {
     const prepared = this.checksSeal
-      ? this.run(PREPARE, recordKey, [record, dropAt, op]).then(isOne)
-      : runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne);
+      ? this.run(PREPARE, recordKey, [record, dropAt, op], 'prepare').then(isOne)
+      : this.bounded(runScriptThen(this.client, PREPARE, recordKey, [record, dropAt, op], isOne), 'prepare');
     return undo ? prepared.then(undefined, (error: unknown) => this.undoPrepare(key, op, error)) : prepared;
   }
 
@@ -133,7 +141,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   }
 
   protected async doGetValue(key: string): Promise<StoredRecord | undefined> {
-    const [serverNow, record] = (await this.run(READ, this.recordKey(key), [])) as [number, string | null];
+    const [serverNow, record] = (await this.run(READ, this.recordKey(key), [], 'get')) as [number, string | null];
     this.context.clock.observe(serverNow);
     return record === null ? undefined : decodeRecord(record);
   }
@@ -142,10 +150,10 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     const recordKey = this.recordKey(key);
     const deleted =
       condition === undefined
-        ? await this.run(ROLLBACK, recordKey, [op])
+        ? await this.run(ROLLBACK, recordKey, [op], 'rollback')
         : condition.value !== undefined
-          ? await this.run(ROLLBACK, recordKey, [op, 'value', condition.value])
-          : await this.run(ROLLBACK, recordKey, [op, 'op', condition.op]);
+          ? await this.run(ROLLBACK, recordKey, [op, 'value', condition.value], 'rollback')
+          : await this.run(ROLLBACK, recordKey, [op, 'op', condition.op], 'rollback');
     return deleted === 1;
   }
 
@@ -161,12 +169,16 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     const dropAt = this.dropAt(ttlAt);
     const replaced =
       expected === undefined
-        ? await this.run(REPREPARE, recordKey, [record, dropAt, op])
-        : await this.run(REPREPARE, recordKey, [record, dropAt, op, expected]);
+        ? await this.run(REPREPARE, recordKey, [record, dropAt, op], 'reprepare')
+        : await this.run(REPREPARE, recordKey, [record, dropAt, op, expected], 'reprepare');
     return replaced === 1;
   }
 
-  protected async doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
+  protected doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
+    return this.bounded(this.listPage(cursor, pageSize), 'records');
+  }
+
+  private async listPage(cursor: string | undefined, pageSize: number): Promise<RecordPage> {
     const { keys, next } = await this.context.scanner.page(this.head, cursor, pageSize);
     const records = await this.readAll(keys);
     const page: RecordPage = { records: [], next };
@@ -186,11 +198,13 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
    * before this process ever saw the store sealed (its first start on a new or emptied store):
    * then it waits for the restore and runs once more.
    */
-  private run(script: LuaScript, recordKey: string, args: string[]): Promise<unknown> {
-    if (!this.checksSeal) return runScriptOnKeys(this.client, script, [recordKey], args);
+  private run(script: LuaScript, recordKey: string, args: string[], operation: string): Promise<unknown> {
+    // Each round trip is bounded; a restore this call waits for (a first start) is not.
+    const send = (keys: string[]) => this.bounded(runScriptOnKeys(this.client, script, keys, args), operation);
+    if (!this.checksSeal) return send([recordKey]);
     const { seals } = this.context;
     const keys = [recordKey, seals.keyOf(recordKey)];
-    return runScriptOnKeys(this.client, script, keys, args).then(
+    return send(keys).then(
       (reply) => {
         if (!seals.hasBeenSealed) seals.markSealed();
         return reply;
@@ -203,7 +217,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
         } catch (failure) {
           throw new PrepareKeyDataLostError(this.name, { cause: failure });
         }
-        return runScriptOnKeys(this.client, script, keys, args).catch((again: unknown) => {
+        return send(keys).catch((again: unknown) => {
           throw isUnsealed(again) ? this.lost() : again;
         });
       },
@@ -214,6 +228,11 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
   private lost(): PrepareKeyDataLostError {
     this.context.seals.recoverInBackground();
     return new PrepareKeyDataLostError(this.name);
+  }
+
+  /** `work` under the operation deadline; the message names the operation and the key space. */
+  private bounded<T>(work: Promise<T>, operation: string): Promise<T> {
+    return withDeadline(work, this.context.operationTimeoutMs, `Redis ${operation} of prepare key '${this.name}'`);
   }
 
   private recordKey(key: string): string {

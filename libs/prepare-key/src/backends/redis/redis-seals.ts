@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { withDeadline } from '@ddd-kit/core';
 import type { Cluster, Redis } from 'ioredis';
 import { CLUSTER_SLOTS, clusterSlot, luaScript, runScriptOnKeys, slotTag } from '@ddd-kit/core/redis';
 import { newOperationId } from '../../operation-id.js';
@@ -53,6 +54,8 @@ export class RedisSeals {
     private readonly client: Redis | Cluster,
     private readonly keyPrefix: string,
     private readonly restore: RestoreReservations,
+    /** Each command's deadline, as for every operation (RedisPrepareKeyFactoryOptions.operationTimeoutMs). */
+    private readonly operationTimeoutMs: number,
   ) {}
 
   /** The seal that an operation on `recordKey` checks. */
@@ -131,7 +134,16 @@ export class RedisSeals {
     const slots = this.slots();
     const results: T[] = [];
     for (let i = 0; i < slots.length; i += 1024) {
-      results.push(...(await Promise.all(slots.slice(i, i + 1024).map(run))));
+      const batch = slots
+        .slice(i, i + 1024)
+        .map((slot) =>
+          withDeadline(
+            run(slot),
+            this.operationTimeoutMs,
+            `Redis seal check of the prepare keys under '${this.keyPrefix}'`,
+          ),
+        );
+      results.push(...(await Promise.all(batch)));
     }
     return results;
   }

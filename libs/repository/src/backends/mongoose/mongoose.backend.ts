@@ -1,9 +1,15 @@
+import { Logger } from '@nestjs/common';
 import type { Connection } from 'mongoose';
 import type { RepositoryFeature } from '../../interfaces/repository-feature.interface.js';
 import type { AnyRepository, RepositoryBackend } from '../repository-backend.interface.js';
 import type { MongooseBackendOptions } from './mongoose.backend-options.js';
 import { MongoOutboxStore } from './mongo-outbox.store.js';
 import { MongooseRepository } from './mongoose.repository.js';
+
+/** How long an operation of a connection the module opens waits for a server to answer (unless set). */
+const DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5_000;
+
+const logger = new Logger('RepositoryModule');
 
 /** Mongoose's readyState of an open connection. */
 const CONNECTED = 1;
@@ -27,13 +33,21 @@ export class MongooseBackend implements RepositoryBackend {
     if (this.connection !== undefined || this.options.uri === undefined) return;
     // Loaded only here: users of the other backends need not install mongoose.
     const { default: mongoose } = await import('mongoose');
-    const connection = mongoose.createConnection(this.options.uri, this.options.connectionOptions);
+    // A server that does not answer fails an operation after 5 s rather than the driver's 30 s,
+    // unless the options say otherwise; while it is away, operations fail and the driver
+    // reconnects by itself (an outage, not a crash).
+    const connection = mongoose.createConnection(this.options.uri, {
+      serverSelectionTimeoutMS: DEFAULT_SERVER_SELECTION_TIMEOUT_MS,
+      ...this.options.connectionOptions,
+    });
     try {
       await connection.asPromise();
     } catch (error) {
       await connection.close().catch(() => undefined);
       throw error;
     }
+    // After the start-up (whose failure is the bootstrap's error): a later one is logged, not thrown.
+    connection.on('error', (error: Error) => logger.warn(`MongoDB: ${error.message}`));
     this.connection = connection;
     this.owned = true;
   }

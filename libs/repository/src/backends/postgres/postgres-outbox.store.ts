@@ -50,6 +50,12 @@ export interface PostgresOutboxStoreOptions {
    * transaction (see OutboxWakeUp).
    */
   notifyChannel?: string | false;
+  /**
+   * Where `status()` (the readiness check) runs its one query, when not on `pool`: a connection
+   * of its own (RepositoryModule gives it one), so that requests holding every connection of
+   * `pool` while they wait on another store do not make a healthy PostgreSQL look down.
+   */
+  statusPool?: Pool;
 }
 
 /** Every column of the table, for the start-up check of an existing one. */
@@ -155,6 +161,7 @@ function handedOffClaim(
  */
 export class PostgresOutboxStore implements OutboxStore {
   readonly pool: Pool;
+  private readonly statusPool: Pool | undefined;
   private readonly table: string;
   private readonly tableName: string;
   private readonly indexPrefix: string;
@@ -172,6 +179,7 @@ export class PostgresOutboxStore implements OutboxStore {
       throw new RepositoryConfigurationError('PostgresOutboxStore: pool must be a pg.Pool');
     }
     this.pool = guardPool(pool);
+    this.statusPool = options.statusPool;
     this.tableName = options.table ?? 'ddd_kit_outbox';
     this.table = quoteTableName(this.tableName, 'PostgresOutboxStore: table');
     const bare = this.tableName.split('.').pop()!;
@@ -493,11 +501,15 @@ export class PostgresOutboxStore implements OutboxStore {
 
   async status(now: number): Promise<OutboxStatus> {
     checkTime(now, 'now');
-    const result = await this.run<{ pending: string; oldest: string | null; dead: string }>(
-      `SELECT count(*) FILTER (WHERE dead_at IS NULL) AS pending, min(stored_at) FILTER (WHERE dead_at IS NULL) AS oldest,
-              count(*) FILTER (WHERE dead_at IS NOT NULL) AS dead FROM ${this.table}`,
-      [],
-    );
+    const text = `SELECT count(*) FILTER (WHERE dead_at IS NULL) AS pending, min(stored_at) FILTER (WHERE dead_at IS NULL) AS oldest,
+              count(*) FILTER (WHERE dead_at IS NOT NULL) AS dead FROM ${this.table}`;
+    type StatusRow = { pending: string; oldest: string | null; dead: string };
+    let result: QueryResult<StatusRow>;
+    if (this.statusPool === undefined) result = await this.run<StatusRow>(text, []);
+    else {
+      await this.ensureTable();
+      result = await this.statusPool.query<StatusRow>(text);
+    }
     const row = result.rows[0];
     return {
       pending: Number(row.pending),

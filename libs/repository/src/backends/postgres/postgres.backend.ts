@@ -1,5 +1,5 @@
 import type { FactoryProvider } from '@nestjs/common';
-import { checkPool, openPool, usePreparedStatements, type PgPool } from '@ddd-kit/core/postgres';
+import { checkPool, companionPool, openPool, usePreparedStatements, type PgPool } from '@ddd-kit/core/postgres';
 import type { Pool } from 'pg';
 import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
 import type { RepositoryFeature } from '../../interfaces/repository-feature.interface.js';
@@ -22,6 +22,8 @@ export class PostgresBackend implements RepositoryBackend {
   readonly name = 'postgresql';
   private current: Pool | undefined;
   private owned = false;
+  /** The readiness checks' own connection (ping, the outbox's status), made from the pool's settings. */
+  private probe: (PgPool & { end?(): Promise<void> }) | undefined;
 
   constructor(private readonly options: RepositoryPostgresOptions) {
     this.current = options.pool;
@@ -58,6 +60,9 @@ export class PostgresBackend implements RepositoryBackend {
   }
 
   async close(): Promise<void> {
+    const probe = this.probe;
+    this.probe = undefined;
+    if (probe !== undefined && (probe as unknown) !== this.current) await probe.end?.().catch(() => undefined);
     if (this.owned) await this.current?.end();
   }
 
@@ -88,14 +93,27 @@ export class PostgresBackend implements RepositoryBackend {
       table: settings.table,
       createTables: this.createTables,
       notifyChannel: settings.notifyChannel,
+      statusPool: this.probePool(),
     });
     await store.ensureTable();
     return store;
   }
 
-  /** `SELECT 1` on the pool itself: a health check never joins (or waits for) an ambient transaction. */
+  /**
+   * `SELECT 1` on a connection of its own, outside the pool the requests use: a health check never
+   * joins (or waits for) an ambient transaction, and a pool whose every connection is held by
+   * requests waiting on another store (a silent Redis) is busy, not down. A PostgreSQL that does
+   * not answer still fails it.
+   */
   async ping(): Promise<void> {
-    await this.current?.query('SELECT 1');
+    if (this.current === undefined) return;
+    await this.probePool().query('SELECT 1');
+  }
+
+  /** One connection at most, opened when first needed (its idle connection lets the process exit). */
+  private probePool(): Pool {
+    this.probe ??= companionPool(this.current as unknown as PgPool, { max: 1 });
+    return this.probe as unknown as Pool;
   }
 }
 

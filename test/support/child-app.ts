@@ -4,7 +4,7 @@
 // (dist), exactly as an application would; the test drives it and checks the database itself.
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { assertBuilt } from '../../../../test/support/built.js';
+import { assertBuilt } from './built.js';
 
 export interface ChildError extends Error {
   code?: string;
