@@ -71,6 +71,11 @@ describe(`data loss: Redis restarted empty under registration load (users on ${m
       await redis.start(); // empty: no persistence
       afterLoss = true;
 
+      // While the store is refilled, availability is a 503 too, never a guess from the empty store.
+      const lookup = await fetch(`${urls[0]}/usernames/${taken[0].name}`);
+      expect([200, 503]).toContain(lookup.status);
+      if (lookup.status === 200) expect(await lookup.json()).toMatchObject({ available: false });
+
       // Served again once restored; every name taken before is a 409 from then on.
       const before = taken.map((o) => o.name);
       await waitFor('a registration after the loss to be answered 201 or 409', () =>

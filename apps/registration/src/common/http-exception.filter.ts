@@ -8,7 +8,7 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
-import { OperationTimeoutError } from '@ddd-kit/prepare-key';
+import { OperationTimeoutError, PrepareKeyDataLostError } from '@ddd-kit/prepare-key';
 import { ConnectionWaitTimeoutError } from '../backends/postgres-pool.js';
 import { loggableError } from './log-text.js';
 
@@ -38,6 +38,9 @@ export class HttpErrorFilter extends BaseExceptionFilter {
       return super.catch(new ServiceUnavailableException(exception.message), host);
     // A store did not answer within a ddd-kit operation's deadline: an outage, retry later.
     if (exception instanceof OperationTimeoutError)
+      return super.catch(new ServiceUnavailableException(exception.message), host);
+    // The reservations' store lost its data and is being refilled from the users: retry later.
+    if (exception instanceof PrepareKeyDataLostError)
       return super.catch(new ServiceUnavailableException(exception.message), host);
     // Not passed on as it is: Nest's default handling would log it again, unescaped.
     const { message, stack } = loggableError(exception);
