@@ -24,11 +24,18 @@ describe('RedisPrepareKeyFactory on a store that lost its data', () => {
     await server.stop();
   });
 
-  /** A factory whose 'username' reservations are restored from `owners` (name → owner). */
-  function setup(owners: Map<string, Owner>): { factory: RedisPrepareKeyFactory; usernames: PrepareKey<Owner> } {
+  /**
+   * A factory whose 'username' reservations are restored from `owners` (name → owner); `after`
+   * runs at the end of each restore.
+   */
+  function setup(
+    owners: Map<string, Owner>,
+    after: () => Promise<void> = async () => {},
+  ): { factory: RedisPrepareKeyFactory; usernames: PrepareKey<Owner> } {
     const factory = new RedisPrepareKeyFactory(redis, { keyPrefix: `${uniqueName('data_loss')}:` });
     factory.restoreWith('username', async (target) => {
       for (const [name, owner] of owners) await target.prepare(name, owner);
+      await after();
     });
     return { factory, usernames: factory.create<Owner>('username') };
   }
@@ -99,6 +106,28 @@ describe('RedisPrepareKeyFactory on a store that lost its data', () => {
       usernames.prepare('eve', { user: 'u2' }),
     );
     expect(value).toBe(false);
+  });
+
+  it('a store wiped again during its restore is not sealed by that restore', async () => {
+    const owners = new Map<string, Owner>();
+    let wipesDuringRestore = 0;
+    const { usernames } = setup(owners, async () => {
+      if (wipesDuringRestore === 0) return;
+      wipesDuringRestore--;
+      await redis.flushall(); // after the restore wrote its records, before it seals
+    });
+    expect(await usernames.prepare('gus', { user: 'u1' })).toBe(true);
+    owners.set('gus', { user: 'u1' });
+
+    wipesDuringRestore = 1;
+    await redis.flushall();
+    await expect(usernames.prepare('gus', { user: 'u2' })).rejects.toBeInstanceOf(PrepareKeyDataLostError);
+    // The first restore lost its records and does not seal; the next operation restores again.
+    const { value } = await answered('the reservations to be restored a second time', () =>
+      usernames.prepare('gus', { user: 'u2' }),
+    );
+    expect(value).toBe(false);
+    expect(wipesDuringRestore).toBe(0);
   });
 
   it('a process that starts on a wiped store restores before its first answer', async () => {
