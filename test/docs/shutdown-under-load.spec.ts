@@ -1,11 +1,12 @@
-// A rolling deploy's SIGTERM to docs/postgresql.md's complete app (`main.ts` as written: Nest's
+// A rolling deploy's SIGTERM to each complete app of the docs (`main.ts` as written: Nest's
 // shutdown hooks, HttpDrainModule) while clients loop inserts on keep-alive connections: no 5xx,
 // every request answered or refused before it was read, every 201 stored, and the process gone
 // within 15 s.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Agent, request } from 'node:http';
+import mongoose from 'mongoose';
 import pg from 'pg';
-import { postgresSchema } from '../support/servers.js';
+import { dropMongoDatabase, mongoUri, postgresSchema, redisUrl, uniqueName } from '../support/servers.js';
 import { waitFor } from '../support/wait.js';
 import { startCompleteApp, waitUntilReady, type CompleteApp } from './complete-app.js';
 
@@ -47,16 +48,72 @@ function addProduct(base: string, agent: Agent, sku: string): Promise<Outcome> {
 /** The 15 s after SIGTERM within which the process is gone: the drain's 10 s grace and the stores' closing. */
 const EXIT_PROMISED_MS = 15_000;
 
-describe('docs/postgresql.md: SIGTERM under keep-alive load', () => {
+/** One complete app: the environment it runs in, and the SKUs its store holds at the end. */
+interface Setting {
+  env: () => Promise<{
+    env: Record<string, string>;
+    storedSkus: () => Promise<Set<string>>;
+    drop: () => Promise<void>;
+  }>;
+}
+
+const SETTINGS: Record<string, Setting> = {
+  'docs/postgresql.md': {
+    env: async () => {
+      const schema = await postgresSchema('docs_shutdown_load');
+      return {
+        env: { DATABASE_URL: schema.url },
+        storedSkus: async () => {
+          const pool = new pg.Pool({ connectionString: schema.url });
+          try {
+            const { rows } = await pool.query<{ sku: string }>('SELECT sku FROM products');
+            return new Set(rows.map((row) => row.sku));
+          } finally {
+            await pool.end();
+          }
+        },
+        drop: schema.drop,
+      };
+    },
+  },
+  'docs/redis-mongodb.md': {
+    env: async () => {
+      const url = new URL(mongoUri());
+      url.pathname = `/${uniqueName('docs_shutdown_load')}`;
+      const uri = url.toString();
+      const onMongo = async <T>(work: (connection: mongoose.Connection) => Promise<T>): Promise<T> => {
+        const connection = await mongoose.createConnection(uri).asPromise();
+        try {
+          return await work(connection);
+        } finally {
+          await connection.close();
+        }
+      };
+      return {
+        env: { REDIS_URL: redisUrl(), MONGODB_URI: uri },
+        storedSkus: () =>
+          onMongo(async (connection) => {
+            const documents = await connection.collection('products').find({}).toArray();
+            return new Set(documents.map((document) => String(document.sku)));
+          }),
+        drop: () => onMongo((connection) => dropMongoDatabase(connection.db!)),
+      };
+    },
+  },
+};
+
+describe.each(Object.keys(SETTINGS))('%s: SIGTERM under keep-alive load', (markdown) => {
   const cleanups: Array<() => Promise<void>> = [];
   afterAll(async () => {
     for (const cleanup of cleanups.reverse()) await cleanup();
   });
 
   it('no 5xx, every request answered or refused unread, every 201 stored, gone within 15 s', async () => {
-    const schema = await postgresSchema('docs_shutdown_load');
-    cleanups.push(schema.drop);
-    const app: CompleteApp = await startCompleteApp('docs/postgresql.md', { DATABASE_URL: schema.url });
+    const setting = await SETTINGS[markdown]!.env();
+    cleanups.push(setting.drop);
+    // The Redis app's key prefix is fixed: SKUs unique to this run.
+    const run = uniqueName('s');
+    const app: CompleteApp = await startCompleteApp(markdown, setting.env);
     cleanups.push(async () => {
       if (app.child.exitCode === null && app.child.signalCode === null) app.child.kill('SIGKILL');
       await app.exited;
@@ -74,7 +131,7 @@ describe('docs/postgresql.md: SIGTERM under keep-alive load', () => {
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       try {
         for (let i = 0; !gone; i++) {
-          const outcome = await addProduct(app.base, agent, `c${n}-${i}`);
+          const outcome = await addProduct(app.base, agent, `${run}-c${n}-${i}`);
           outcomes.push(outcome);
           if (signalled && outcome.error === 'ECONNREFUSED') return;
         }
@@ -98,7 +155,7 @@ describe('docs/postgresql.md: SIGTERM under keep-alive load', () => {
     const answered = outcomes.filter((o) => o.status !== undefined);
     const failed = outcomes.filter((o) => o.status === undefined);
     const report = `${answered.length} answered, ${failed.length} not (${JSON.stringify(countBy(failed))}), exit after ${exitedAfter} ms`;
-    process.stdout.write(`\n[docs app shutdown under load] ${report}\n`);
+    process.stdout.write(`\n[${markdown}: shutdown under load] ${report}\n`);
 
     // Nothing failed for want of a machine ID or a pool while the app closed.
     expect(countBy(answered)).toEqual({ 201: answered.length });
@@ -112,15 +169,9 @@ describe('docs/postgresql.md: SIGTERM under keep-alive load', () => {
     expect(exitedAfter).toBeLessThan(EXIT_PROMISED_MS);
     expect(app.output()).toContain('every request answered');
 
-    const pool = new pg.Pool({ connectionString: schema.url });
-    try {
-      const { rows } = await pool.query<{ sku: string }>('SELECT sku FROM products');
-      const stored = new Set(rows.map((row) => row.sku));
-      expect(answered.filter((o) => !stored.has(o.sku))).toEqual([]);
-      expect(failed.filter((o) => stored.has(o.sku))).toEqual([]);
-    } finally {
-      await pool.end();
-    }
+    const stored = await setting.storedSkus();
+    expect(answered.filter((o) => !stored.has(o.sku))).toEqual([]);
+    expect(failed.filter((o) => stored.has(o.sku))).toEqual([]);
   }, 120_000);
 });
 
