@@ -52,8 +52,8 @@ interface ClosingAdapter {
  * has its connection cut. What a request needs (the machine ID, pools, clients) is released
  * after that, in `onApplicationShutdown`.
  *
- * Plain Node.js `http.Server` events: Express and Fastify alike. An application context without
- * an HTTP server (`createApplicationContext`) has nothing to drain.
+ * It listens to the Node.js `http.Server`'s own events, not the framework's (tested with Express).
+ * An application context without an HTTP server (`createApplicationContext`) has nothing to drain.
  */
 @Injectable()
 export class HttpDrain implements OnModuleInit {
@@ -63,6 +63,7 @@ export class HttpDrain implements OnModuleInit {
   private readonly graceMs: number;
   private readonly idleGraceMs: number;
   private draining: Promise<void> | undefined;
+  private server: Server | undefined;
 
   constructor(
     @Inject(HttpAdapterHost) private readonly host: HttpAdapterHost,
@@ -76,6 +77,7 @@ export class HttpDrain implements OnModuleInit {
     const adapter = this.host.httpAdapter as ClosingAdapter | undefined;
     const server = adapter?.getHttpServer() as Server | undefined;
     if (adapter === undefined || server === undefined || typeof server.on !== 'function') return;
+    this.server = server;
     server.on('connection', (socket: Socket) => {
       this.connections.set(socket, { busy: 0, idleSince: Date.now() });
       socket.once('close', () => this.connections.delete(socket));
@@ -85,12 +87,17 @@ export class HttpDrain implements OnModuleInit {
     const beforeClose = adapter.beforeClose?.bind(adapter);
     adapter.beforeClose = async () => {
       await beforeClose?.();
-      await this.drain(server);
+      await this.drain();
     };
   }
 
-  /** Resolves once every request already received was answered, or cut after `graceMs`. Idempotent. */
-  drain(server: Server): Promise<void> {
+  /**
+   * What `app.close()` runs first: resolves once every request already received was answered, or
+   * cut after `graceMs`. Idempotent; nothing to do when the server does not listen.
+   */
+  drain(): Promise<void> {
+    const server = this.server;
+    if (server === undefined) return Promise.resolve();
     return (this.draining ??= this.run(server));
   }
 
