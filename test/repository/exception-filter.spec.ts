@@ -23,6 +23,7 @@ import {
   type IRepository,
 } from '@ddd-kit/repository';
 import { DddKitExceptionFilter, dddKitHttpStatus } from '@ddd-kit/repository/http';
+import { MachineIdLeaseExpiredError, MachineIdReleasedError } from '@ddd-kit/id-generator';
 
 // The optional filter: ddd-kit errors that a request can cause become 400/409 (or 412), the rest
 // is Nest's default. The errors are the real ones, thrown by a repository and a PrepareKey.
@@ -177,6 +178,20 @@ describe('dddKitHttpStatus (for an application’s own filter)', () => {
     expect(dddKitHttpStatus(new RepositoryConfigurationError('x'))).toBeUndefined();
     expect(dddKitHttpStatus(new Error('x'))).toBeUndefined();
     expect(dddKitHttpStatus('not an error')).toBeUndefined();
+  });
+
+  it('PostgreSQL out of reach, or a machine ID that cannot be vouched for, is a 503: an outage, not a bug', () => {
+    const fatal = (code: string) => Object.assign(new Error('terminating connection'), { code, severity: 'FATAL' });
+    expect(dddKitHttpStatus(fatal('57P01'))).toBe(503);
+    expect(dddKitHttpStatus(fatal('57P03'))).toBe(503);
+    expect(dddKitHttpStatus(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe(503);
+    expect(dddKitHttpStatus(new Error('Connection terminated unexpectedly'))).toBe(503);
+    expect(dddKitHttpStatus(new MachineIdLeaseExpiredError(3, 61_000))).toBe(503);
+    expect(dddKitHttpStatus(new MachineIdReleasedError(3))).toBe(503);
+    // What the server says about the statement itself stays a 500.
+    expect(
+      dddKitHttpStatus(Object.assign(new Error('syntax error'), { code: '42601', severity: 'ERROR' })),
+    ).toBeUndefined();
   });
 
   it('maps by the stable code, not the class: an error of another package (or copy) with that code, yes; a look-alike name, no', () => {

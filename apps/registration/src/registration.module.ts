@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { HttpDrainModule } from '@ddd-kit/repository/http';
 import type { Backend, UsersBackend } from './backends/backend.js';
 import { ConnectionsModule } from './backends/connections.module.js';
 import { fixedMachineId, memoryIdempotency, memoryReservations, memoryUsers } from './backends/memory.js';
@@ -67,6 +68,8 @@ export class RegistrationModule {
         ...backends.map((backend) => backend.module),
         UsersModule.forRoot(config, users),
         HealthModule.forRoot({ pingRedis: config.machineId === 'redis' && config.prepareBackend !== 'redis' }),
+        // On app.close(): the requests already received are answered before any module lets go of a store.
+        HttpDrainModule.forRoot({ graceMs: config.shutdownTimeoutMs }),
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpErrorFilter },

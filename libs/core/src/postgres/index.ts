@@ -48,3 +48,4 @@ export {
   PgSchemaMissingError,
   PgTransactionEndedError,
 } from './postgres.errors.js';
+export { isPostgresUnreachable } from './unreachable-error.js';

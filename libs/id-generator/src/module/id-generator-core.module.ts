@@ -3,7 +3,7 @@ import {
   Logger,
   Module,
   type DynamicModule,
-  type OnModuleDestroy,
+  type OnApplicationShutdown,
   type OnModuleInit,
   type Provider,
 } from '@nestjs/common';
@@ -28,9 +28,14 @@ const logger = new Logger('IdGeneratorModule');
  * (generateGlobalId, generateId) reach this module once initialised, and on shutdown detaches
  * them, stops the heartbeat, gives the machine ID back and then closes the store client it
  * opened itself (`machine: { redis }`), in that order.
+ *
+ * The release waits for `onApplicationShutdown`, Nest's last phase, which runs after `app.close()`
+ * closed the HTTP server: every request the server took is answered (or its connection cut) by
+ * then, so none meets a released ID. `onModuleDestroy` runs before the server closes, while
+ * requests are still coming in.
  */
 @Module({})
-export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
+export class IdGeneratorCoreModule implements OnModuleInit, OnApplicationShutdown {
   private unregister: (() => void) | undefined;
 
   // Explicit tokens: no reliance on emitted design-type metadata.
@@ -77,7 +82,7 @@ export class IdGeneratorCoreModule implements OnModuleInit, OnModuleDestroy {
     this.unregister = registerIdGenerators({ global: this.globalIdGenerator, registrar: this.registrar });
   }
 
-  async onModuleDestroy(): Promise<void> {
+  async onApplicationShutdown(): Promise<void> {
     this.unregister?.();
     this.unregister = undefined;
     try {

@@ -45,7 +45,8 @@ export interface IdGeneratorModuleOptions {
   /**
    * A fixed machine ID, or where to get one; default machine ID 0 (one process only):
    * `{ redis: { url } }` (a client the module owns and closes), or a MachineIdDistributor
-   * (on a client you own: close it in `onApplicationShutdown`, after the release).
+   * (on a client you own: close it in `onApplicationShutdown` of a global module imported before
+   * this one, so that it closes after the release, which runs in that phase too).
    */
   machine?: number | MachineIdDistributor | MachineIdStoreOptions;
   /** Machine IDs are unique within a namespace; default 'default'. */

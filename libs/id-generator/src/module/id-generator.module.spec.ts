@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
-import { Global, Injectable, Module } from '@nestjs/common';
+import { Global, Injectable, Module, type BeforeApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Aggregate } from '@ddd-kit/core';
 import { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
@@ -9,6 +9,8 @@ import type { NamedAggregate } from '@ddd-kit/core';
 import { Order } from '../aggregate/order.decorator.js';
 import { ClockSync } from '../clock/clock-sync.js';
 import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
+import { MachineIdHolder } from '../machine/machine-id-holder.js';
 import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
 import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
 import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
@@ -139,6 +141,26 @@ describe('IdGeneratorModule', () => {
     });
     await app.close();
     expect(() => generateGlobalId()).toThrow(NotInitializedGlobalIdGeneratorError);
+  });
+
+  it('the machine ID stays until onApplicationShutdown: IDs are issued in onModuleDestroy and beforeApplicationShutdown, which run before the HTTP server closes', async () => {
+    const issued: Record<string, string> = {};
+    @Injectable()
+    class LateRequest implements OnModuleDestroy, BeforeApplicationShutdown {
+      constructor(readonly global: GlobalIdGenerator) {}
+      onModuleDestroy(): void {
+        issued.destroy = this.global.generate();
+      }
+      beforeApplicationShutdown(): void {
+        issued.beforeShutdown = this.global.generate();
+      }
+    }
+    const app = await start({ machine: 3 }, { providers: [LateRequest] });
+    const holder = app.get(MachineIdHolder);
+    await app.close();
+    expect(CosIdGenerator.parse(issued.destroy!).machineId).toBe(3);
+    expect(CosIdGenerator.parse(issued.beforeShutdown!).machineId).toBe(3);
+    expect(() => holder.lease.check()).toThrow(MachineIdReleasedError);
   });
 
   it('built-in aggregate rules: idGenerator name, else aggregate name, else a clock-synced CosId on the machine ID (one per aggregate, cached)', async () => {

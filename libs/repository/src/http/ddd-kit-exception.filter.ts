@@ -1,11 +1,13 @@
 import { Catch, HttpException, HttpStatus, type ArgumentsHost } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import { dddKitErrorCode } from '@ddd-kit/core';
+import { isPostgresUnreachable } from '@ddd-kit/core/postgres';
 
 /**
  * The HTTP status of each ddd-kit error a request may meet, by its stable `code` (so it holds for
  * the errors of every ddd-kit package, and of any installed copy of one). Any other error —
- * driver errors, configuration errors — has none: a 500 stays a 500.
+ * driver errors, configuration errors — has none: a 500 stays a 500, but for PostgreSQL out of
+ * reach (`isPostgresUnreachable`), an outage: 503.
  */
 const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   INVALID_AGGREGATE_ID: HttpStatus.BAD_REQUEST,
@@ -19,7 +21,16 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   PG_CONNECTION: HttpStatus.SERVICE_UNAVAILABLE,
   PREPARE_KEY_DATA_LOST: HttpStatus.SERVICE_UNAVAILABLE,
   OPERATION_TIMEOUT: HttpStatus.SERVICE_UNAVAILABLE,
+  // The machine ID cannot be vouched for meanwhile (its store away, its lease run out, taken
+  // over, or the app shutting down): no ID was issued, a retry may succeed.
+  MACHINE_ID_LEASE_EXPIRED: HttpStatus.SERVICE_UNAVAILABLE,
+  MACHINE_ID_LOST: HttpStatus.SERVICE_UNAVAILABLE,
+  MACHINE_ID_STORE: HttpStatus.SERVICE_UNAVAILABLE,
+  MACHINE_ID_RELEASED: HttpStatus.SERVICE_UNAVAILABLE,
 };
+
+/** What a client reads for a driver error that says PostgreSQL is away (its own text names hosts). */
+const POSTGRES_UNAVAILABLE = 'PostgreSQL is unavailable (restarting or unreachable); retry later';
 
 /**
  * The HTTP status of a ddd-kit error, or undefined for any other error.
@@ -34,13 +45,15 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
  * | `PG_CONNECTION` (PostgreSQL did not answer) | 503 Service Unavailable |
  * | `PREPARE_KEY_DATA_LOST` (the reservations are being restored into a wiped store) | 503 Service Unavailable |
  * | `OPERATION_TIMEOUT` (a store did not answer within the operation deadline) | 503 Service Unavailable |
+ * | `PG_CONNECTION` (PostgreSQL did not answer), a driver error of PostgreSQL out of reach (a refused or ended connection, 57P01/57P02/57P03) | 503 Service Unavailable |
+ * | `MACHINE_ID_LEASE_EXPIRED`, `MACHINE_ID_LOST`, `MACHINE_ID_STORE`, `MACHINE_ID_RELEASED` (no ID can be issued now) | 503 Service Unavailable |
  */
 export function dddKitHttpStatus(
   error: unknown,
   optimisticLockStatus: 409 | 412 = HttpStatus.CONFLICT,
 ): number | undefined {
   const code = dddKitErrorCode(error);
-  if (code === undefined) return undefined;
+  if (code === undefined) return isPostgresUnreachable(error) ? HttpStatus.SERVICE_UNAVAILABLE : undefined;
   return code === 'OPTIMISTIC_LOCK' ? optimisticLockStatus : STATUS_BY_CODE[code];
 }
 
@@ -63,7 +76,7 @@ export class DddKitExceptionFilter extends BaseExceptionFilter {
   override catch(exception: unknown, host: ArgumentsHost): void {
     const status = dddKitHttpStatus(exception, this.optimisticLockStatus);
     if (status === undefined) return super.catch(exception, host);
-    const message = (exception as Error).message;
+    const message = dddKitErrorCode(exception) === undefined ? POSTGRES_UNAVAILABLE : (exception as Error).message;
     const body = { statusCode: status, message, error: HTTP_REASON[status] };
     return super.catch(new HttpException(body, status, { cause: exception }), host);
   }

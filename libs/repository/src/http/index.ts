@@ -1,2 +1,10 @@
-// `@ddd-kit/repository/http`: ddd-kit's errors as HTTP answers (a Nest exception filter).
+// `@ddd-kit/repository/http`: the HTTP edge of an application — ddd-kit's errors as HTTP answers
+// (a Nest exception filter) and the drain of the HTTP server on shutdown.
 export { DddKitExceptionFilter, dddKitHttpStatus } from './ddd-kit-exception.filter.js';
+export {
+  DEFAULT_HTTP_DRAIN_GRACE_MS,
+  DEFAULT_HTTP_DRAIN_IDLE_GRACE_MS,
+  HttpDrain,
+  type HttpDrainOptions,
+} from './http-drain.js';
+export { HttpDrainModule, HttpDrainOptionsError } from './http-drain.module.js';

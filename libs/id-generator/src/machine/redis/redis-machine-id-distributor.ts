@@ -138,7 +138,7 @@ export class RedisMachineIdDistributor extends LeasedMachineIdDistributor {
 
   /**
    * The release. When the application has closed the client already (a `quit()` in its own
-   * `onModuleDestroy`, which may run before or during this one), the release is sent on a
+   * `onModuleDestroy` or `onApplicationShutdown`, which may run before this one), the release is sent on a
    * short-lived copy of the client instead of being lost with the ID held until `safeGuardMs`.
    * The copy sends the same arguments, op key included: if the first try ran before the
    * connection closed, the copy gets that run's reply.

@@ -551,7 +551,7 @@ export class PostgresOutboxStore implements OutboxStore {
    * `listener` runs after every commit of a write with unclaimed events: in process for this
    * store's own writes (no round trip), and — with a notify channel — on LISTEN, on a
    * connection of its own (from the pool's settings), for every process's. A lost connection is
-   * reopened after a second; meanwhile the relay's polling finds the events.
+   * reopened with backoff (from 250 ms, doubling, up to 10 s); meanwhile the relay's polling finds the events.
    */
   async watch(listener: () => void): Promise<() => Promise<void>> {
     const stopLocal = this.wakeUp.watchInProcess(listener);
