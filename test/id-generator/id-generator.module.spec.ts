@@ -133,7 +133,9 @@ describe('IdGeneratorModule on Redis', () => {
     try {
       const app = await start(
         {
-          machine: new RedisMachineIdDistributor(proxied, { safeGuardMs: 300, guardIntervalMs: 100 }),
+          // A lease of real time (the module runs its own holder), long enough that a heartbeat late
+          // by a loaded machine's stall does not end it before the cut; the cut's end is waited for.
+          machine: new RedisMachineIdDistributor(proxied, { safeGuardMs: 2_000, guardIntervalMs: 200 }),
           namespace: ns,
           machineBits: 2,
           instanceId: 'app',
@@ -158,7 +160,7 @@ describe('IdGeneratorModule on Redis', () => {
       const fillers = await Promise.all(
         [1, 2, 3].map((i) => direct.distribute({ namespace: ns, machineBits: 2, instanceId: `filler-${i}` })),
       );
-      // generateAsync(): the 270 ms lease runs on real time here, and a late heartbeat is waited out.
+      // generateAsync(): the lease runs on real time here, and a late heartbeat is waited out.
       const before = {
         global: await global.generateAsync(),
         order: await registrar.get(OrderAggregate).generateAsync(),

@@ -144,16 +144,26 @@ describe('graceful shutdown under load', () => {
   });
 });
 
-/** A POST whose body is announced and never sent in full: the app holds it as a request in flight. */
+/**
+ * A POST whose body is announced and never sent in full: the app holds it as a request in flight.
+ * It asks for `100 Continue`, which Node's server sends once it has read the head and handed the
+ * request to the app: resolved then, not after a guessed delay.
+ */
 function stuckRequest(port: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1', () => {
       socket.write(
-        'POST /users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"user',
+        'POST /users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n',
       );
-      // Long enough for the app to have read the head and started the request.
-      setTimeout(() => resolve(socket), 300);
     });
+    let answer = '';
+    const onData = (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      if (!answer.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) return;
+      socket.off('data', onData);
+      socket.write('{"user', () => resolve(socket));
+    };
+    socket.on('data', onData);
     socket.on('error', () => undefined);
     socket.once('error', reject);
   });

@@ -10,7 +10,11 @@ import {
   GUARD_SCRIPT,
   REVERT_SCRIPT,
 } from '../../../libs/id-generator/src/machine/redis/machine-id.scripts.js';
-import { CLIENT_TIMEOUT_MS, RESENDING_CLIENT_TIMEOUT_MS } from '../../support/fault-proxy/fault-timing.js';
+import {
+  CLIENT_TIMEOUT_MS,
+  OPERATION_TIMEOUT_MS,
+  RESENDING_CLIENT_TIMEOUT_MS,
+} from '../../support/fault-proxy/fault-timing.js';
 import { proxyRedisCluster, proxyUrl, type FaultProxy } from '../../support/fault-proxy/index.js';
 import { redisClusterNodes, redisUrl } from '../../support/servers.js';
 import type { ProcessesTarget } from './machine-id-processes.case.js';
@@ -102,7 +106,8 @@ export async function redisTarget(): Promise<ProcessesTarget> {
       const client = new Redis(url, clientOptions(kind));
       client.on('error', () => undefined);
       return {
-        create: (options) => new RedisMachineIdDistributor(client, options),
+        create: (options) =>
+          new RedisMachineIdDistributor(client, { operationTimeoutMs: OPERATION_TIMEOUT_MS, ...options }),
         inject: (operation) => arm([proxy], kind, operation),
         blackhole: () => proxy.blackhole(),
         heal: () => proxy.heal({ reset: true }),
@@ -128,7 +133,7 @@ export async function redisClusterTarget(): Promise<ProcessesTarget> {
       const client = proxied.connect(clientOptions(kind));
       client.on('error', () => undefined);
       return {
-        create: (o) => new RedisMachineIdDistributor(client, o),
+        create: (o) => new RedisMachineIdDistributor(client, { operationTimeoutMs: OPERATION_TIMEOUT_MS, ...o }),
         inject: (operation) => arm(proxied.proxies, kind, operation),
         blackhole: () => proxied.proxies.forEach((p) => p.blackhole()),
         heal: () => proxied.proxies.forEach((p) => p.heal({ reset: true })),

@@ -9,6 +9,12 @@ export const CLIENT_TIMEOUT_MS = 2_000;
 /** A client that is to resend gets more time: a Cluster client first refreshes its view of the nodes. */
 export const RESENDING_CLIENT_TIMEOUT_MS = 3_000;
 /**
+ * The libraries' operation deadline (operationTimeoutMs) in the fault cases: above every client
+ * timeout and the release that may follow one, so a case meets the client's timeout (the
+ * lost-reply path it is about), not the deadline, which test/core/silent-redis.spec.ts covers.
+ */
+export const OPERATION_TIMEOUT_MS = 10_000;
+/**
  * A connection whose request was dropped is cut this long after: once the client has timed out
  * on it, so that the client meets the timeout the fault stands for, not a closed connection.
  */

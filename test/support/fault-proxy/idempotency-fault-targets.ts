@@ -6,7 +6,7 @@ import { RedisIdempotencyStore } from '@ddd-kit/idempotency';
 import { Redis } from 'ioredis';
 import * as scripts from '../../../libs/idempotency/src/stores/redis/redis-idempotency.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
-import { CLIENT_TIMEOUT_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
+import { CLIENT_TIMEOUT_MS, OPERATION_TIMEOUT_MS, RESENDING_CLIENT_TIMEOUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
 import { loadScripts } from './redis-scripts.js';
 
@@ -52,7 +52,10 @@ export async function redisIdempotencyFaults(
         retryStrategy: () => 10,
       });
       await loadScripts(redis, scripts);
-      return { store: new RedisIdempotencyStore(redis, { keyPrefix: prefix }), close: async () => redis.disconnect() };
+      return {
+        store: new RedisIdempotencyStore(redis, { keyPrefix: prefix, operationTimeoutMs: OPERATION_TIMEOUT_MS }),
+        close: async () => redis.disconnect(),
+      };
     },
     arm: (fault, nth) => armOn(proxy, fault, recordCommand(prefix), nth),
   };
@@ -69,7 +72,7 @@ export async function redisClusterIdempotencyFaults(
       const cluster = proxied.connect({ commandTimeout: timeoutFor(fault) });
       await Promise.all(cluster.nodes('master').map((node) => loadScripts(node, scripts)));
       return {
-        store: new RedisIdempotencyStore(cluster, { keyPrefix: prefix }),
+        store: new RedisIdempotencyStore(cluster, { keyPrefix: prefix, operationTimeoutMs: OPERATION_TIMEOUT_MS }),
         close: async () => cluster.disconnect(),
       };
     },

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import * as scripts from '../../../libs/prepare-key/src/backends/redis/redis-prepare-key.scripts.js';
 import type { FaultHandle, FaultProxy, RequestInfo } from './fault-proxy.js';
-import { CLIENT_TIMEOUT_MS, RESENDING_CLIENT_TIMEOUT_MS, STALL_CUT_MS } from './fault-timing.js';
+import { CLIENT_TIMEOUT_MS, OPERATION_TIMEOUT_MS, RESENDING_CLIENT_TIMEOUT_MS, STALL_CUT_MS } from './fault-timing.js';
 import { proxyRedisCluster, proxyUrl } from './index.js';
 import { loadScripts } from './redis-scripts.js';
 
@@ -68,7 +68,11 @@ export async function redisFaultTarget(
       });
       await loadScripts(redis, scripts);
       return {
-        factory: new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:`, ...options }),
+        factory: new RedisPrepareKeyFactory(redis, {
+          keyPrefix: `${prefix}:`,
+          operationTimeoutMs: OPERATION_TIMEOUT_MS,
+          ...options,
+        }),
         close: async () => redis.disconnect(),
       };
     },
@@ -90,7 +94,10 @@ export async function redisClusterFaultTarget(
       });
       await Promise.all(cluster.nodes('master').map((node) => loadScripts(node, scripts)));
       return {
-        factory: new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }),
+        factory: new RedisPrepareKeyFactory(cluster, {
+          keyPrefix: `${prefix}:`,
+          operationTimeoutMs: OPERATION_TIMEOUT_MS,
+        }),
         close: async () => cluster.disconnect(),
       };
     },
