@@ -1,5 +1,5 @@
 // A docs page's complete app as a child process, compiled and started the way
-// complete-apps.spec.ts does: its `ts file=…` blocks transpiled into a scratch directory that
+// the docs' specs do: its `ts file=…` blocks transpiled into a scratch directory that
 // sees the repository's node_modules (the built libraries), then `node main.js`.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -58,11 +58,11 @@ export async function startCompleteApp(markdown: string, env: Record<string, str
   };
 }
 
-/** Waits for readiness 200; fails with what the app printed should it exit first. */
-export async function waitUntilReady(app: CompleteApp): Promise<void> {
-  await waitFor(`readiness 200 of the app at ${app.base}`, async () => {
+/** Waits for readiness 200 and resolves its body; fails with what the app printed should it exit first. */
+export async function waitUntilReady(app: CompleteApp): Promise<Record<string, unknown>> {
+  return waitFor(`readiness 200 of the app at ${app.base}`, async () => {
     if (app.child.exitCode !== null) throw new Error(`the app exited (${app.child.exitCode}):\n${app.output()}`);
     const response = await fetch(`${app.base}/health/ready`).catch(() => undefined);
-    return response?.status === 200;
+    return response?.status === 200 ? ((await response.json()) as Record<string, unknown>) : undefined;
   });
 }
