@@ -42,7 +42,6 @@ const POSTGRES_UNAVAILABLE = 'PostgreSQL is unavailable (restarting or unreachab
  * | `OPTIMISTIC_LOCK` | 409 Conflict (`optimisticLockStatus`: 412 when the client sent the version in `If-Match`) |
  * | `AGGREGATE_STATE` (e.g. a write to a deleted aggregate), `PREPARE_KEY_STATE`, `IDEMPOTENCY_IN_PROGRESS` | 409 Conflict |
  * | `IDEMPOTENCY_CONFLICT` (a key reused for another request) | 422 Unprocessable Entity |
- * | `PG_CONNECTION` (PostgreSQL did not answer) | 503 Service Unavailable |
  * | `PREPARE_KEY_DATA_LOST` (the reservations are being restored into a wiped store) | 503 Service Unavailable |
  * | `OPERATION_TIMEOUT` (a store did not answer within the operation deadline) | 503 Service Unavailable |
  * | `PG_CONNECTION` (PostgreSQL did not answer), a driver error of PostgreSQL out of reach (a refused or ended connection, 57P01/57P02/57P03) | 503 Service Unavailable |
