@@ -103,7 +103,9 @@ describe('a @UniqueKey repository boots after PrepareKeyModule’s own Redis cli
         );
         const redis = new Redis(redisUrl());
         try {
+          // The seal: set at boot, once the (empty) reservations were restored.
           expect((await redis.keys(`${keyPrefix}*`)).sort()).toEqual([
+            `${keyPrefix}seal`,
             `${keyPrefix}{boot-sku:SKU-1}`,
             `${keyPrefix}{boot-username:ann}`,
           ]);

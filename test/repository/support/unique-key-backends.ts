@@ -71,18 +71,20 @@ const keyBackends: Record<KeyBackendName, KeyBackend> = {
       };
     },
   },
+  // The seal on a Cluster (a key in each of its 16,384 slots) would cost every fixture's fresh
+  // factory seconds: tested in unique-keys.data-loss.spec.ts instead.
   'redis-cluster': {
     label: 'Redis Cluster reservations',
     faults: true,
     open: async () => {
       const cluster = new Cluster(redisClusterNodes());
       const prefix = uniqueName('uk');
-      const injector = await redisClusterFaultTarget(redisClusterNodes(), prefix);
+      const injector = await redisClusterFaultTarget(redisClusterNodes(), prefix, { seal: false });
       return {
-        factory: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${uniqueName('uk')}:` }),
+        factory: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${uniqueName('uk')}:`, seal: false }),
         faults: {
           target: injector.faults,
-          clean: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:` }),
+          clean: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:`, seal: false }),
         },
         close: async () => {
           await injector.close();

@@ -84,6 +84,7 @@ export async function redisFaultTarget(
 export async function redisClusterFaultTarget(
   nodes: Array<{ host: string; port: number }>,
   prefix: string,
+  options: { seal?: boolean } = {},
 ): Promise<{ faults: PrepareKeyFaultTarget; close: () => Promise<void> }> {
   const proxied = await proxyRedisCluster(nodes);
   const faults: PrepareKeyFaultTarget = {
@@ -97,6 +98,7 @@ export async function redisClusterFaultTarget(
         factory: new RedisPrepareKeyFactory(cluster, {
           keyPrefix: `${prefix}:`,
           operationTimeoutMs: OPERATION_TIMEOUT_MS,
+          ...options,
         }),
         close: async () => cluster.disconnect(),
       };
