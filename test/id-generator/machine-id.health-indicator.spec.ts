@@ -12,7 +12,7 @@ import { MachineIdHealthIndicator, type MachineIdHealthCheckOptions } from '@ddd
 import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
 import { redisUrl, uniqueName } from '../support/servers.js';
 import { waitFor } from '../support/wait.js';
-import { ManualClocks } from './support/clocks.js';
+import { ManualClocks } from '@ddd-kit/id-generator/testing';
 
 const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
 

@@ -9,7 +9,7 @@ import { CLIENT_TIMEOUT_MS } from '../support/fault-proxy/fault-timing.js';
 import { proxyUrl } from '../support/fault-proxy/index.js';
 import { postgresSchema } from '../support/servers.js';
 import { waitFor } from '../support/wait.js';
-import { heartbeatsOf, ManualClocks } from './support/clocks.js';
+import { heartbeatsOf, ManualClocks } from '@ddd-kit/id-generator/testing';
 import { describeMachineIdProcesses, type ProcessesTarget } from './support/machine-id-processes.case.js';
 
 /** The database's clock in epoch milliseconds, as the distributor reads it. */

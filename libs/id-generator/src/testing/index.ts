@@ -10,3 +10,5 @@ export {
   type MachineIdDistributorContractOptions,
   type Operation,
 } from './machine-id-distributor.contract.js';
+// The clocks the holder cases move by hand, for tests of your own around a holder.
+export { heartbeatsOf, ManualClocks } from './machine-id-contract/contract-context.js';

@@ -73,6 +73,10 @@ export class ManualClocks {
   }
   readonly now = (): number => this.wallMs;
   readonly monotonic = (): number => this.monotonicMs;
+  /** `{ clock, monotonic }` for MachineIdHolder.acquire. */
+  get holderClocks(): { clock: () => number; monotonic: () => number } {
+    return { clock: this.now, monotonic: this.monotonic };
+  }
   advance(ms: number): void {
     this.wallMs += ms;
     this.monotonicMs += ms;
@@ -92,9 +96,9 @@ export class ScriptedClock {
  * from after the case moved the clocks).
  */
 export function heartbeatsOf(
-  distributor: LeasedDistributor,
+  distributor: MachineIdDistributor,
   clocks: ManualClocks,
-): { sentSince(monotonicMs: number): Promise<void> } {
+): { count(): number; sentSince(monotonicMs: number): Promise<void> } {
   const succeeded: number[] = [];
   const waiting: Array<{ from: number; resolve: () => void }> = [];
   const guard = distributor.guard.bind(distributor);
@@ -112,6 +116,7 @@ export function heartbeatsOf(
     });
   };
   return {
+    count: () => succeeded.length,
     sentSince: (from) =>
       succeeded.some((sentAt) => sentAt >= from)
         ? Promise.resolve()
