@@ -5,7 +5,7 @@ import {
   RedisPrepareKeyFactory,
   type PrepareKeyFactory,
 } from '@ddd-kit/prepare-key';
-import type { PrepareKeyFault, PrepareKeyFaultTarget } from '@ddd-kit/prepare-key/testing';
+import type { ArmedFault, PrepareKeyFault, PrepareKeyFaultTarget } from '@ddd-kit/prepare-key/testing';
 import type { UniqueKeyOwner } from '@ddd-kit/repository';
 import { Cluster, Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
@@ -25,16 +25,46 @@ import {
   type UniqueKeyHarness,
 } from './unique-key-contract.js';
 
-/** A PrepareKey backend: a factory per fresh key space, and how to reach the same space through faults. */
+/** A fault case's own key space: reached directly and through a fault proxy of its own. */
+interface FaultyKeySpace {
+  clean: PrepareKeyFactory;
+  faulty: PrepareKeyFactory;
+  arm(fault: PrepareKeyFault, name: string, nth: number): ArmedFault;
+  close(): Promise<void>;
+}
+
+/** A PrepareKey backend: a factory per fresh key space, and how to reach a fresh one through faults. */
 interface KeyBackend {
   label: string;
   /** Whether its store is reached over a network, through which faults are injected. */
   faults: boolean;
   open(): Promise<{
     factory(): PrepareKeyFactory;
-    faults?: { target: PrepareKeyFaultTarget; clean: () => PrepareKeyFactory };
+    /**
+     * A fresh key space and a proxy for every fault case, so that the cases run at once: each
+     * waits out a client timeout per command, and one after another they took minutes a file.
+     */
+    faulty?: (fault: PrepareKeyFault) => Promise<FaultyKeySpace>;
     close(): Promise<void>;
   }>;
+}
+
+/** The factory of `target`, opened for `fault`, beside `clean` on the same key space. */
+async function faultyKeySpace(
+  fault: PrepareKeyFault,
+  target: { faults: PrepareKeyFaultTarget; close: () => Promise<void> },
+  clean: PrepareKeyFactory,
+): Promise<FaultyKeySpace> {
+  const opened = await target.faults.open(fault);
+  return {
+    clean,
+    faulty: opened.factory,
+    arm: (f, name, nth) => target.faults.arm(f, name, nth),
+    close: async () => {
+      await opened.close();
+      await target.close();
+    },
+  };
 }
 
 /** A repository backend: the class and options for a fresh store. */
@@ -56,18 +86,14 @@ const keyBackends: Record<KeyBackendName, KeyBackend> = {
     faults: true,
     open: async () => {
       const redis = new Redis(redisUrl());
-      const prefix = uniqueName('uk');
-      const injector = await redisFaultTarget(redisUrl(), prefix);
       return {
         factory: () => new RedisPrepareKeyFactory(redis, { keyPrefix: `${uniqueName('uk')}:` }),
-        faults: {
-          target: injector.faults,
-          clean: () => new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` }),
+        faulty: async (fault) => {
+          const prefix = uniqueName('uk');
+          const clean = new RedisPrepareKeyFactory(redis, { keyPrefix: `${prefix}:` });
+          return faultyKeySpace(fault, await redisFaultTarget(redisUrl(), prefix), clean);
         },
-        close: async () => {
-          await injector.close();
-          redis.disconnect();
-        },
+        close: async () => redis.disconnect(),
       };
     },
   },
@@ -78,18 +104,18 @@ const keyBackends: Record<KeyBackendName, KeyBackend> = {
     faults: true,
     open: async () => {
       const cluster = new Cluster(redisClusterNodes());
-      const prefix = uniqueName('uk');
-      const injector = await redisClusterFaultTarget(redisClusterNodes(), prefix, { seal: false });
       return {
         factory: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${uniqueName('uk')}:`, seal: false }),
-        faults: {
-          target: injector.faults,
-          clean: () => new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:`, seal: false }),
+        faulty: async (fault) => {
+          const prefix = uniqueName('uk');
+          const clean = new RedisPrepareKeyFactory(cluster, { keyPrefix: `${prefix}:`, seal: false });
+          return faultyKeySpace(
+            fault,
+            await redisClusterFaultTarget(redisClusterNodes(), prefix, { seal: false }),
+            clean,
+          );
         },
-        close: async () => {
-          await injector.close();
-          cluster.disconnect();
-        },
+        close: async () => cluster.disconnect(),
       };
     },
   },
@@ -99,15 +125,15 @@ const keyBackends: Record<KeyBackendName, KeyBackend> = {
     open: async () => {
       const dbName = uniqueName('uk');
       const connection = await mongoose.createConnection(mongoUri(), { dbName }).asPromise();
-      const injector = await mongoFaultTarget(mongoUri(), dbName);
       let n = 0;
       return {
         factory: () => new MongoPrepareKeyFactory(connection, { collectionPrefix: `k${++n}_` }),
-        faults: { target: injector.faults, clean: () => new MongoPrepareKeyFactory(connection) },
-        close: async () => {
-          await injector.close();
-          await connection.close();
+        faulty: async (fault) => {
+          const own = uniqueName('uk');
+          const clean = new MongoPrepareKeyFactory(connection.useDb(own, { useCache: false }));
+          return faultyKeySpace(fault, await mongoFaultTarget(mongoUri(), own), clean);
         },
+        close: () => connection.close(),
       };
     },
   },
@@ -117,16 +143,15 @@ const keyBackends: Record<KeyBackendName, KeyBackend> = {
     open: async () => {
       const schema = await postgresSchema('uk');
       const pool = new pg.Pool({ connectionString: schema.url });
-      const injector = await postgresFaultTarget(schema.url, 'faulty_keys');
       let n = 0;
       return {
         factory: () => new PostgresPrepareKeyFactory(pool, { table: `keys_${++n}`, sweepIntervalMs: 0 }),
-        faults: {
-          target: injector.faults,
-          clean: () => new PostgresPrepareKeyFactory(pool, { table: 'faulty_keys', sweepIntervalMs: 0 }),
+        faulty: async (fault) => {
+          const table = `faulty_keys_${++n}`;
+          const clean = new PostgresPrepareKeyFactory(pool, { table, sweepIntervalMs: 0 });
+          return faultyKeySpace(fault, await postgresFaultTarget(schema.url, table), clean);
         },
         close: async () => {
-          await injector.close();
           await pool.end();
           await schema.drop();
         },
@@ -192,24 +217,22 @@ export function describeUniqueKeysOn(name: KeyBackendName): void {
       `${keys.label} × ${store.label}`,
       async (): Promise<UniqueKeyHarness> => {
         const [k, s] = [await keys.open(), await store.open()];
-        const faults = k.faults;
+        const faulty = k.faulty;
         return {
           Repository: s.Repository,
           options: s.options,
           reservations: () => reservationsOf(k.factory()),
           faults:
-            faults === undefined
+            faulty === undefined
               ? undefined
-              : {
-                  open: async (fault: PrepareKeyFault) => {
-                    const opened = await faults.target.open(fault);
-                    return {
-                      clean: reservationsOf(faults.clean()),
-                      faulty: reservationsOf(opened.factory),
-                      close: opened.close,
-                    };
-                  },
-                  arm: (fault, name, nth) => faults.target.arm(fault, name, nth),
+              : async (fault: PrepareKeyFault) => {
+                  const space = await faulty(fault);
+                  return {
+                    clean: reservationsOf(space.clean),
+                    faulty: reservationsOf(space.faulty),
+                    arm: (nth: number) => space.arm(fault, 'handle', nth),
+                    close: space.close,
+                  };
                 },
           close: async () => {
             await s.close();

@@ -27,13 +27,17 @@ export interface UniqueKeyHarness {
   options(): Record<string, unknown>;
   /** PrepareKeys 'handle' and 'email' on a fresh key space of the PrepareKey backend. */
   reservations(): Reservations;
-  /** The same key space, reached through a fault injector (when the harness has one). */
-  faults?: {
-    /** A fresh key space, reached directly (`clean`) and through the fault injector (`faulty`). */
-    open(fault: PrepareKeyFault): Promise<{ clean: Reservations; faulty: Reservations; close: () => Promise<void> }>;
-    /** Arms `fault` on the nth store command about the PrepareKey named `name`. */
-    arm(fault: PrepareKeyFault, name: string, nth: number): ArmedFault;
-  };
+  /**
+   * A fresh key space of its own for one fault case (when the backend is reached over a
+   * network), reached directly (`clean`) and through a fault injector (`faulty`); `arm(nth)`
+   * arms the case's fault on the nth store command about 'handle'.
+   */
+  faults?: (fault: PrepareKeyFault) => Promise<{
+    clean: Reservations;
+    faulty: Reservations;
+    arm(nth: number): ArmedFault;
+    close(): Promise<void>;
+  }>;
   close(): Promise<void>;
 }
 
@@ -407,7 +411,8 @@ export function describeUniqueKeyContract(
       describe('under faults between the repository and its reservations', () => {
         // The reservation commands of each write, in order: insert prepares the new value;
         // a rename prepares the new value, then reads and releases the old one; remove reads and
-        // releases. Each fault hits each of them in turn.
+        // releases. Each fault hits each of them in turn. The cases run at once, each on a key
+        // space and a proxy of its own; a backend without a network has none.
         const STEPS: Array<{ op: 'insert' | 'rename' | 'remove'; commands: number }> = [
           { op: 'insert', commands: 1 },
           { op: 'rename', commands: 3 },
@@ -416,48 +421,51 @@ export function describeUniqueKeyContract(
         const FAULTS: PrepareKeyFault[] = ['lost-reply-resent', 'lost-reply', 'timeout'];
         for (const fault of FAULTS) {
           for (const { op, commands } of STEPS) {
-            it(`${fault} on each reservation command of ${op}: the write answers or errs, the invariants hold (after reconciliation too)`, async () => {
-              const opened = await harness.faults!.open(fault);
-              try {
-                const repository = new harness.Repository({
-                  ...harness.options(),
-                  aggregate: Member,
-                  uniqueKeys: opened.faulty,
-                });
-                const check = { repository, reservations: opened.clean };
-                const ids: string[] = [];
-                for (let nth = 1; nth <= commands; nth++) {
-                  const id = `${op}-${nth}`;
-                  ids.push(id);
-                  if (op !== 'insert') await repository.insert(new Member(id, `h-${id}`));
-                  const member = op === 'insert' ? new Member(id, `h-${id}`) : (await repository.findById(id))!;
-                  if (op === 'rename') member.handle = `h-${id}-renamed`;
-                  const armed = harness.faults!.arm(fault, 'handle', nth);
-                  const outcome = await (
-                    op === 'insert'
-                      ? repository.insert(member)
-                      : op === 'rename'
-                        ? repository.update(member)
-                        : repository.remove(member)
-                  ).then(
-                    () => 'done',
-                    (error: unknown) => error,
-                  );
-                  armed.cancel();
-                  await waitFor(`the ${fault} fault to meet command ${nth} of ${op}`, armed.fired);
-                  // A resent command gets its answer: the write goes through.
-                  if (fault === 'lost-reply-resent') expect(outcome).toBe('done');
-                  expect(await breaches(check, ids)).toEqual([]);
+            it.concurrent(
+              `${fault} on each reservation command of ${op}: the write answers or errs, the invariants hold (after reconciliation too)`,
+              async () => {
+                const opened = await harness.faults!(fault);
+                try {
+                  const repository = new harness.Repository({
+                    ...harness.options(),
+                    aggregate: Member,
+                    uniqueKeys: opened.faulty,
+                  });
+                  const check = { repository, reservations: opened.clean };
+                  const ids: string[] = [];
+                  for (let nth = 1; nth <= commands; nth++) {
+                    const id = `${op}-${nth}`;
+                    ids.push(id);
+                    if (op !== 'insert') await repository.insert(new Member(id, `h-${id}`));
+                    const member = op === 'insert' ? new Member(id, `h-${id}`) : (await repository.findById(id))!;
+                    if (op === 'rename') member.handle = `h-${id}-renamed`;
+                    const armed = opened.arm(nth);
+                    const outcome = await (
+                      op === 'insert'
+                        ? repository.insert(member)
+                        : op === 'rename'
+                          ? repository.update(member)
+                          : repository.remove(member)
+                    ).then(
+                      () => 'done',
+                      (error: unknown) => error,
+                    );
+                    armed.cancel();
+                    await waitFor(`the ${fault} fault to meet command ${nth} of ${op}`, armed.fired);
+                    // A resent command gets its answer: the write goes through.
+                    if (fault === 'lost-reply-resent') expect(outcome).toBe('done');
+                    expect(await breaches(check, ids)).toEqual([]);
+                  }
+                  // Reconciled through clients without the faults' short timeout: an unfaulted
+                  // command may outlast it on a busy machine.
+                  repository.configure({ uniqueKeys: opened.clean });
+                  await reconcileUniqueKeys(repository, { graceMs: 0 });
+                  expect(await breaches(check, ids, true)).toEqual([]);
+                } finally {
+                  await opened.close();
                 }
-                // Reconciled through clients without the faults' short timeout: an unfaulted
-                // command may outlast it on a busy machine.
-                repository.configure({ uniqueKeys: opened.clean });
-                await reconcileUniqueKeys(repository, { graceMs: 0 });
-                expect(await breaches(check, ids, true)).toEqual([]);
-              } finally {
-                await opened.close();
-              }
-            });
+              },
+            );
           }
         }
       });
