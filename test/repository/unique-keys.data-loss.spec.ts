@@ -73,6 +73,12 @@ async function startApp(
   class AppModule {}
   const app = await Test.createTestingModule({ imports: [AppModule] }).compile();
   await app.init();
+  // The bootstrap's restore may fail on a busy machine (a Cluster's slots not read in time); the
+  // store then refuses writes until a restore succeeds, which the cases must not take for the loss.
+  await waitFor('the store to be restored and sealed', async () => {
+    await factory.restoreIfLost();
+    return true;
+  });
   return { app, members: app.get(getRepositoryToken(Member)), factory };
 }
 
