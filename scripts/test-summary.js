@@ -3,8 +3,27 @@
 // shows in its own CI run. Exits 1 when a run failed, skipped a test or wrote no results.
 //
 //   node scripts/test-summary.js <label>=<results.json> …
-import { existsSync, readFileSync } from 'node:fs';
+//   node scripts/test-summary.js --record <results.json>   (writes test/support/test-durations.json)
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+
+/** What the slowest-first sequencer (test/support/slowest-first.sequencer.js) reads. */
+const DURATIONS = 'test/support/test-durations.json';
+
+if (process.argv[2] === '--record') {
+  const run = JSON.parse(readFileSync(process.argv[3], 'utf8'));
+  const durations = Object.fromEntries(
+    run.testResults
+      .map((result) => [
+        relative(process.cwd(), result.name),
+        Math.round((result.endTime - result.startTime) / 100) / 10,
+      ])
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
+  writeFileSync(DURATIONS, `${JSON.stringify(durations, null, 2)}\n`);
+  console.log(`recorded ${Object.keys(durations).length} files' durations (s) in ${DURATIONS}`);
+  process.exit(0);
+}
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 let passed = 0;

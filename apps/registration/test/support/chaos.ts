@@ -1,3 +1,4 @@
+import { describe, expect, it } from '@jest/globals';
 import { breaches, type Deployment, type StoredState } from './deployments.js';
 import { runLoad, type LoadReport } from './load.js';
 
@@ -102,4 +103,44 @@ export function summary(report: ChaosReport): string {
     null,
     2,
   );
+}
+
+/**
+ * The chaos case of one deployment, as a test (SPEC §4: one user per name through any fault);
+ * CHAOS_SEED replays a run, CHAOS_DURATION_MS runs longer. One spec file a deployment, so that
+ * they run side by side.
+ */
+export function chaosCase(c: {
+  label: string;
+  deployment: () => Deployment | Promise<Deployment>;
+  instances: number;
+  faultRate: number;
+}): void {
+  const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  const durationMs = Number(process.env.CHAOS_DURATION_MS ?? 20_000);
+  describe('chaos: one user per name through any fault', () => {
+    it(
+      `on ${c.label}: ${c.faultRate > 0 ? `${c.instances} instances, ${durationMs} ms of faults` : `${durationMs} ms of load, no faults`} (seed ${seed})`,
+      async () => {
+        const deployment = await c.deployment();
+        try {
+          const report = await runChaos(deployment, {
+            seed,
+            durationMs,
+            instances: c.instances,
+            clients: 6,
+            names: 12,
+            faultRate: c.faultRate,
+          });
+          process.stdout.write(`\n[chaos on ${deployment.label}]\n${summary(report)}\n`);
+          if (c.faultRate > 0) expect(report.faults).toBeGreaterThan(0);
+          expect(report.statuses['POST 201'] ?? 0).toBeGreaterThan(0);
+          expect(report.violations).toEqual([]);
+        } finally {
+          await deployment.close();
+        }
+      },
+      durationMs + 180_000,
+    );
+  });
 }

@@ -99,3 +99,13 @@ export async function runCrash(deployment: Deployment, options: CrashOptions): P
     converged,
   };
 }
+
+/** The runs of the crash specs: CRASH_SEED replays one. */
+export const CRASH_OPTIONS: CrashOptions = {
+  seed: Number(process.env.CRASH_SEED ?? Math.floor(Math.random() * 2 ** 31)),
+  kills: 8,
+  instances: 2,
+  clients: 6,
+  names: 12,
+  betweenKillsMs: [300, 900],
+};
