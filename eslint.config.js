@@ -9,7 +9,15 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', 'bench/results/**', '.test-servers/**'],
+    // test/packaging/newcomer: a project as `nest new` makes it, with its own linter config.
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      'coverage/**',
+      'bench/results/**',
+      '.test-servers/**',
+      'test/packaging/newcomer/**',
+    ],
   },
   js.configs.recommended,
   {

@@ -20,7 +20,13 @@ export default {
     '<rootDir>/apps/*/{src,test}/**/*.spec.ts',
     '<rootDir>/test/**/*.spec.ts',
   ],
-  modulePathIgnorePatterns: ['<rootDir>/libs/.*/dist/', '<rootDir>/apps/.*/dist/'],
+  // test/packaging/newcomer is a project of its own (Vitest): the packaging test runs its tests there.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/packaging/newcomer/'],
+  modulePathIgnorePatterns: [
+    '<rootDir>/libs/.*/dist/',
+    '<rootDir>/apps/.*/dist/',
+    '<rootDir>/test/packaging/newcomer/',
+  ],
   // Slowest files first (see the file): on a fresh clone Jest would start them last.
   testSequencer: '<rootDir>/test/support/slowest-first.sequencer.js',
   globalSetup: '<rootDir>/test/support/global-setup.js',

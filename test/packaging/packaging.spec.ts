@@ -1,7 +1,15 @@
 // Packages that install: each library under libs/ is packed with `npm pack` and installed from
 // its tarball into scratch projects in the OS temp directory (outside the workspace: no
-// workspace links, nothing resolved from the repository's node_modules), once with the newest
-// versions its peer ranges allow and once with the lowest. In each project a TypeScript
+// workspace links, nothing resolved from the repository's node_modules). Three projects:
+//  - `newest`: what a user does. ONE `npm install` in an empty directory, naming what the install
+//    lines of the READMEs and docs/ name (each @ddd-kit package as its tarball), plus the peers no
+//    line names, at their ranges: the registry's newest versions. It fails on ERESOLVE, and on any
+//    npm warning about a ddd-kit package (its engines, its peers, its dependencies).
+//  - `lowest`: every peer at the lowest version its range allows.
+//  - `newcomer`: the project `nest new` makes (test/packaging/newcomer), the root README's install
+//    line's tarballs installed into it; it builds, starts and passes its e2e test.
+// `--prefer-offline`: npm's cache serves what it already holds; nothing else is shared.
+// In the first two a TypeScript
 // consumer (test/packaging/consumer) type-checks under `nodenext`, then runs: every library
 // boots in a Nest application on its memory backend with the optional drivers made
 // unimportable, and every library with optional drivers does a round trip on the real servers.
@@ -9,25 +17,31 @@
 // A library added under libs/ is packed and installed too, and the test fails until it has a
 // consumer check (`<dir>.memory.ts`, and `<dir>.drivers.ts` when it has optional driver peers).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import semver from 'semver';
+import { markdownFiles } from '../docs/markdown-files.js';
+import { freePort } from '../support/server-provider.js';
 import { mongoUri, postgresUrl, redisUrl } from '../support/servers.js';
+import { waitFor } from '../support/wait.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const consumerDir = join(root, 'test', 'packaging', 'consumer');
+const newcomerDir = join(root, 'test', 'packaging', 'newcomer');
 const run = promisify(execFile);
 
 interface PackageJson {
   name: string;
   version: string;
   private?: boolean;
+  engines?: { node?: string };
   exports?: Record<string, unknown>;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
@@ -59,10 +73,13 @@ const DRIVERS = new Set(['ioredis', 'mongoose', 'mongodb', 'pg']);
 /** Optional peers that are not drivers but that a library loads when present (telemetry). */
 const LOADED_WHEN_PRESENT = new Set(['@opentelemetry/api']);
 /**
- * Optional peers of an optional feature behind a subpath export (`/health` needs
- * @nestjs/terminus): the main entry must boot without them, so the memory check blocks them too.
+ * What a subpath entry needs and its library does not declare (docs/versions.md says why and
+ * states the range): `/health` imports @nestjs/terminus. Only that entry may import it; the main
+ * entry must boot without it, so the memory check blocks it too. Installed at this range.
  */
-const FEATURE_PEERS = new Set(['@nestjs/terminus']);
+const FEATURE_PEERS: Record<string, { range: string; entry: string }> = {
+  '@nestjs/terminus': { range: '^12.2.0', entry: 'health' },
+};
 
 /** Types a TypeScript consumer of a peer installs beside it (the peer ships none). */
 const TYPES_OF: Record<string, string> = { pg: '@types/pg' };
@@ -81,6 +98,7 @@ function peerRanges(): Map<string, string> {
   }
   if (conflicts.length > 0)
     throw new Error(`libraries declare different ranges for one peer:\n${conflicts.join('\n')}`);
+  for (const [name, { range }] of Object.entries(FEATURE_PEERS)) ranges.set(name, range);
   return ranges;
 }
 
@@ -105,6 +123,70 @@ async function sh(file: string, args: string[], cwd: string, env: NodeJS.Process
   }
 }
 
+/** One `npm install …` of a sh block in the READMEs or docs/: where, and the packages it names. */
+interface InstallLine {
+  file: string;
+  command: string;
+  packages: Array<{ name: string; spec?: string }>;
+}
+
+/** Every `npm install <package>…` line of the Markdown files the docs tests read (a bare `npm install` aside). */
+function installLines(): InstallLine[] {
+  const lines: InstallLine[] = [];
+  for (const file of markdownFiles()) {
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const block of text.matchAll(/```(?:sh|bash|shell)\n([\s\S]*?)```/g)) {
+      for (const command of block[1].replace(/\\\n\s*/g, ' ').split('\n')) {
+        const words = command.trim().split(/\s+/);
+        if (words[0] !== 'npm' || (words[1] !== 'install' && words[1] !== 'i')) continue;
+        const end = words.findIndex((word, i) => i > 1 && /^(&&|\|\||;|#|\|)/.test(word));
+        // Options and tarballs (an example of installing packed packages) aside.
+        const args = words
+          .slice(2, end === -1 ? undefined : end)
+          .filter((word) => !word.startsWith('-') && !word.endsWith('.tgz'));
+        if (args.length === 0) continue;
+        const packages = args.map((arg) => {
+          const at = arg.indexOf('@', 1);
+          return at === -1 ? { name: arg } : { name: arg.slice(0, at), spec: arg.slice(at + 1) };
+        });
+        lines.push({ file, command: command.trim(), packages });
+      }
+    }
+  }
+  return lines;
+}
+
+/** What each documented package is asked for; throws when two lines ask for one package differently. */
+function documentedPackages(lines: InstallLine[]): Map<string, string | undefined> {
+  const asked = new Map<string, string | undefined>();
+  const conflicts: string[] = [];
+  for (const line of lines) {
+    for (const { name, spec } of line.packages) {
+      if (asked.has(name) && asked.get(name) !== spec)
+        conflicts.push(`${name}: '${asked.get(name) ?? ''}' and '${spec ?? ''}' (${line.file})`);
+      asked.set(name, spec);
+    }
+  }
+  if (conflicts.length > 0)
+    throw new Error(`install lines ask for one package in different ways:\n${conflicts.join('\n')}`);
+  return asked;
+}
+
+/**
+ * npm's warnings about a ddd-kit package: its engines, its peers, one of its dependencies (all of
+ * npm's warnings, when one is). On a Node.js outside the libraries' `engines` (Node.js 20, which
+ * still runs this repository's tests) npm rightly warns EBADENGINE for each: those are let through.
+ */
+function ownWarnings(stderr: string): string[] {
+  const ownDependencies = libraries.flatMap((lib) => Object.keys(lib.pkg.dependencies ?? {}));
+  const supported = libraries.every((lib) => semver.satisfies(process.version, lib.pkg.engines?.node ?? '*'));
+  const mentionsOwn = (line: string) =>
+    (line.includes('@ddd-kit/') || ownDependencies.some((name) => line.includes(` ${name}@`))) &&
+    (supported || !line.startsWith('npm warn EBADENGINE'));
+  const lines = stderr.split('\n').filter((line) => /^npm warn/i.test(line));
+  return lines.some(mentionsOwn) ? lines : [];
+}
+
 type Flavour = 'newest' | 'lowest';
 
 interface Project {
@@ -114,34 +196,55 @@ interface Project {
   requested: Record<string, string>;
   /** tsc's complaints about the consumer; it emits JavaScript whatever they are, for the checks that run it. */
   typeErrors: string;
+  /** npm install's warnings that name a ddd-kit package (all its warnings, when one does). */
+  warnings: string[];
 }
+
+const NPM_INSTALL = ['install', '--prefer-offline', '--no-audit', '--no-fund'];
 
 /** A scratch project: the tarballs, every peer (newest in range, or the lowest version of the range), the consumer. */
 async function createProject(base: string, flavour: Flavour): Promise<Project> {
   const dir = join(base, flavour);
   const requested: Record<string, string> = {};
-  for (const lib of libraries) requested[lib.pkg.name] = `file:${lib.tarball}`;
+  const tarballOf = (name: string) => libraries.find((lib) => lib.pkg.name === name)?.tarball;
+  // newest: what the docs' install lines name, as they name it (an @ddd-kit package as its tarball).
+  const documented = flavour === 'newest' ? documentedPackages(installLines()) : new Map<string, string | undefined>();
+  for (const [name, spec] of documented) requested[name] = tarballOf(name) ?? spec ?? ''; // '': the name alone
+  for (const lib of libraries) requested[lib.pkg.name] ??= lib.tarball!;
   for (const [name, range] of peerRanges()) {
-    requested[name] = flavour === 'newest' ? range : semver.minVersion(range)!.version;
+    requested[name] ??= flavour === 'newest' ? range : semver.minVersion(range)!.version;
     const types = TYPES_OF[name];
-    if (types) requested[types] = rootPkg.devDependencies![types];
+    if (types) requested[types] ??= rootPkg.devDependencies![types];
   }
   // The consumer's types of Node, as the workspace has them. Its compiler is the workspace's own
   // TypeScript, run on the project (below): the same version a project would install, and the
   // largest package the install would otherwise unpack twice.
-  requested['@types/node'] = rootPkg.devDependencies!['@types/node'];
+  requested['@types/node'] ??= rootPkg.devDependencies!['@types/node'];
 
   await cp(consumerDir, dir, { recursive: true, filter: (src) => !src.includes(`${consumerDir}/dist`) });
-  await writeFile(
-    join(dir, 'package.json'),
-    JSON.stringify(
-      { name: `ddd-kit-consumer-${flavour}`, private: true, type: 'module', dependencies: requested },
-      null,
-      2,
-    ),
-  );
   // One install per project. Peer conflicts fail it (npm's default), as they would for a user.
-  await sh('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], dir);
+  let installed: { stderr: string };
+  if (flavour === 'newest') {
+    // As a user types it: an empty project, then one `npm install <package>…`.
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify({ name: 'ddd-kit-consumer-newest', private: true, type: 'module' }),
+    );
+    const args = Object.entries(requested).map(([name, spec]) =>
+      spec.startsWith('/') ? spec : spec === '' ? name : `${name}@${spec}`,
+    );
+    installed = await sh('npm', [...NPM_INSTALL, ...args], dir);
+  } else {
+    await writeFile(
+      join(dir, 'package.json'),
+      JSON.stringify(
+        { name: `ddd-kit-consumer-${flavour}`, private: true, type: 'module', dependencies: requested },
+        null,
+        2,
+      ),
+    );
+    installed = await sh('npm', NPM_INSTALL, dir);
+  }
   // A second installed copy of @ddd-kit/core, as a user gets when two versions meet (core.memory.ts).
   await cp(join(dir, 'node_modules', '@ddd-kit', 'core'), join(dir, 'core-copy'), { recursive: true });
   const typeErrors = await sh(
@@ -152,7 +255,30 @@ async function createProject(base: string, flavour: Flavour): Promise<Project> {
     () => '',
     (err: Error) => err.message,
   );
-  return { flavour, dir, requested, typeErrors };
+  return { flavour, dir, requested, typeErrors, warnings: ownWarnings(installed.stderr) };
+}
+
+interface Newcomer {
+  dir: string;
+  warnings: string[];
+}
+
+/** test/packaging/newcomer with the tarballs of the root README's install line installed into it (one `npm install`), then built. */
+async function createNewcomer(base: string): Promise<Newcomer> {
+  const dir = join(base, 'newcomer');
+  await cp(newcomerDir, dir, {
+    recursive: true,
+    filter: (src) => !/\/(node_modules|dist)(\/|$)/.test(src.slice(newcomerDir.length)),
+  });
+  const readmeLine = installLines().find((line) => line.file === 'README.md');
+  if (!readmeLine) throw new Error('README.md has no `npm install` line');
+  const args = readmeLine.packages.map(({ name, spec }) => {
+    const lib = libraries.find((l) => l.pkg.name === name);
+    return lib ? lib.tarball! : spec ? `${name}@${spec}` : name;
+  });
+  const installed = await sh('npm', [...NPM_INSTALL, ...args], dir);
+  await sh('npm', ['run', 'build'], dir);
+  return { dir, warnings: ownWarnings(installed.stderr) };
 }
 
 interface LockEntry {
@@ -181,18 +307,21 @@ function blockedFor(lib: Library): string[] {
     }
   };
   visit(lib.pkg);
-  const all = new Set(
-    libraries
+  const all = new Set([
+    ...libraries
       .flatMap((l) => optionalPeers(l.pkg))
-      .filter((name) => DRIVERS.has(name) || LOADED_WHEN_PRESENT.has(name) || FEATURE_PEERS.has(name)),
-  );
+      .filter((name) => DRIVERS.has(name) || LOADED_WHEN_PRESENT.has(name)),
+    ...Object.keys(FEATURE_PEERS),
+  ]);
   return [...all].filter((name) => !required.has(name)).sort();
 }
 
 describe('packed libraries installed outside the workspace', () => {
   let base: string;
   const projects = new Map<Flavour, Project>();
+  let newcomer: Newcomer | undefined;
   let setupError: Error | undefined;
+  let newcomerError: Error | undefined;
 
   beforeAll(async () => {
     base = await mkdtemp(join(tmpdir(), 'ddd-kit-packaging-'));
@@ -219,9 +348,14 @@ describe('packed libraries installed outside the workspace', () => {
         if (!result) throw new Error(`npm pack produced no tarball for ${lib.pkg.name}`);
         lib.tarball = join(base, result.filename);
       }
-      // The two installs run side by side: they share nothing but npm's cache.
+      // The three installs run side by side: they share nothing but npm's cache.
+      const newcomerMade = createNewcomer(base).then(
+        (made) => (newcomer = made),
+        (err: Error) => (newcomerError = err),
+      );
       const made = await Promise.all((['newest', 'lowest'] as const).map((flavour) => createProject(base, flavour)));
       for (const project of made) projects.set(project.flavour, project);
+      await newcomerMade;
     } catch (err) {
       setupError = err as Error;
     }
@@ -257,8 +391,19 @@ describe('packed libraries installed outside the workspace', () => {
         ...Object.keys(lib.pkg.dependencies ?? {}),
         ...Object.keys(lib.pkg.peerDependencies ?? {}),
       ]);
-      for (const name of importedPackages(join(root, 'libs', lib.dir, 'dist'))) {
-        if (!declared.has(name))
+      for (const [name, files] of importedPackages(join(root, 'libs', lib.dir, 'dist'))) {
+        const feature = FEATURE_PEERS[name];
+        if (feature) {
+          const outside = files.filter((file) => !file.startsWith(`${feature.entry}/`));
+          if (outside.length > 0)
+            problems.push(
+              `${lib.pkg.name} imports '${name}' outside its /${feature.entry} entry: ${outside.join(', ')}`,
+            );
+          if (declared.has(name))
+            problems.push(
+              `${lib.pkg.name} declares '${name}', which only its /${feature.entry} entry needs (docs/versions.md)`,
+            );
+        } else if (!declared.has(name))
           problems.push(`${lib.pkg.name} imports '${name}' but declares it neither as a dependency nor as a peer`);
       }
       for (const driver of DRIVERS) {
@@ -282,7 +427,99 @@ describe('packed libraries installed outside the workspace', () => {
     expect(problems).toEqual([]);
   });
 
+  it('states the range of what a subpath entry needs in docs/versions.md, as the test installs it', () => {
+    const versions = readFileSync(join(root, 'docs', 'versions.md'), 'utf8');
+    for (const [name, { range }] of Object.entries(FEATURE_PEERS)) {
+      const row = versions.split('\n').find((line) => line.startsWith(`| \`${name}\``));
+      expect({ name, row: row?.split('|')[2]?.trim() }).toEqual({ name, row: `\`${range}\`` });
+    }
+  });
+
+  it('has install lines in the docs that name every @ddd-kit package they need, and @types/pg beside pg', () => {
+    const problems: string[] = [];
+    for (const line of installLines()) {
+      const named = new Set(line.packages.map(({ name }) => name));
+      const needs = (pkg: PackageJson) => {
+        for (const name of [
+          ...Object.keys(pkg.dependencies ?? {}),
+          ...Object.keys(pkg.peerDependencies ?? {}).filter((peer) => !pkg.peerDependenciesMeta?.[peer]?.optional),
+        ]) {
+          const own = libraries.find((lib) => lib.pkg.name === name);
+          if (!own) continue;
+          // Not on the registry yet: npm finds an @ddd-kit package only where the line names it.
+          if (!named.has(name)) problems.push(`${line.file}: \`${line.command}\` needs ${name} (for ${pkg.name})`);
+          needs(own.pkg);
+        }
+      };
+      for (const { name } of line.packages) {
+        const own = libraries.find((lib) => lib.pkg.name === name);
+        if (own) needs(own.pkg);
+        const types = TYPES_OF[name];
+        // A strict TypeScript project fails on an untyped import (TS7016).
+        if (types && !named.has(types))
+          problems.push(`${line.file}: \`${line.command}\` names ${name} without ${types}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(() => documentedPackages(installLines())).not.toThrow();
+  });
+
+  describe('a project made by `nest new` (@nestjs/cli 12), with the README install line', () => {
+    const made = (): Newcomer => {
+      if (setupError) throw setupError;
+      if (newcomerError) throw newcomerError;
+      if (!newcomer) throw new Error('the newcomer project was not created');
+      return newcomer;
+    };
+
+    it('installs with no npm warning about a ddd-kit package', () => {
+      expect(made().warnings).toEqual([]);
+    });
+
+    it('starts, and its first look answers: a name once, then 409', async () => {
+      const { dir } = made();
+      const port = await freePort();
+      const child = spawn(process.execPath, [join('dist', 'main.js')], {
+        cwd: dir,
+        env: cleanEnv({ PORT: String(port) }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = once(child, 'exit');
+      try {
+        const register = () => fetch(`http://127.0.0.1:${port}/users/alice`, { method: 'POST' });
+        const first = await waitFor('the newcomer app to answer', async () => {
+          if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}: ${output}`);
+          return register().catch(() => undefined);
+        });
+        expect({ status: first.status, body: (await first.json()) as unknown }).toEqual({
+          status: 201,
+          body: { id: expect.any(String) },
+        });
+        const second = await register();
+        expect({ status: second.status, body: (await second.json()) as unknown }).toMatchObject({
+          status: 409,
+          body: { message: "username 'alice' is taken" },
+        });
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }, 120_000);
+
+    it('passes its own e2e test (Vitest)', async () => {
+      const { stdout } = await sh('npm', ['run', 'test:e2e'], made().dir);
+      expect(stdout).toMatch(/Tests\s+.*1 passed/);
+    }, 180_000);
+  });
+
   describe.each(['newest', 'lowest'] as const)('with the %s versions the peer ranges allow', (flavour) => {
+    it('installs with no npm warning about a ddd-kit package', () => {
+      expect(project(flavour).warnings).toEqual([]);
+    });
+
     it('installed every library from its tarball, with no workspace link, and each peer at the version asked for', async () => {
       const { requested } = project(flavour);
       const packages = await lockPackages(project(flavour));
@@ -359,9 +596,9 @@ describe('packed libraries installed outside the workspace', () => {
   });
 });
 
-/** Bare package names that the built JavaScript of a library imports (statically or with `import()`). */
-function importedPackages(distDir: string): Set<string> {
-  const names = new Set<string>();
+/** Bare package names that the built JavaScript of a library imports (statically or with `import()`), with the files (relative to dist) that do. */
+function importedPackages(distDir: string): Map<string, string[]> {
+  const names = new Map<string, string[]>();
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
@@ -371,7 +608,8 @@ function importedPackages(distDir: string): Set<string> {
         for (const match of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"./][^'"]*)['"]/g)) {
           const specifier = match[1];
           if (specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0])) continue;
-          names.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]);
+          const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
+          names.set(name, [...(names.get(name) ?? []), relative(distDir, path)]);
         }
       }
     }

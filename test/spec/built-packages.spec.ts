@@ -65,7 +65,7 @@ const expected: Record<string, string[]> = {
   ],
 };
 
-/** Subpath entries: `/health` needs the optional peer @nestjs/terminus, which the workspace installs. */
+/** Subpath entries: `/health` needs @nestjs/terminus (not a declared peer: docs/versions.md), which the workspace installs. */
 const subpaths: Record<string, string[]> = {
   '@ddd-kit/prepare-key/health': ['PrepareKeyHealthIndicator'],
   '@ddd-kit/id-generator/health': ['MachineIdHealthIndicator'],

@@ -1,4 +1,4 @@
-// `@ddd-kit/prepare-key/health`: health indicators for `@nestjs/terminus` (an optional peer:
+// `@ddd-kit/prepare-key/health`: health indicators for `@nestjs/terminus` (not a declared peer, see docs/versions.md:
 // only applications that import this entry need it installed).
 export {
   DEFAULT_PREPARE_KEY_HEALTH_TIMEOUT_MS,

@@ -57,6 +57,23 @@ describe('PrepareKeyHealthIndicator', () => {
     expect(got).toEqual(['ddd-kit-ping/probe']);
   });
 
+  it('answers a probe without a warning in the log (terminus deprecates adding the value attempt() returns)', async () => {
+    const warnings: unknown[] = [];
+    const logger = {
+      log: () => undefined,
+      error: (m: unknown) => warnings.push(m),
+      warn: (m: unknown) => warnings.push(m),
+    };
+    // A key of its own: terminus warns once per key and process, and the cases above used the default one.
+    const result = await new PrepareKeyHealthIndicator(new HealthIndicatorService(logger), {
+      factory: new MemoryPrepareKeyFactory(),
+    }).isHealthy('quiet');
+    expect(result).toEqual({
+      quiet: { status: 'up', backend: 'MemoryPrepareKeyFactory', responseTime: expect.any(Number) },
+    });
+    expect(warnings).toEqual([]);
+  });
+
   it('is up and says so when the module is disabled or has no factory (nothing to reach)', async () => {
     expect(await new PrepareKeyHealthIndicator(new HealthIndicatorService(), { enabled: false }).isHealthy()).toEqual({
       'prepare-key': { status: 'up', backend: 'disabled' },

@@ -54,8 +54,8 @@ export class PrepareKeyHealthIndicator {
         } catch (error) {
           throw new Error(`${backend}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
         }
-        return { backend };
       })
+      .withSuccessData({ backend })
       .withTimeout(options.timeoutMs ?? DEFAULT_PREPARE_KEY_HEALTH_TIMEOUT_MS);
   }
 }

@@ -37,23 +37,25 @@ export class RepositoryHealthIndicator {
     const pinged = this.backends.filter((backend) => typeof backend.ping === 'function');
     if (pinged.length === 0) return session.up({ stores: this.backends.map((backend) => backend.name) });
     const timeoutMs = options.timeoutMs ?? DEFAULT_REPOSITORY_HEALTH_TIMEOUT_MS;
-    return session.attempt(async () => {
-      // Each backend on its own deadline, so that the message names the one that did not answer.
-      const results = await Promise.allSettled(
-        pinged.map((backend) =>
-          within(
-            timeoutMs,
-            Promise.resolve().then(() => backend.ping!()),
+    const stores = pinged.map((backend) => backend.name);
+    return session
+      .attempt(async () => {
+        // Each backend on its own deadline, so that the message names the one that did not answer.
+        const results = await Promise.allSettled(
+          pinged.map((backend) =>
+            within(
+              timeoutMs,
+              Promise.resolve().then(() => backend.ping!()),
+            ),
           ),
-        ),
-      );
-      const failed = results.flatMap((result, i) =>
-        result.status === 'rejected'
-          ? [`${pinged[i].name}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`]
-          : [],
-      );
-      if (failed.length > 0) throw new Error(failed.join('; '));
-      return { stores: pinged.map((backend) => backend.name) };
-    });
+        );
+        const failed = results.flatMap((result, i) =>
+          result.status === 'rejected'
+            ? [`${pinged[i].name}: ${result.reason instanceof Error ? result.reason.message : String(result.reason)}`]
+            : [],
+        );
+        if (failed.length > 0) throw new Error(failed.join('; '));
+      })
+      .withSuccessData({ stores });
   }
 }
