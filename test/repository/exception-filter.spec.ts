@@ -1,12 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { BadRequestException, Catch, Controller, Get, Module, Param, type INestApplication } from '@nestjs/common';
+import {
+  BadRequestException,
+  Catch,
+  ConflictException,
+  Controller,
+  PreconditionFailedException,
+  ServiceUnavailableException,
+  Get,
+  Module,
+  Param,
+  type INestApplication,
+} from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { DddKitError } from '@ddd-kit/core';
+import { DddKitError, OperationTimeoutError } from '@ddd-kit/core';
 import {
   MemoryPrepareKeyFactory,
   PrepareKeyArgumentError,
+  PrepareKeyDataLostError,
   PrepareKeyModule,
   PrepareKeyStateError,
 } from '@ddd-kit/prepare-key';
@@ -22,7 +34,7 @@ import {
   UniqueKeyViolationError,
   type IRepository,
 } from '@ddd-kit/repository';
-import { DddKitExceptionFilter, dddKitHttpStatus } from '@ddd-kit/repository/http';
+import { DddKitExceptionFilter, dddKitHttpException, dddKitHttpStatus } from '@ddd-kit/repository/http';
 import { MachineIdLeaseExpiredError, MachineIdReleasedError } from '@ddd-kit/id-generator';
 
 // The optional filter: ddd-kit errors that a request can cause become 400/409 (or 412), the rest
@@ -127,21 +139,33 @@ describe('DddKitExceptionFilter', () => {
   });
 
   it.each([
-    ['an invalid aggregate id', '/bad-id', 400, 'Bad Request', /Invalid Account id an object/],
-    ['a bad PrepareKey argument', '/bad-key', 400, 'Bad Request', /key/],
+    ['an invalid aggregate id', '/bad-id', BadRequestException, 'Account id is not valid'],
+    [
+      'a bad PrepareKey argument',
+      '/bad-key',
+      BadRequestException,
+      'a value of the request cannot be used as a key (empty, too long, or holding characters that cannot be stored)',
+    ],
     [
       'a unique key value that is taken',
       '/taken/zoe',
-      409,
-      'Conflict',
-      /the exception-filter-name 'zoe' is already taken/,
+      ConflictException,
+      "the exception-filter-name 'zoe' is already taken",
     ],
-    ['an insert of a stored id', '/duplicate/d1', 409, 'Conflict', /already exists/],
-    ['a lost optimistic lock', '/stale/s1', 409, 'Conflict', /is no longer at version 1/],
-  ])('%s: GET %s → %i', async (_, path, status, reason, message) => {
+    ['an insert of a stored id', '/duplicate/d1', ConflictException, 'Account "d1" already exists'],
+    [
+      'a lost optimistic lock',
+      '/stale/s1',
+      ConflictException,
+      'Account "s1" is not at version 1: it was changed or deleted; read it again',
+    ],
+  ])('%s: GET %s is answered as Nest answers its own exception of that status', async (_, path, Exception, message) => {
     const response = await request(app.getHttpServer()).get(path);
-    expect(response.status).toBe(status);
-    expect(response.body).toEqual({ statusCode: status, error: reason, message: expect.stringMatching(message) });
+    const nest = new Exception(message);
+    expect(response.status).toBe(nest.getStatus());
+    // Nest's body, key order included: { message, error, statusCode }.
+    expect(response.text).toBe(JSON.stringify(nest.getResponse()));
+    expect(Object.keys(response.body)).toEqual(['message', 'error', 'statusCode']);
   });
 
   it("a taken value's 409 names the key and the value, never who holds it", async () => {
@@ -151,11 +175,25 @@ describe('DddKitExceptionFilter', () => {
     expect(JSON.stringify(response.body)).not.toContain('yan-a');
   });
 
-  it('a subclass answers 412 for a lost optimistic lock (an API taking If-Match)', async () => {
+  it('a subclass answers 412 for a lost optimistic lock (an API taking If-Match), in the same shape', async () => {
     const response = await request(ifMatch.getHttpServer()).get('/stale/s2');
     expect(response.status).toBe(412);
-    expect(response.body.error).toBe('Precondition Failed');
+    expect(response.body).toEqual({
+      message: 'Account "s2" is not at version 1: it was changed or deleted; read it again',
+      error: 'Precondition Failed',
+      statusCode: 412,
+    });
   });
+
+  it.each(['/bad-id', '/bad-key', '/duplicate/d2', '/stale/s3'])(
+    'GET %s: the message names nothing of the server (no method, class, store or helper)',
+    async (path) => {
+      const { body } = await request(ifMatch.getHttpServer()).get(path);
+      expect(body.message).not.toMatch(
+        /retryOnConflict|replay|insert|update|PrepareKey|Repository|Error|seal|Redis|PostgreSQL|Mongo|\(\)/,
+      );
+    },
+  );
 
   it.each([
     ['your own HttpException', '/http', 400, 'your own 400'],
@@ -165,6 +203,28 @@ describe('DddKitExceptionFilter', () => {
     const response = await request(app.getHttpServer()).get(path);
     expect(response.status).toBe(status);
     expect(response.body.message).toBe(message);
+  });
+});
+
+describe('dddKitHttpException (for an application’s own filter)', () => {
+  it('an outage says what a client can do, naming no store, operation or machine ID', () => {
+    const unavailable = 'a store the service needs is unavailable (restarting or unreachable); retry later';
+    const cases: Array<[unknown, string]> = [
+      [new OperationTimeoutError('prepare-key redis prepare', 3_000), unavailable],
+      [Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432'), { code: 'ECONNREFUSED' }), unavailable],
+      [new PrepareKeyDataLostError('username'), 'the service is restoring its data; retry later'],
+      [new MachineIdLeaseExpiredError(3, 61_000), 'the service cannot issue identifiers right now; retry later'],
+    ];
+    for (const [error, message] of cases) {
+      const exception = dddKitHttpException(error)!;
+      expect(exception).toBeInstanceOf(ServiceUnavailableException);
+      expect(exception.getResponse()).toEqual({ message, error: 'Service Unavailable', statusCode: 503 });
+      expect(exception.cause).toBe(error);
+    }
+    expect(dddKitHttpException(new OptimisticLockError('Account', 'a', 1), 412)).toBeInstanceOf(
+      PreconditionFailedException,
+    );
+    expect(dddKitHttpException(new Error('a bug'))).toBeUndefined();
   });
 });
 

@@ -21,6 +21,7 @@ export type {
   IRepository,
   LoadedAggregate,
   RepositoryOptions,
+  WriteOptions,
 } from './repository/repository.interfaces.js';
 export { AbstractRepository } from './repository/abstract-repository.js';
 export { retryOnConflict } from './repository/retry-on-conflict.js';

@@ -8,21 +8,18 @@ import {
   ServiceUnavailableException,
 } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
-import { dddKitHttpStatus } from '@ddd-kit/repository/http';
+import { dddKitHttpException } from '@ddd-kit/repository/http';
 import { ConnectionWaitTimeoutError } from '../backends/postgres-pool.js';
 import { loggableError } from './log-text.js';
 
 /** Payload Too Large and Unsupported Media Type: how Nest reports a body the parser refused. */
 const UNREADABLE_BODY = new Set([413, 415]);
 
-/** Why a request got a 503 for a store that was away, as the client reads it. */
-const STORE_UNAVAILABLE = 'a store the service needs is unavailable (restarting or unreachable); retry later';
-
 /**
  * Bad input is always a 400 with a message. Nest's Express adapter already turns body-parser
  * failures into HttpExceptions (malformed JSON is a 400); a body over the limit (413) or in an
  * unsupported charset (415) is rewritten as a 400 here. No free database connection in time is a
- * 503 that says so, and so is every ddd-kit outage `dddKitHttpStatus` answers with 503. An
+ * 503 that says so, and so is every ddd-kit outage, as `dddKitHttpException` answers it. An
  * unexpected error is logged once, its text escaped (it may quote the request), and answered
  * with a bare 500; everything else is Nest's default handling.
  */
@@ -44,9 +41,10 @@ export class HttpErrorFilter extends BaseExceptionFilter {
     // operation's deadline, reservations being restored into a store that lost them) or a
     // machine ID that cannot be vouched for meanwhile: an outage, not a fault of the service.
     // Logged as a warning, without the stack; the client reads why, not the driver's text.
-    if (dddKitHttpStatus(exception) === 503) {
+    const outage = dddKitHttpException(exception);
+    if (outage?.getStatus() === 503) {
       this.logger.warn(`503: ${loggableError(exception).message}`);
-      return super.catch(new ServiceUnavailableException(STORE_UNAVAILABLE), host);
+      return super.catch(outage, host);
     }
     // Not passed on as it is: Nest's default handling would log it again, unescaped.
     const { message, stack } = loggableError(exception);

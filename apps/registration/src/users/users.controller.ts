@@ -13,12 +13,12 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { ETag, IfMatch } from '@ddd-kit/repository/http';
 import { RequiresUserSecret } from '../auth/user-secret.decorator.js';
 import { issueUserSecret } from '../auth/user-secret.js';
 import { ErrorBody } from '../common/error-body.dto.js';
 import { RegisteredUserDto, UserDto } from './dto/user.dto.js';
 import { UsernameBody, UsernameQuery } from './dto/username.dto.js';
-import { etagOf, IfMatch } from './if-match.js';
 import { IdempotentCommand } from './idempotent-command.decorator.js';
 import type { UserView } from './user.aggregate.js';
 import { UsersService } from './users.service.js';
@@ -35,6 +35,8 @@ export class UsersController {
   constructor(private readonly users: UsersService) {}
 
   @Post()
+  // The user's version as its ETag; above @IdempotentCommand: kept with the response a repeat gets again.
+  @ETag()
   // The secret is kept encrypted, under the caller's key: a repeat gets it back, the store never in the clear.
   @IdempotentCommand({ secretFields: ['secret'] })
   @ApiOperation({
@@ -56,7 +58,7 @@ export class UsersController {
   ): Promise<UserView & { secret: string }> {
     const { secret, hash } = issueUserSecret();
     const user = await this.users.register(body.username, hash);
-    res.setHeader('ETag', etagOf(user.version)).location(`/users/${encodeURIComponent(user.id)}`);
+    res.location(`/users/${encodeURIComponent(user.id)}`);
     // The secret is shown this once: no cache along the way may keep a copy.
     res.setHeader('Cache-Control', 'no-store');
     return { ...user, secret };
@@ -75,19 +77,19 @@ export class UsersController {
   }
 
   @Get(':id')
+  @ETag()
   @ApiOperation({ summary: 'Read a user' })
   @ApiParam(ID_PARAM)
   @ApiOkResponse({ description: 'the user', type: UserDto, headers: ETAG })
   @notFound
-  async get(@Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<UserView> {
-    const user = await this.users.get(id);
-    res.setHeader('ETag', etagOf(user.version));
-    return user;
+  get(@Param('id') id: string): Promise<UserView> {
+    return this.users.get(id);
   }
 
   @Patch(':id/username')
   // Above @IdempotentCommand: checked inside it (see there).
   @RequiresUserSecret()
+  @ETag()
   @IdempotentCommand()
   @ApiOperation({
     summary: 'Rename a user',
@@ -110,15 +112,12 @@ export class UsersController {
     description: 'the user is no longer at the If-Match version; the new name is released',
     type: ErrorBody,
   })
-  async rename(
+  rename(
     @Param('id') id: string,
     @Body() body: UsernameBody,
     @IfMatch({ required: true }) expectedVersion: number,
-    @Res({ passthrough: true }) res: Response,
   ): Promise<UserView> {
-    const user = await this.users.rename(id, body.username, expectedVersion);
-    res.setHeader('ETag', etagOf(user.version));
-    return user;
+    return this.users.rename(id, body.username, expectedVersion);
   }
 
   /** `If-Match` is optional here: without it the user is deleted at whatever version it has (never a 412). */

@@ -79,14 +79,20 @@ export class UsersService {
     }
   }
 
-  /** Writes the user where its version is still `expectedVersion`. */
+  /**
+   * Writes the user where its version is still `expectedVersion`: the repository's one
+   * conditional write decides, and a stale version is its OptimisticLockError (see write). A
+   * rename to the name the user has writes nothing: its precondition is then the version just read.
+   */
   async rename(id: string, username: string, expectedVersion: number): Promise<UserView> {
     return this.inTransaction(`renaming user '${id}'`, async () => {
       const user = await this.load(id);
-      if (user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
-      if (user.username === username) return user.toView();
+      if (user.username === username) {
+        if (user.oldVersion !== expectedVersion) throw stale(id, expectedVersion, user.oldVersion);
+        return user.toView();
+      }
       user.rename(username);
-      await this.write(id, () => this.users.update(user), expectedVersion);
+      await this.write(id, () => this.users.update(user, { expectedVersion }));
       return user.toView();
     });
   }
@@ -102,9 +108,9 @@ export class UsersService {
       try {
         return await this.inTransaction(`deleting user '${id}'`, async () => {
           const user = await this.load(id);
-          if (expectedVersion !== undefined && user.oldVersion !== expectedVersion)
-            throw stale(id, expectedVersion, user.oldVersion);
-          await this.write(id, () => this.users.remove(user), user.oldVersion);
+          await this.write(id, () =>
+            this.users.remove(user, expectedVersion === undefined ? undefined : { expectedVersion }),
+          );
         });
       } catch (err) {
         // Without If-Match a 412 can only be a lost race.
@@ -148,11 +154,12 @@ export class UsersService {
   }
 
   /**
-   * Runs one write and maps what it says to HTTP: a taken name is 409; a version conflict is
-   * 412, or 404 when the user is gone (a rename racing a delete); any other failure leaves the
-   * outcome unknown (a lost reply, a timeout), which is a 503 — the client reads the user again.
+   * Runs one write and maps what it says to HTTP: a taken name is 409; a version conflict (the
+   * user not at the version the write expected) is 412, or 404 when the user is gone (a rename
+   * racing a delete); any other failure leaves the outcome unknown (a lost reply, a timeout),
+   * which is a 503 — the client reads the user again.
    */
-  private async write(id: string, write: () => Promise<void>, expectedVersion?: number): Promise<void> {
+  private async write(id: string, write: () => Promise<void>): Promise<void> {
     try {
       await write();
     } catch (err) {
@@ -160,7 +167,7 @@ export class UsersService {
       if (err instanceof OptimisticLockError) {
         const current = await this.users.currentVersion(id).catch(() => undefined);
         if (current === -1) throw missing(id);
-        throw stale(id, expectedVersion ?? 0, current ?? 'a newer version');
+        throw stale(id, err.expectedVersion, current ?? 'a newer version');
       }
       this.logFailure(`a write of user '${id}' failed; its outcome is unknown`, err);
       throw new ServiceUnavailableException(

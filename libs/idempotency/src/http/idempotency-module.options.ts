@@ -65,6 +65,10 @@ export function resolveIdempotencyOptions(options: IdempotencyModuleOptions | un
     headerName: header,
     ...(secret !== undefined ? { encryptionKey: secret } : {}),
     caller,
-    responseHeaders: responseHeaders.map((h) => h.toLowerCase()),
+    // As written (a response sets them in any case; these are the spelling when it cannot tell),
+    // one of each name whatever its case.
+    responseHeaders: responseHeaders.filter(
+      (h, i) => responseHeaders.findIndex((other) => other.toLowerCase() === h.toLowerCase()) === i,
+    ),
   };
 }

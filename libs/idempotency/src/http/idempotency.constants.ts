@@ -10,12 +10,12 @@ export const DEFAULT_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** The response headers kept with a result and set again on its replay. */
 export const DEFAULT_RESPONSE_HEADERS: readonly string[] = [
-  'location',
-  'etag',
-  'content-type',
-  'content-location',
-  'last-modified',
-  'cache-control',
+  'Location',
+  'ETag',
+  'Content-Type',
+  'Content-Location',
+  'Last-Modified',
+  'Cache-Control',
 ];
 /** The longest key a client may send (characters inside the quotes). */
 export const MAX_HEADER_KEY_LENGTH = 255;

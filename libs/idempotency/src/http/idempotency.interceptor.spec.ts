@@ -145,6 +145,20 @@ describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
     expect(effects.length - before).toBe(1);
   });
 
+  it('replays the kept headers under the names the first response had them (ETag, not etag)', async () => {
+    /** The header names as they came over the wire, by their lower-case form. */
+    const onTheWire = (res: request.Response): Record<string, string> => {
+      const raw = (res as unknown as { res: { rawHeaders: string[] } }).res.rawHeaders;
+      return Object.fromEntries(raw.filter((_, i) => i % 2 === 0).map((name) => [name.toLowerCase(), name]));
+    };
+    const k = key();
+    const first = onTheWire(await http().post('/things').set('Idempotency-Key', k).send({ name: 'cased' }));
+    const again = onTheWire(await http().post('/things').set('Idempotency-Key', k).send({ name: 'cased' }));
+    expect([first.location, first.etag]).toEqual(['Location', 'ETag']);
+    for (const name of ['location', 'etag', 'content-type'])
+      expect({ name, again: again[name] }).toEqual({ name, again: first[name] });
+  });
+
   it('never stores a secret field in the clear', async () => {
     const k = key();
     const first = await http().post('/things').set('Idempotency-Key', k).send({ name: 'secretive' });

@@ -28,6 +28,8 @@ interface IdempotentResponse {
   status?: (code: number) => unknown;
   code?: (code: number) => unknown;
   getHeader(name: string): number | string | string[] | undefined;
+  /** Node's (Express's) response: the names of the headers set, in the case they were set in. */
+  getRawHeaderNames?(): string[];
   setHeader?(name: string, value: string | string[]): unknown;
   header?(name: string, value: string | string[]): unknown;
 }
@@ -139,9 +141,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
     sealing: SealingContext | undefined,
   ): StoredResponse {
     const headers: Record<string, string | string[]> = {};
+    // Kept under the name the response set them with (`ETag`, not `etag`), so that a repeat
+    // carries them as the first response did; else as the options spell them.
+    const setAs = new Map((response.getRawHeaderNames?.() ?? []).map((raw) => [raw.toLowerCase(), raw]));
     for (const name of this.options.responseHeaders) {
       const value = response.getHeader(name);
-      if (value !== undefined) headers[name] = typeof value === 'number' ? String(value) : value;
+      if (value !== undefined)
+        headers[setAs.get(name.toLowerCase()) ?? name] = typeof value === 'number' ? String(value) : value;
     }
     const { clear, secret } = splitSecretFields(body, secretFields);
     return {

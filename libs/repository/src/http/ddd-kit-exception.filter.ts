@@ -1,4 +1,15 @@
-import { Catch, HttpException, HttpStatus, type ArgumentsHost } from '@nestjs/common';
+import {
+  BadRequestException,
+  Catch,
+  ConflictException,
+  HttpException,
+  HttpStatus,
+  PreconditionFailedException,
+  ServiceUnavailableException,
+  UnprocessableEntityException,
+  type ArgumentsHost,
+  type HttpExceptionOptions,
+} from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import { dddKitErrorCode } from '@ddd-kit/core';
 import { isPostgresUnreachable } from '@ddd-kit/core/postgres';
@@ -29,9 +40,6 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   MACHINE_ID_RELEASED: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
-/** What a client reads for a driver error that says PostgreSQL is away (its own text names hosts). */
-const POSTGRES_UNAVAILABLE = 'PostgreSQL is unavailable (restarting or unreachable); retry later';
-
 /**
  * The HTTP status of a ddd-kit error, or undefined for any other error.
  *
@@ -56,35 +64,96 @@ export function dddKitHttpStatus(
   return code === 'OPTIMISTIC_LOCK' ? optimisticLockStatus : STATUS_BY_CODE[code];
 }
 
+/** What a client reads for each ddd-kit error: its public facts only, never a method, class or store of ours. */
+type Described = { aggregate?: unknown; id?: unknown; expectedVersion?: unknown; name?: unknown; key?: unknown };
+
+const STORE_UNAVAILABLE = 'a store the service needs is unavailable (restarting or unreachable); retry later';
+
+/** `"abc"` for an id, cut short: a message never echoes a long or hostile value in full. */
+function idText(id: unknown): string {
+  const text = typeof id === 'string' || typeof id === 'number' ? JSON.stringify(id) : undefined;
+  if (text === undefined) return '';
+  return ` ${text.length > 66 ? `${text.slice(0, 65)}…"` : text}`;
+}
+
+function clientMessage(code: string | undefined, error: Described): string {
+  const aggregate = typeof error.aggregate === 'string' ? error.aggregate : 'the resource';
+  const subject = `${aggregate}${idText(error.id)}`;
+  switch (code) {
+    case 'INVALID_AGGREGATE_ID':
+      return `${aggregate} id is not valid`;
+    case 'PREPARE_KEY_ARGUMENT':
+      return 'a value of the request cannot be used as a key (empty, too long, or holding characters that cannot be stored)';
+    case 'UNIQUE_KEY_VIOLATION':
+      return `the ${String(error.name)} '${String(error.key)}' is already taken`;
+    case 'DUPLICATE_AGGREGATE':
+      return `${subject} already exists`;
+    case 'OPTIMISTIC_LOCK':
+      return `${subject} is not at version ${String(error.expectedVersion)}: it was changed or deleted; read it again`;
+    case 'AGGREGATE_STATE':
+      return `${subject} cannot be changed in its current state`;
+    case 'PREPARE_KEY_STATE':
+      return 'a key this request relies on changed meanwhile; read again and retry';
+    case 'IDEMPOTENCY_IN_PROGRESS':
+      return 'a request with this idempotency key is still being processed; retry later';
+    case 'IDEMPOTENCY_CONFLICT':
+      return 'this idempotency key was already used for another request';
+    case 'PREPARE_KEY_DATA_LOST':
+      return 'the service is restoring its data; retry later';
+    case 'MACHINE_ID_LEASE_EXPIRED':
+    case 'MACHINE_ID_LOST':
+    case 'MACHINE_ID_STORE':
+    case 'MACHINE_ID_RELEASED':
+      return 'the service cannot issue identifiers right now; retry later';
+    default: // PG_CONNECTION, OPERATION_TIMEOUT, a driver error of PostgreSQL out of reach
+      return STORE_UNAVAILABLE;
+  }
+}
+
+/** Nest's own exception of each status this mapping answers, so that bodies are exactly Nest's. */
+const EXCEPTION_BY_STATUS: Readonly<
+  Record<number, new (message: string, options: HttpExceptionOptions) => HttpException>
+> = {
+  [HttpStatus.BAD_REQUEST]: BadRequestException,
+  [HttpStatus.CONFLICT]: ConflictException,
+  [HttpStatus.PRECONDITION_FAILED]: PreconditionFailedException,
+  [HttpStatus.UNPROCESSABLE_ENTITY]: UnprocessableEntityException,
+  [HttpStatus.SERVICE_UNAVAILABLE]: ServiceUnavailableException,
+};
+
 /**
- * Optional: turns the ddd-kit errors of `dddKitHttpStatus` into HTTP answers in Nest's usual
- * shape (`{ statusCode, message, error }`, the message the library's own); everything else is
- * handled exactly as Nest's default would (HttpExceptions as given, anything unknown a 500).
- * HTTP only.
+ * The HttpException a ddd-kit error stands for (see dddKitHttpStatus), or undefined for any other
+ * error: Nest's own exception of that status (`ConflictException`, …), whose body is Nest's
+ * `{ message, error, statusCode }`, with a message for HTTP clients that names nothing of the
+ * server's code or stores (the error itself is its `cause`, for logs).
+ */
+export function dddKitHttpException(
+  error: unknown,
+  optimisticLockStatus: 409 | 412 = HttpStatus.CONFLICT,
+): HttpException | undefined {
+  const status = dddKitHttpStatus(error, optimisticLockStatus);
+  if (status === undefined) return undefined;
+  const message = clientMessage(dddKitErrorCode(error), error as Described);
+  return new EXCEPTION_BY_STATUS[status](message, { cause: error });
+}
+
+/**
+ * Optional: turns the ddd-kit errors of `dddKitHttpStatus` into HTTP answers exactly as Nest's
+ * own exceptions answer (`{ message, error, statusCode }`, see dddKitHttpException); everything
+ * else is handled exactly as Nest's default would (HttpExceptions as given, anything unknown a
+ * 500). HTTP only.
  *
  *   providers: [{ provide: APP_FILTER, useClass: DddKitExceptionFilter }]
  *
  * For 412 on a lost optimistic lock (an API that takes `If-Match`), subclass it:
  * `@Catch() class ApiFilter extends DddKitExceptionFilter { protected override readonly optimisticLockStatus = 412 }`.
- * An application with its own catch-all filter calls `dddKitHttpStatus(error)` from it instead.
+ * An application with its own catch-all filter calls `dddKitHttpException(error)` from it instead.
  */
 @Catch()
 export class DddKitExceptionFilter extends BaseExceptionFilter {
   protected readonly optimisticLockStatus: 409 | 412 = HttpStatus.CONFLICT;
 
   override catch(exception: unknown, host: ArgumentsHost): void {
-    const status = dddKitHttpStatus(exception, this.optimisticLockStatus);
-    if (status === undefined) return super.catch(exception, host);
-    const message = dddKitErrorCode(exception) === undefined ? POSTGRES_UNAVAILABLE : (exception as Error).message;
-    const body = { statusCode: status, message, error: HTTP_REASON[status] };
-    return super.catch(new HttpException(body, status, { cause: exception }), host);
+    return super.catch(dddKitHttpException(exception, this.optimisticLockStatus) ?? exception, host);
   }
 }
-
-const HTTP_REASON: Record<number, string> = {
-  400: 'Bad Request',
-  409: 'Conflict',
-  412: 'Precondition Failed',
-  422: 'Unprocessable Entity',
-  503: 'Service Unavailable',
-};

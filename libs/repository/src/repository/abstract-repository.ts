@@ -33,8 +33,15 @@ import type {
   IRepository,
   LoadedAggregate,
   RepositoryOptions,
+  WriteOptions,
 } from './repository.interfaces.js';
-import { assertWriteFlowIntact, checkInsertable, checkRemovable, checkUpdatable } from './write-preconditions.js';
+import {
+  assertWriteFlowIntact,
+  checkExpectedVersion,
+  checkInsertable,
+  checkRemovable,
+  checkUpdatable,
+} from './write-preconditions.js';
 
 /**
  * The fixed write flow. `insert`, `update` and `remove` always
@@ -118,20 +125,33 @@ export abstract class AbstractRepository<
     return this.observe('insert', aggregate, this.insertNow);
   }
 
-  update(aggregate: T): Promise<void> {
-    return this.observe('update', aggregate, this.updateNow);
+  /**
+   * Writes the aggregate where the stored version is still its `oldVersion` — and
+   * `options.expectedVersion`, when stated (see WriteOptions): one conditional write either way.
+   */
+  update(aggregate: T, options?: WriteOptions): Promise<void> {
+    return this.observe(
+      'update',
+      aggregate,
+      options === undefined ? this.updateNow : (a) => this.updateNow(a, options),
+    );
   }
 
-  async save(aggregate: T): Promise<void> {
-    return aggregate.isNew() ? this.insert(aggregate) : this.update(aggregate);
+  async save(aggregate: T, options?: WriteOptions): Promise<void> {
+    return aggregate.isNew() ? this.insert(aggregate) : this.update(aggregate, options);
   }
 
   /**
    * Marks the aggregate deleted, fires the hook (which collects PURGE) and deletes it where the
-   * stored version is still its `oldVersion`. If the delete fails, the mark set here is undone.
+   * stored version is still its `oldVersion` (and `options.expectedVersion`, when stated). If the
+   * delete fails, the mark set here is undone.
    */
-  remove(aggregate: T): Promise<void> {
-    return this.observe('remove', aggregate, this.removeNow);
+  remove(aggregate: T, options?: WriteOptions): Promise<void> {
+    return this.observe(
+      'remove',
+      aggregate,
+      options === undefined ? this.removeNow : (a) => this.removeNow(a, options),
+    );
   }
 
   // insertNow and updateNow are not `async`: a frame of their own would add a promise step to
@@ -148,21 +168,23 @@ export abstract class AbstractRepository<
     return this.write('insert', aggregate);
   }
 
-  private updateNow(aggregate: T): Promise<void> {
+  private updateNow(aggregate: T, options?: WriteOptions): Promise<void> {
     try {
       const name = this.nameOf(aggregate);
       assertAggregateId(name, aggregate.id);
       checkUpdatable(name, aggregate);
+      checkExpectedVersion(name, aggregate, options, 'update');
     } catch (error) {
       return Promise.reject(error);
     }
     return this.write('update', aggregate);
   }
 
-  private async removeNow(aggregate: T): Promise<void> {
+  private async removeNow(aggregate: T, options?: WriteOptions): Promise<void> {
     const name = this.nameOf(aggregate);
     assertAggregateId(name, aggregate.id);
     checkRemovable(name, aggregate);
+    checkExpectedVersion(name, aggregate, options, 'remove');
     const wasDeleted = aggregate.isDeleted();
     aggregate.markDeleted();
     try {

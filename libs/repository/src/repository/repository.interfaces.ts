@@ -8,17 +8,38 @@ import type { UniqueKeyReservations, UniqueKeyResolver } from '../unique-keys/un
 export interface IRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> {
   /** Stores a new aggregate (version 1). An empty id is taken from the aggregate's ID generator. */
   insert(aggregate: T): Promise<void>;
-  /** Stores a loaded aggregate where the stored version is still its `oldVersion`, else OptimisticLockError. */
-  update(aggregate: T): Promise<void>;
-  /** `insert` when `aggregate.isNew()`, else `update`. */
-  save(aggregate: T): Promise<void>;
+  /**
+   * Stores a loaded aggregate where the stored version is still its `oldVersion`, else
+   * OptimisticLockError. With `expectedVersion` (a client's `If-Match`), only where it is still
+   * at that version: one conditional write, the same error (see WriteOptions).
+   */
+  update(aggregate: T, options?: WriteOptions): Promise<void>;
+  /** `insert` when `aggregate.isNew()`, else `update` (with `options`). */
+  save(aggregate: T, options?: WriteOptions): Promise<void>;
   /** The aggregate at its stored version, or `null` when there is none. */
   findById(id: ID): Promise<T | null>;
-  /** Deletes the aggregate where the stored version is still its `oldVersion`, and publishes PURGE. */
-  remove(aggregate: T): Promise<void>;
+  /**
+   * Deletes the aggregate where the stored version is still its `oldVersion` (and `expectedVersion`,
+   * when given), and publishes PURGE; else OptimisticLockError.
+   */
+  remove(aggregate: T, options?: WriteOptions): Promise<void>;
   existsById(id: ID): Promise<boolean>;
   /** The stored version, or -1 when there is no such aggregate (a signal, never an error). */
   currentVersion(id: ID): Promise<number>;
+}
+
+/** What `update`, `save` and `remove` of a stored aggregate may state. */
+export interface WriteOptions {
+  /**
+   * The version the caller expects the aggregate to be stored at — the version a client last
+   * read, as it sends it back in `If-Match`. The write happens only where the stored version is
+   * this one, in the store's one conditional write (`WHERE version = expectedVersion`); anything
+   * else is the OptimisticLockError of any lost race, and nothing is written, reserved, released
+   * or published. An aggregate loaded at another version than the expected one can never be
+   * written with it: it is refused with that error before the store is asked (the store holds
+   * neither, or a state the aggregate was not derived from). A whole number, 0 or more.
+   */
+  expectedVersion?: number;
 }
 
 /** Where `insert` takes IDs from. `AggregateIdGeneratorRegistrar` of @ddd-kit/id-generator is one. */

@@ -1,7 +1,9 @@
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import { AggregateStateError } from '../errors/aggregate-state.error.js';
+import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import type { WriteOptions } from './repository.interfaces.js';
 
 // What each write requires of the aggregate's state, checked before anything else happens.
 
@@ -30,6 +32,29 @@ export function checkUpdatable(name: string, aggregate: AggregateRoot<AggregateI
 export function checkRemovable(name: string, aggregate: AggregateRoot<AggregateId, unknown>): void {
   if (aggregate.isNew())
     throw new AggregateStateError(name, aggregate.id, 'remove needs a stored aggregate; this one was never inserted');
+}
+
+/**
+ * `options.expectedVersion` against the version the aggregate was loaded at. The store's
+ * conditional write compares the stored version with `aggregate.oldVersion`; when that is the
+ * expected version, the store decides, atomically with the write. When it is not, no stored
+ * state can make the write right (the store is not at the expected version, or it is at a state
+ * this aggregate was not derived from, whose changes the write would lose): the same
+ * OptimisticLockError, before anything is reserved, written or published.
+ */
+export function checkExpectedVersion(
+  name: string,
+  aggregate: AggregateRoot<AggregateId, unknown>,
+  options: WriteOptions | undefined,
+  operation: 'update' | 'remove',
+): void {
+  const expected = options?.expectedVersion;
+  if (expected === undefined) return;
+  if (!Number.isSafeInteger(expected) || expected < 0)
+    throw new RepositoryConfigurationError(
+      `${operation}: expectedVersion must be a whole number, 0 or more (got ${String(expected)})`,
+    );
+  if (expected !== aggregate.oldVersion) throw new OptimisticLockError(name, aggregate.id, expected);
 }
 
 // The write flow lives in these methods; a subclass that redefined one could skip the hook

@@ -109,6 +109,25 @@ export function describeOutboxStoreContract(
       expect((await store.status(Date.now())).pending).toBe(3);
     });
 
+    it('a write stating a stale expectedVersion stores no event; the current one stores its own', async () => {
+      const counter = await writeVersions('ev', 2);
+      const loaded = (await repository.findById('ev'))!;
+      loaded.increment();
+      await expect(repository.update(loaded, { expectedVersion: 1 })).rejects.toBeInstanceOf(OptimisticLockError);
+      await expect(repository.remove(loaded, { expectedVersion: 1 })).rejects.toBeInstanceOf(OptimisticLockError);
+      expect((await store.status(Date.now())).pending).toBe(2);
+      await repository.update(loaded, { expectedVersion: 2 }); // v3
+      await repository.remove(loaded, { expectedVersion: 3 }); // v4 PURGE
+      const [c] = await claim('r', Date.now());
+      expect(c.events.map((e) => [e.version, e.event.type])).toEqual([
+        [1, 'UPSERT'],
+        [2, 'UPSERT'],
+        [3, 'UPSERT'],
+        [4, 'PURGE'],
+      ]);
+      expect(counter.oldVersion).toBe(2);
+    });
+
     it('a live lease keeps an instance from every other claim (the same owner included) until it expires', async () => {
       await writeVersions('a', 2);
       const now = Date.now();

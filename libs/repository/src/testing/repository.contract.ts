@@ -1,6 +1,7 @@
 // The cases every repository backend passes (memory, MongoDB, PostgreSQL, and yours): the
-// write template, optimistic locking, the data-sync hook, ids and concurrency, run against each
-// backend's repository of the contract's Counter aggregate.
+// write template, optimistic locking (and writes stating the version they expect), the data-sync
+// hook, ids and concurrency, run against each backend's repository of the contract's Counter
+// aggregate.
 import { afterAll, beforeAll, describe } from '@jest/globals';
 import { describeConcurrencyCases } from './repository-contract/concurrency.cases.js';
 import {
@@ -9,6 +10,7 @@ import {
   type RepositoryContractTarget,
 } from './repository-contract/contract-context.js';
 import { describeDataSyncCases } from './repository-contract/data-sync.cases.js';
+import { describeExpectedVersionCases } from './repository-contract/expected-version.cases.js';
 import { describeIdCases } from './repository-contract/ids.cases.js';
 import { describeVersionCases } from './repository-contract/versions.cases.js';
 
@@ -53,6 +55,7 @@ export function describeRepositoryContract(
     });
 
     describeVersionCases(context);
+    describeExpectedVersionCases(context);
     describeDataSyncCases(context);
     describeIdCases(context);
     describeConcurrencyCases(context);
