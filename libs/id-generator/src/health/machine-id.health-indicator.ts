@@ -8,7 +8,7 @@ export interface MachineIdHealthCheckOptions {
   /**
    * Down when the lease has less than this many milliseconds left. Default: the lease less three
    * heartbeats, so that a store that stopped answering turns readiness down after three missed
-   * heartbeats, long before the lease is lost (SPEC §2); `0`: down only once IDs can no longer be issued.
+   * heartbeats, long before the lease is lost; `0`: down only once IDs can no longer be issued.
    */
   minRemainingMs?: number;
 }

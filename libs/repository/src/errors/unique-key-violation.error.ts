@@ -2,7 +2,7 @@ import { RepositoryError } from './repository.error.js';
 
 /**
  * Another aggregate holds a value of one of this aggregate's unique keys. Nothing was written,
- * and every value the failed write had just reserved was released again. As SPEC §3 names it,
+ * and every value the failed write had just reserved was released again.
  * `name` is the unique key's name (not the class's): tell the error apart with `instanceof`.
  */
 export class UniqueKeyViolationError extends RepositoryError {

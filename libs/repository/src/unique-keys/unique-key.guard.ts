@@ -32,7 +32,7 @@ export interface GuardedWrite {
 }
 
 /**
- * The unique keys around each write of one repository (SPEC §3, and the fault rules of §1, §4):
+ * The unique keys around each write of one repository (a failed or unanswered step leaves a value held, never lost):
  *  - before the write, every new or changed value is reserved (UniqueKeyViolationError when
  *    another aggregate holds one: nothing is written);
  *  - the old values are released once the write is durable: inside the write's transaction when

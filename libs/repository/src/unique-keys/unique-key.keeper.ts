@@ -38,7 +38,7 @@ const logger = new Logger('UniqueKeys');
 
 /**
  * The unique keys of one aggregate type, and the steps that keep them (used by
- * AbstractRepository around every write). The rules, from SPEC §1 and §4:
+ * AbstractRepository around every write). The rules:
  *  - reserve before the write, release after it; on a change, the new value is held before the
  *    old one is let go, so a failure in between leaves both held (recoverable), never neither;
  *  - a value held by the same aggregate (a retry, or a concurrent write of the same aggregate)

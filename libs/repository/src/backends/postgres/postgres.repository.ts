@@ -312,7 +312,7 @@ export abstract class PostgresRepository<
    */
   protected override async inUnitOfWork<R>(work: () => Promise<R>): Promise<R> {
     const pool = this.requirePool();
-    // Inside another pool's transaction this throws rather than commit on its own (SPEC §5).
+    // Inside another pool's transaction this throws: committing on its own would split one transaction in two.
     if (this.queryable() !== pool) return work();
     return runTransaction(pool as PgPool, undefined, () => work(), { local: true });
   }
