@@ -283,9 +283,10 @@ describe('PostgresOutboxStore: waking relays after the commit, never inside it',
     await waitFor('a NOTIFY after the last write', () => observed.notifies.some((at) => at > lastWrite));
     const during = observed.notifies.length - 1;
     expect(during).toBeGreaterThanOrEqual(1);
-    // Counted against the time the writes took: a slower machine only widens the bound.
+    // Counted against the time the writes took: a slower machine only widens the bound. (Fewer
+    // NOTIFYs than writes is not asserted: on a machine where each write takes over a millisecond,
+    // one a write is right; the coalescing itself is the case above, driven by a held NOTIFY.)
     expect(during).toBeLessThanOrEqual(Math.ceil(elapsedMs) + 2);
-    expect(during).toBeLessThan(200);
   });
 
   it('a relay of this process is woken in process (before any NOTIFY), one elsewhere by the NOTIFY', async () => {
