@@ -243,12 +243,14 @@ describe('PostgresMachineIdDistributor', () => {
     const heartbeat = await pool.connect();
     try {
       await heartbeat.query('BEGIN');
+      // Renewed for a minute: however late the newcomer looks again, the lease is still held (a
+      // 100 ms renewal could lapse first on a loaded machine, and the newcomer then rightly took it).
       const renewed = await heartbeat.query(sql.guard(distributor.tables), [
         'n',
         held.machineId,
         'holder',
-        100,
-        Date.now() + 100,
+        60_000,
+        Date.now() + 60_000,
         Date.now(),
       ]);
       expect(renewed.rowCount).toBe(1);
