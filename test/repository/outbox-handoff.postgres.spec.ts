@@ -201,6 +201,8 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
     });
     await waitFor('the delivery after the commit', () => delivered.length === 1);
     expect(delivered).toEqual(['t@1']);
+    // Its ack follows the handler: wait for it, or it would count as pending below.
+    await waitFor('the ack of t@1', async () => (await store.status(Date.now())).pending === 0);
     await expect(
       runInTransaction(pool, async () => {
         await repository.insert(new Counter('r', 'rolled back'));
