@@ -1,4 +1,6 @@
 // Nest 12 ships pure ES modules, so Jest runs in native ESM mode (see package.json "test").
+import { jestModuleNameMapper } from './scripts/workspace-entries.js';
+
 /** @type {import('jest').Config} */
 export default {
   // Node, plus removal of what each test file created on the test servers (see the file).
@@ -6,10 +8,8 @@ export default {
   rootDir: '.',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: {
-    '^@ddd-kit/([a-z-]+)$': '<rootDir>/libs/$1/src/index.ts',
-    // Subpath entries: `<lib>/<entry>` is libs/<lib>/src/<entry>/index.ts, /nats aside.
-    '^@ddd-kit/repository/nats$': '<rootDir>/libs/repository/src/outbox/nats/index.ts',
-    '^@ddd-kit/([a-z-]+)/([a-z-]+)$': '<rootDir>/libs/$1/src/$2/index.ts',
+    // Every entry point of the libraries' package.json "exports", to its source.
+    ...jestModuleNameMapper(),
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   transform: {

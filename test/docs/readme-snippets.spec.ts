@@ -11,11 +11,12 @@
 // on the line above it: <!-- fragment: why it cannot compile on its own -->.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { workspaceEntries } from '../../scripts/workspace-entries.js';
 import { markdownFiles, root } from './markdown-files.js';
 
 export interface Snippet {
@@ -69,24 +70,7 @@ export function extractSnippets(readme: string, text: string): Snippet[] {
 
 /** `@ddd-kit/<lib>` and its other entry points (package.json "exports") mapped to the library's sources. */
 function workspacePaths(): Record<string, string[]> {
-  const paths: Record<string, string[]> = {};
-  for (const entry of readdirSync(join(root, 'libs'), { withFileTypes: true })) {
-    const pkgFile = join(root, 'libs', entry.name, 'package.json');
-    if (!entry.isDirectory() || !existsSync(pkgFile)) continue;
-    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as {
-      name: string;
-      exports?: Record<string, { default?: string } | string>;
-    };
-    for (const [subpath, target] of Object.entries(pkg.exports ?? { '.': './dist/index.js' })) {
-      const built = typeof target === 'string' ? target : target.default;
-      if (!built) continue;
-      const source = built.replace(/^\.\/dist\//, './src/').replace(/\.js$/, '.ts');
-      paths[subpath === '.' ? pkg.name : `${pkg.name}/${subpath.replace(/^\.\//, '')}`] = [
-        join(root, 'libs', entry.name, source),
-      ];
-    }
-  }
-  return paths;
+  return Object.fromEntries(workspaceEntries(root).map(({ specifier, source }) => [specifier, [source]]));
 }
 
 interface Diagnostic {

@@ -12,22 +12,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { assertBuilt } from '../support/built.js';
 import { root } from '../docs/markdown-files.js';
+import { workspaceEntries } from '../../scripts/workspace-entries.js';
 
-const ENTRIES = [
-  '@ddd-kit/core',
-  '@ddd-kit/core/postgres',
-  '@ddd-kit/prepare-key',
-  '@ddd-kit/prepare-key/health',
-  '@ddd-kit/id-generator',
-  '@ddd-kit/id-generator/health',
-  '@ddd-kit/repository',
-  '@ddd-kit/repository/health',
-  '@ddd-kit/repository/outbox',
-  '@ddd-kit/repository/http',
-  '@ddd-kit/repository/reconciliation',
-  '@ddd-kit/transactional-adapter-pg',
-  '@ddd-kit/idempotency',
-];
+/** Every entry point of every library, from their package.json "exports". */
+const ENTRIES = workspaceEntries(root).map(({ specifier }) => specifier);
 
 const apps: Array<{ name: string; without: string[]; code: string }> = [
   {

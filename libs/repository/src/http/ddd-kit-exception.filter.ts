@@ -18,9 +18,11 @@ import { isPostgresUnreachable } from '@ddd-kit/core/postgres';
  * The HTTP status of each ddd-kit error a request may meet, by its stable `code` (so it holds for
  * the errors of every ddd-kit package, and of any installed copy of one). Any other error —
  * driver errors, configuration errors — has none: a 500 stays a 500, but for PostgreSQL out of
- * reach (`isPostgresUnreachable`), an outage: 503.
+ * reach (`isPostgresUnreachable`), an outage: 503. `OPTIMISTIC_LOCK` is not here: its status is
+ * the caller's (409 or 412). The table for users is libs/repository/docs/http.md, which
+ * test/docs/http-status-table.spec.ts compares with this map. Not a public export.
  */
-const STATUS_BY_CODE: Readonly<Record<string, number>> = {
+export const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   INVALID_AGGREGATE_ID: HttpStatus.BAD_REQUEST,
   PREPARE_KEY_ARGUMENT: HttpStatus.BAD_REQUEST,
   UNIQUE_KEY_VIOLATION: HttpStatus.CONFLICT,
@@ -41,19 +43,9 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
 };
 
 /**
- * The HTTP status of a ddd-kit error, or undefined for any other error.
- *
- * | code | status |
- * |---|---|
- * | `INVALID_AGGREGATE_ID`, `PREPARE_KEY_ARGUMENT` | 400 Bad Request |
- * | `UNIQUE_KEY_VIOLATION` (the value is taken), `DUPLICATE_AGGREGATE` | 409 Conflict |
- * | `OPTIMISTIC_LOCK` | 409 Conflict (`optimisticLockStatus`: 412 when the client sent the version in `If-Match`) |
- * | `AGGREGATE_STATE` (e.g. a write to a deleted aggregate), `PREPARE_KEY_STATE`, `IDEMPOTENCY_IN_PROGRESS` | 409 Conflict |
- * | `IDEMPOTENCY_CONFLICT` (a key reused for another request) | 422 Unprocessable Entity |
- * | `PREPARE_KEY_DATA_LOST` (the reservations are being restored into a wiped store) | 503 Service Unavailable |
- * | `OPERATION_TIMEOUT` (a store did not answer within the operation deadline) | 503 Service Unavailable |
- * | `PG_CONNECTION` (PostgreSQL did not answer), a driver error of PostgreSQL out of reach (a refused or ended connection, 57P01/57P02/57P03) | 503 Service Unavailable |
- * | `MACHINE_ID_LEASE_EXPIRED`, `MACHINE_ID_LOST`, `MACHINE_ID_STORE`, `MACHINE_ID_RELEASED` (no ID can be issued now) | 503 Service Unavailable |
+ * The HTTP status of a ddd-kit error (STATUS_BY_CODE; `OPTIMISTIC_LOCK`: `optimisticLockStatus`),
+ * 503 for PostgreSQL out of reach, or undefined for any other error. The table, with each error's
+ * class: libs/repository/docs/http.md.
  */
 export function dddKitHttpStatus(
   error: unknown,
