@@ -79,7 +79,10 @@ export class UsersService {
    * version it has: a rename that commits between the read and the delete is no precondition
    * failed, the user is read again and deleted at its new version (a 204, or a 404 once it is
    * gone). Should it change under every attempt, the answer is a 409 to retry, never a 412.
+   * The attempts share the request's one transaction: each statement of PostgreSQL's READ
+   * COMMITTED sees what committed before it, the version a rename left included.
    */
+  @Transactional()
   async remove(id: string, expectedVersion?: number): Promise<void> {
     if (expectedVersion !== undefined) return this.removeAt(id, expectedVersion);
     try {
@@ -98,8 +101,7 @@ export class UsersService {
     return this.readModel.findByUsername(username);
   }
 
-  /** One attempt of `remove`, in its own transaction (or the request's). */
-  @Transactional()
+  /** One attempt of `remove`: nothing is written when it fails. */
   private async removeAt(id: string, expectedVersion?: number): Promise<void> {
     const user = await this.load(id);
     await this.users
