@@ -12,6 +12,10 @@ export default {
     ...jestModuleNameMapper(),
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
+  // nestjs-cls is CommonJS requiring the ES-module-only Nest 12, which Jest on Node < 24.9 cannot
+  // do: these two hand it the test's own Nest modules (see test/support/nest-esm-bridge/bridged.cjs).
+  resolver: '<rootDir>/test/support/nest-esm-bridge/resolver.cjs',
+  setupFilesAfterEnv: ['<rootDir>/test/support/nest-esm-bridge/setup.js'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }],
   },

@@ -1,5 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { ClsModule } from 'nestjs-cls';
 import { HttpDrainModule } from '@ddd-kit/repository/http';
 import type { Backend, UsersBackend } from './backends/backend.js';
 import { ConnectionsModule } from './backends/connections.module.js';
@@ -7,7 +9,7 @@ import { fixedMachineId, memoryIdempotency, memoryReservations, memoryUsers } fr
 import { mongoReservations, mongoUsers } from './backends/mongo.js';
 import { postgresIdempotency, postgresMachineId, postgresReservations, postgresUsers } from './backends/postgres.js';
 import { redisIdempotency, redisMachineId, redisReservations } from './backends/redis.js';
-import { HttpErrorFilter } from './common/http-exception.filter.js';
+import { ApiExceptionFilter } from './common/api-exception.filter.js';
 import { RequestValidationPipe } from './common/request-validation.pipe.js';
 import type { AppConfig, PrepareBackend, RepositoryBackend } from './config/app-config.js';
 import { HealthModule } from './health/health.module.js';
@@ -47,10 +49,10 @@ function idempotencyOn(config: AppConfig): Backend {
 }
 
 /**
- * The registration service: the three ddd-kit modules on the backends `config` names (one
- * file per store in backends/), the users API, and the HTTP rules every request goes through
- * (validation that refuses unknown fields and deep values, bad input mapped to 400) — as providers, so they
- * hold however the application is created.
+ * The registration service: the ddd-kit modules on the backends `config` names (one file per
+ * store in backends/), `@Transactional()` on the users' store, the users API, and the HTTP rules
+ * every request goes through (validation that refuses unknown fields and deep values, errors
+ * answered by ApiExceptionFilter) — as providers, so they hold however the application is created.
  */
 @Module({})
 export class RegistrationModule {
@@ -66,13 +68,15 @@ export class RegistrationModule {
         // First, so that the connections close after every module using them.
         ConnectionsModule.forRoot(config, backends),
         ...backends.map((backend) => backend.module),
+        // @Transactional() on the users' store (UsersService's commands).
+        ClsModule.forRoot({ global: true, plugins: [new ClsPluginTransactional({ adapter: users.transactions })] }),
         UsersModule.forRoot(config, users),
         HealthModule.forRoot({ pingRedis: config.machineId === 'redis' && config.prepareBackend !== 'redis' }),
         // On app.close(): the requests already received are answered before any module lets go of a store.
         HttpDrainModule.forRoot({ graceMs: config.shutdownTimeoutMs }),
       ],
       providers: [
-        { provide: APP_FILTER, useClass: HttpErrorFilter },
+        { provide: APP_FILTER, useClass: ApiExceptionFilter },
         { provide: APP_PIPE, useValue: new RequestValidationPipe() },
       ],
     };

@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { getIdempotencyStoreToken, type IdempotencyStore } from '@ddd-kit/idempotency';
 import request from 'supertest';
-import { RequestTransaction } from '../src/users/request-transaction.js';
+import { TransactionHost } from '@nestjs-cls/transactional';
 import { UsersService } from '../src/users/users.service.js';
 import {
   breaches,
@@ -202,15 +202,15 @@ describe.each(deployments)('Idempotency-Key on $label', (deployment) => {
 
   if (deployment.label !== 'memory') {
     it('on PostgreSQL the record is in the request transaction: a transaction that fails at its end keeps neither user nor record', async () => {
-      const transaction = app.get(RequestTransaction);
-      const run = transaction.run.bind(transaction);
-      // The request's own (outermost) transaction runs to its end, then fails instead of committing.
-      jest.spyOn(transaction, 'run').mockImplementationOnce((work) =>
-        run(async () => {
-          await work();
+      const txHost = app.get(TransactionHost);
+      const withTransaction = txHost.withTransaction.bind(txHost) as (fn: () => Promise<unknown>) => Promise<unknown>;
+      // The request's own (outermost) transaction, which the idempotency store opens, runs to its
+      // end, then fails instead of committing.
+      jest.spyOn(txHost, 'withTransaction').mockImplementationOnce(((fn: () => Promise<unknown>) =>
+        withTransaction(async () => {
+          await fn();
           throw new Error('the commit was lost');
-        }),
-      );
+        })) as typeof txHost.withTransaction);
       const username = freshName('tx');
       const key = newKey();
       await register(username, key).expect(503);

@@ -19,9 +19,10 @@ import { matchesUserSecret } from './user-secret.js';
  * after interceptors). The user's existence is public (`GET /users/:id`), so the 404 reveals
  * nothing a 403 would hide.
  *
- * An interceptor rather than a guard so that it can run inside the idempotency interceptor: a
- * repeat of a delete whose answer was lost is answered from the record kept for these very
- * credentials (checked then), not with a 404 for the user it deleted.
+ * An interceptor rather than a guard so that it runs inside the idempotency interceptor (which
+ * `@Idempotent()` binds first among a route's interceptors): a repeat of a delete whose answer
+ * was lost is answered from the record kept for these very credentials (checked then), not with
+ * a 404 for the user it deleted.
  *
  * The user ID never changes and the secret is never replaced, so the user the handler loads
  * again afterwards is the one checked here.

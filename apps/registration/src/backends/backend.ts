@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Logger, type DynamicModule, type Provider } from '@nestjs/common';
+import { NoOpTransactionalAdapter, type TransactionalAdapter } from '@nestjs-cls/transactional';
 import type { IdempotencyModuleOptions, IdempotencyStore } from '@ddd-kit/idempotency';
 import type { RepositoryFeature } from '@ddd-kit/repository';
 import { InvalidConfigError, type AppConfig } from '../config/app-config.js';
@@ -27,9 +28,19 @@ export interface Backend {
 export interface UsersBackend extends Backend {
   /** User's entry in RepositoryModule.forFeature: the store's repository class (User alone in memory). */
   repository: RepositoryFeature<User> | typeof User;
-  /** The UserReadModel on the same store, and the RequestTransaction a request's writes run in. */
+  /** The UserReadModel on the same store. */
   providers: Provider[];
+  /** What `@Transactional()` runs a command in (ClsPluginTransactional's adapter). */
+  transactions: TransactionalAdapter<any, any, any>;
 }
+
+/**
+ * The adapter of a store whose writes the app does not group (memory; MongoDB, where the
+ * repository writes a user and its events in one document): `@Transactional()` runs the method
+ * as it is, each write stands alone and the repository keeps the safe order.
+ */
+export const withoutTransactions = (): TransactionalAdapter<any, any, any> =>
+  new NoOpTransactionalAdapter({ tx: 'none', disableWarning: true });
 
 /** The namespace of the user IDs' machine IDs, wherever they come from. */
 export const MACHINE_ID_NAMESPACE = 'registration';

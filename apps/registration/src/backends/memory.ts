@@ -4,11 +4,16 @@ import { MemoryPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key'
 import { RepositoryModule } from '@ddd-kit/repository';
 import { InMemoryUserReadModel } from '../read-model/in-memory-user-read-model.js';
 import { UserReadModel } from '../read-model/user-read-model.js';
-import { RequestTransaction } from '../users/request-transaction.js';
 import { User } from '../users/user.aggregate.js';
 import { UsernamePrepareKey } from '../users/username.prepare-key.js';
 import type { AppConfig } from '../config/app-config.js';
-import { idempotencyOptions, MACHINE_ID_NAMESPACE, type Backend, type UsersBackend } from './backend.js';
+import {
+  idempotencyOptions,
+  MACHINE_ID_NAMESPACE,
+  withoutTransactions,
+  type Backend,
+  type UsersBackend,
+} from './backend.js';
 
 // In this process: what `npm start` runs with nothing configured. Nothing is shared with another instance.
 
@@ -22,8 +27,8 @@ export const memoryUsers = (): UsersBackend => ({
   // UsernamePrepareKey: built after the reservations (see UsersBackend).
   module: RepositoryModule.forRootAsync({ inject: [UsernamePrepareKey], useFactory: () => ({}) }),
   repository: User,
-  // Each write stands alone; the repository keeps the safe order.
-  providers: [{ provide: UserReadModel, useClass: InMemoryUserReadModel }, RequestTransaction],
+  providers: [{ provide: UserReadModel, useClass: InMemoryUserReadModel }],
+  transactions: withoutTransactions(),
 });
 
 /** MACHINE_ID=<number>: fixed, so distinct for every instance that shares a repository. */

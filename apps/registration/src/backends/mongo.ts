@@ -5,11 +5,10 @@ import type { AppConfig } from '../config/app-config.js';
 import { outboxOptions } from '../outbox/outbox-options.js';
 import { MongoUserReadModel } from '../read-model/mongo-user-read-model.js';
 import { UserReadModel } from '../read-model/user-read-model.js';
-import { RequestTransaction } from '../users/request-transaction.js';
 import { User } from '../users/user.aggregate.js';
 import { UsernamePrepareKey } from '../users/username.prepare-key.js';
 import { UserMongooseRepository } from '../users/user.repository.js';
-import { required, type Backend, type StoreConnection, type UsersBackend } from './backend.js';
+import { required, withoutTransactions, type Backend, type StoreConnection, type UsersBackend } from './backend.js';
 
 // MongoDB: the username reservations, and the users with their read model, on one connection.
 
@@ -51,7 +50,6 @@ export const mongoUsers = (config: AppConfig): UsersBackend => ({
         return readModel;
       },
     },
-    // Each write stands alone; the repository keeps the safe order.
-    RequestTransaction,
   ],
+  transactions: withoutTransactions(),
 });

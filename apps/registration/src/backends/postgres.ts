@@ -1,14 +1,15 @@
 import { Logger } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
 import { IdGeneratorModule, PostgresMachineIdDistributor } from '@ddd-kit/id-generator';
 import { IdempotencyModule, PostgresIdempotencyStore } from '@ddd-kit/idempotency';
 import { PostgresPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key';
 import { RepositoryModule } from '@ddd-kit/repository';
+import { TransactionalAdapterPg } from '@ddd-kit/transactional-adapter-pg';
 import type { Pool } from 'pg';
 import type { AppConfig } from '../config/app-config.js';
 import { outboxOptions } from '../outbox/outbox-options.js';
 import { PostgresUserReadModel } from '../read-model/postgres-user-read-model.js';
 import { UserReadModel } from '../read-model/user-read-model.js';
-import { PostgresRequestTransaction, RequestTransaction } from '../users/request-transaction.js';
 import { User } from '../users/user.aggregate.js';
 import { UsernamePrepareKey } from '../users/username.prepare-key.js';
 import { UserPostgresRepository } from '../users/user.repository.js';
@@ -24,7 +25,8 @@ import { boundedWaitPool, DEFAULT_CONNECTION_WAIT_MS, DEFAULT_POOL_MAX } from '.
 
 // PostgreSQL: the username reservations, the users with their outbox and read model, the
 // records of repeated requests, and machine IDs leased one per instance, all on one pool, so
-// that a request commits in one transaction.
+// that a request commits in one transaction: the one `@Transactional()` starts from that pool
+// (TransactionalAdapterPg), which every ddd-kit part on the pool joins.
 
 export const POSTGRES_POOL = Symbol('POSTGRES_POOL');
 
@@ -81,25 +83,29 @@ export const postgresUsers = (config: AppConfig): UsersBackend => ({
         return readModel;
       },
     },
-    {
-      provide: RequestTransaction,
-      inject: [POSTGRES_POOL],
-      useFactory: (pool: Pool) => new PostgresRequestTransaction(pool),
-    },
   ],
+  // The reservations (on the same pool), the user row and its outbox row: one transaction a command.
+  transactions: new TransactionalAdapterPg({ poolToken: POSTGRES_POOL }),
 });
 
 /**
- * The records of repeated requests, wherever the users are on PostgreSQL: a record joins the
- * request's transaction (RequestTransactionInterceptor opens it first), so it commits with the
- * user row, the reservation and the outbox, or rolls back with them — no window in between.
+ * The records of repeated requests, wherever the users are on PostgreSQL: the store opens the
+ * request's transaction through the transaction host, so the service's `@Transactional()`
+ * joins it and the record commits with the user row, the reservation and the outbox, or rolls
+ * back with them — no window in between.
  */
 export const postgresIdempotency = (config: AppConfig): Backend => ({
   connection: postgresConnection,
   module: IdempotencyModule.forRootAsync({
-    inject: [POSTGRES_POOL],
-    useFactory: (pool: Pool) =>
-      idempotencyOptions(config, new PostgresIdempotencyStore(pool, { table: 'idempotency_records' })),
+    inject: [POSTGRES_POOL, TransactionHost],
+    useFactory: (pool: Pool, txHost: TransactionHost<TransactionalAdapterPg>) =>
+      idempotencyOptions(
+        config,
+        new PostgresIdempotencyStore(pool, {
+          table: 'idempotency_records',
+          transaction: (fn) => txHost.withTransaction(fn),
+        }),
+      ),
   }),
 });
 

@@ -1,21 +1,15 @@
-import { applyDecorators, UseInterceptors } from '@nestjs/common';
+import { applyDecorators } from '@nestjs/common';
 import { ApiHeader, ApiUnprocessableEntityResponse } from '@nestjs/swagger';
 import { Idempotent, type IdempotentOptions } from '@ddd-kit/idempotency';
 import { ErrorBody } from '../common/error-body.dto.js';
-import { RequestTransactionInterceptor } from './request-transaction.interceptor.js';
 
 /**
- * A command that honours `Idempotency-Key` (SPEC §4): a repeat gets the first response again
- * and has no second effect. The request's transaction is opened outside the idempotency
- * interceptor, so the record joins it (see RequestTransactionInterceptor).
- *
- * Interceptors run in the order they are declared, and a method's decorators apply bottom-up:
- * write `@RequiresUserSecret()` *above* this one, so that the user's secret is checked inside
- * it — a repeat of a delete is answered from the record, not with a 404 for the user it deleted.
+ * A command that honours `Idempotency-Key` (SPEC §4): `@Idempotent()`, and its description in
+ * the OpenAPI document. A repeat gets the first response again and has no second effect; the
+ * route's other interceptors (the user's secret, its ETag) run inside, wherever they are written.
  */
 export function IdempotentCommand(options: Pick<IdempotentOptions, 'secretFields'> = {}): MethodDecorator {
   return applyDecorators(
-    UseInterceptors(RequestTransactionInterceptor),
     Idempotent(options),
     ApiHeader({
       name: 'Idempotency-Key',

@@ -35,7 +35,6 @@ export class UsersController {
   constructor(private readonly users: UsersService) {}
 
   @Post()
-  // The user's version as its ETag; above @IdempotentCommand: kept with the response a repeat gets again.
   @ETag()
   // The secret is kept encrypted, under the caller's key: a repeat gets it back, the store never in the clear.
   @IdempotentCommand({ secretFields: ['secret'] })
@@ -87,7 +86,6 @@ export class UsersController {
   }
 
   @Patch(':id/username')
-  // Above @IdempotentCommand: checked inside it (see there).
   @RequiresUserSecret()
   @ETag()
   @IdempotentCommand()

@@ -13,7 +13,7 @@ import { UsernamesController } from './usernames.controller.js';
 import { UsersController } from './users.controller.js';
 import { UsersService } from './users.service.js';
 
-/** The users API, on the store `users` names: its User repository, read model and request transaction. */
+/** The users API, on the store `users` names: its User repository and read model. */
 @Module({})
 export class UsersModule {
   static forRoot(config: AppConfig, users: UsersBackend): DynamicModule {

@@ -7,9 +7,15 @@ import {
   Delete,
   HttpCode,
   type INestApplication,
+  Injectable,
+  type NestInterceptor,
+  NotFoundException,
   Param,
   Post,
   Res,
+  UseInterceptors,
+  type CallHandler,
+  type ExecutionContext,
 } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
@@ -381,4 +387,70 @@ describe('@Idempotent() routes (IdempotencyModule over HTTP)', () => {
     expect(() => IdempotencyModule.forRoot({ ttlMs: 0 })).toThrow(/ttlMs/);
     expect(() => IdempotencyModule.forRoot({ store: {} as IdempotencyStore })).toThrow(/IdempotencyStore/);
   });
+});
+
+/** A thing deleted by the routes below, and the check that refuses a request on a deleted one (a 404). */
+const deleted = new Set<string>();
+let checks = 0;
+
+@Injectable()
+class ThingExistsInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler) {
+    checks++;
+    const { id } = context.switchToHttp().getRequest<{ params: { id: string } }>().params;
+    if (deleted.has(id)) throw new NotFoundException(`thing ${id} does not exist`);
+    return next.handle();
+  }
+}
+
+@Controller('ordered')
+class OrderedController {
+  @Delete('below/:id')
+  @HttpCode(204)
+  @Idempotent()
+  @UseInterceptors(ThingExistsInterceptor)
+  deleteWrittenBelow(@Param('id') id: string) {
+    deleted.add(id);
+  }
+
+  @Delete('above/:id')
+  @HttpCode(204)
+  @UseInterceptors(ThingExistsInterceptor)
+  @Idempotent()
+  deleteWrittenAbove(@Param('id') id: string) {
+    deleted.add(id);
+  }
+}
+
+describe('@Idempotent() beside other interceptors of its route', () => {
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [IdempotencyModule.forRoot()],
+      controllers: [OrderedController],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it.each(['below', 'above'])(
+    'runs them inside it, written %s it: a repeat is answered from the record, the check not run again',
+    async (where) => {
+      const path = `/ordered/${where}/${where}-thing`;
+      const k = key();
+      const before = checks;
+      await request(app.getHttpServer()).delete(path).set('Idempotency-Key', k).expect(204);
+      const again = await request(app.getHttpServer()).delete(path).set('Idempotency-Key', k);
+      expect(again.status).toBe(204);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(checks - before).toBe(1);
+      // Without the key, the request is a new one: the check refuses it.
+      await request(app.getHttpServer()).delete(path).expect(404);
+    },
+  );
 });

@@ -57,7 +57,14 @@ export function dddKitHttpStatus(
 }
 
 /** What a client reads for each ddd-kit error: its public facts only, never a method, class or store of ours. */
-type Described = { aggregate?: unknown; id?: unknown; expectedVersion?: unknown; name?: unknown; key?: unknown };
+type Described = {
+  aggregate?: unknown;
+  id?: unknown;
+  expectedVersion?: unknown;
+  currentVersion?: unknown;
+  name?: unknown;
+  key?: unknown;
+};
 
 const STORE_UNAVAILABLE = 'a store the service needs is unavailable (restarting or unreachable); retry later';
 
@@ -81,7 +88,10 @@ function clientMessage(code: string | undefined, error: Described): string {
     case 'DUPLICATE_AGGREGATE':
       return `${subject} already exists`;
     case 'OPTIMISTIC_LOCK':
-      return `${subject} is not at version ${String(error.expectedVersion)}: it was changed or deleted; read it again`;
+      // The version it is at, when the write knew it (a version the client stated, for an aggregate read at another).
+      return typeof error.currentVersion === 'number'
+        ? `${subject} is at version ${error.currentVersion}, not ${String(error.expectedVersion)}: read it again`
+        : `${subject} is not at version ${String(error.expectedVersion)}: it was changed or deleted; read it again`;
     case 'AGGREGATE_STATE':
       return `${subject} cannot be changed in its current state`;
     case 'PREPARE_KEY_STATE':

@@ -134,7 +134,9 @@ describe('@IfMatch() and @ETag() over HTTP', () => {
     expect(written.body).toEqual({ id, count: 1, version: 2 });
     expect(written.headers.etag).toBe('"2"');
 
-    await http().patch(`/counters/${id}`).set('If-Match', '"1"').expect(412);
+    const stale = await http().patch(`/counters/${id}`).set('If-Match', '"1"').expect(412);
+    // The version it is at, as the write read it: the client knows what to read again.
+    expect(stale.body.message).toBe(`Counter "${id}" is at version 2, not 1: read it again`);
     expect((await counters.findById(id))!.count).toBe(1);
     // A version the store never reached is as stale.
     await http().patch(`/counters/${id}`).set('If-Match', '"9"').expect(412);

@@ -54,7 +54,8 @@ export function checkExpectedVersion(
     throw new RepositoryConfigurationError(
       `${operation}: expectedVersion must be a whole number, 0 or more (got ${String(expected)})`,
     );
-  if (expected !== aggregate.oldVersion) throw new OptimisticLockError(name, aggregate.id, expected);
+  if (expected !== aggregate.oldVersion)
+    throw new OptimisticLockError(name, aggregate.id, expected, aggregate.oldVersion);
 }
 
 // The write flow lives in these methods; a subclass that redefined one could skip the hook
