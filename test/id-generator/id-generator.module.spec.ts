@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { Aggregate } from '@ddd-kit/core';
 import {
+  Aggregate,
   AggregateIdGeneratorRegistrar,
   CosIdGenerator,
   getIdGeneratorContextToken,

@@ -96,7 +96,7 @@ export {
   type AggregateMetadata,
   type AggregateOptions,
   type NamedAggregate,
-} from '@ddd-kit/core';
+} from '@ddd-kit/core/internal';
 export { getNamedAggregate } from './aggregate/named-aggregate.utils.js';
 export { AggregateIdGeneratorFactory } from './aggregate/aggregate-id-generator-factory.js';
 export { AggregateIdGeneratorRegistrar } from './aggregate/aggregate-id-generator-registrar.js';

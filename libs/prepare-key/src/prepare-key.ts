@@ -1,4 +1,4 @@
-import { isOperationTimeout } from '@ddd-kit/core';
+import { isOperationTimeout } from '@ddd-kit/core/internal';
 import { canonicalJson, parseCanonicalJson } from './canonical-json.js';
 import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
 import { PrepareKeyStateError } from './errors/prepare-key-state.error.js';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core';
+import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core/internal';
 import { AggregateIdGeneratorRegistrar } from '@ddd-kit/id-generator';
 import type { AggregateClass } from './aggregate/aggregate-root.js';
 import type { AnyRepository, RepositoryBackend } from './backends/repository-backend.interface.js';

@@ -1,4 +1,4 @@
-import { getAggregateMetadata, isNamedAggregate, type NamedAggregate } from '@ddd-kit/core';
+import { getAggregateMetadata, isNamedAggregate, type NamedAggregate } from '@ddd-kit/core/internal';
 import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
 
 /**

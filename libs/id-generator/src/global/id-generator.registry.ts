@@ -1,5 +1,5 @@
 import type { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
-import type { NamedAggregate } from '@ddd-kit/core';
+import type { NamedAggregate } from '@ddd-kit/core/internal';
 import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
 import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
 import type { GlobalIdGenerator } from './global-id-generator.js';

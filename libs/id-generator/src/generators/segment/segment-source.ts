@@ -1,4 +1,4 @@
-import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core/internal';
 import { Logger } from '@nestjs/common';
 import { warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core/internal';
 import { Logger } from '@nestjs/common';
 import { runScriptOnKeys, warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';
