@@ -1,4 +1,4 @@
-import { IdGeneratorError } from '../errors/id-generator.error.js';
+import { IdGeneratorError } from '../errors.js';
 import { toAsyncIdGenerator } from '../generators/async-id-generator.js';
 import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
 import { getNamedAggregate } from './named-aggregate.utils.js';

@@ -3,7 +3,7 @@ import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } f
 import { Logger } from '@nestjs/common';
 import { runScriptOnKeys, warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../../errors.js';
 import {
   LeasedMachineIdDistributor,
   type LeasedMachineIdDistributorOptions,
