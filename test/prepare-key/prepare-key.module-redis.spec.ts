@@ -15,10 +15,9 @@ import {
   MemoryPrepareKeyFactory,
   PreparableKey,
   PrepareKey,
-  PrepareKeyConnectionError,
   PrepareKeyModule,
-  PrepareKeyModuleOptionsError,
 } from '@ddd-kit/prepare-key';
+import { PrepareKeyConnectionError, PrepareKeyModuleOptionsError } from '../../libs/prepare-key/src/errors.js';
 import { freePort } from '../support/server-provider.js';
 import { redisUrl, uniqueName } from '../support/servers.js';
 

@@ -1,5 +1,5 @@
 import { keyProblem } from '@ddd-kit/core/internal';
-import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from './errors.js';
 
 export { MAX_KEY_LENGTH } from '@ddd-kit/core/internal';
 
