@@ -1,5 +1,5 @@
 import { keyProblem } from '@ddd-kit/core/internal';
-import { IdempotencyArgumentError } from './errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from './errors.js';
 import type { IdempotencyRequest } from './idempotency.interfaces.js';
 
 export { MAX_KEY_LENGTH } from '@ddd-kit/core/internal';

@@ -1,5 +1,5 @@
 import { applyDecorators, SetMetadata, UseInterceptors } from '@nestjs/common';
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../errors.js';
 import { assertDuration } from '../idempotency.validation.js';
 import { IDEMPOTENT_METADATA } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';

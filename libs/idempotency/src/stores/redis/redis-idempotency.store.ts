@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { IdempotencyArgumentError } from '../../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../../errors.js';
 import type { IdempotencyOutcome, IdempotencyRequest, IdempotencyStore } from '../../idempotency.interfaces.js';
 import { assertDuration, checkRequest, DEFAULT_LEASE_MS, DEFAULT_TTL_MS } from '../../idempotency.validation.js';
 import { runLeased, type BeginOutcome, type LeasedRecords } from '../../leased-run.js';
