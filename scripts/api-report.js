@@ -115,7 +115,12 @@ function extract(entry, tempDir) {
 function exportedNames(all) {
   const program = ts.createProgram(
     all.map((entry) => join(entry.libDir, entry.types)),
-    { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, skipLibCheck: true, noEmit: true },
+    {
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      skipLibCheck: true,
+      noEmit: true,
+    },
   );
   const checker = program.getTypeChecker();
   const names = new Map();
@@ -154,6 +159,27 @@ function surfaceProblems(all, names) {
   return problems;
 }
 
+/** The lines only one side has ("-" the committed report, "+" the surface now), at most 40. */
+function lineDiff(before, after) {
+  const count = (text) => {
+    const counts = new Map();
+    for (const line of text.split('\n')) counts.set(line, (counts.get(line) ?? 0) + 1);
+    return counts;
+  };
+  const [was, now] = [count(before), count(after)];
+  const lines = [
+    ...before
+      .split('\n')
+      .filter((line) => (now.get(line) ?? 0) < was.get(line) && line.trim() !== '')
+      .map((l) => `    - ${l}`),
+    ...after
+      .split('\n')
+      .filter((line) => (was.get(line) ?? 0) < now.get(line) && line.trim() !== '')
+      .map((l) => `    + ${l}`),
+  ];
+  return [...new Set(lines)].slice(0, 40).join('\n');
+}
+
 const all = entries();
 const tempDir = mkdtempSync(join(tmpdir(), 'ddd-kit-api-'));
 const stale = [];
@@ -169,7 +195,8 @@ try {
       mkdirSync(dirname(entry.report), { recursive: true });
       writeFileSync(entry.report, report);
       console.log(`       written: ${file}`);
-    } else stale.push(`${file}: ${committed === undefined ? 'missing' : `differs from ${entry.name}'s surface`}`);
+    } else if (committed === undefined) stale.push(`${file}: missing`);
+    else stale.push(`${file}: differs from ${entry.name}'s surface\n${lineDiff(committed, report)}`);
   }
   // A report whose entry is gone.
   const expected = new Set(all.map((entry) => entry.report));
