@@ -15,6 +15,7 @@ import { root } from '../docs/markdown-files.js';
 
 const ENTRIES = [
   '@ddd-kit/core',
+  '@ddd-kit/core/internal',
   '@ddd-kit/core/postgres',
   '@ddd-kit/prepare-key',
   '@ddd-kit/prepare-key/health',
