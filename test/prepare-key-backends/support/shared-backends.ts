@@ -1,6 +1,11 @@
 import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
-import { MongoPrepareKeyFactory, type PrepareKeyFactory, RedisPrepareKeyFactory, TTL_FOREVER } from '@ddd-kit/prepare-key';
+import {
+  MongoPrepareKeyFactory,
+  type PrepareKeyFactory,
+  RedisPrepareKeyFactory,
+  TTL_FOREVER,
+} from '@ddd-kit/prepare-key';
 import { canonicalJson } from '../../../libs/prepare-key/src/canonical-json.js';
 import { mongoLabel, mongoUri, redisClusterNodes, redisUrl } from '../../support/servers.js';
 

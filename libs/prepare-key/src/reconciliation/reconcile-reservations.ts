@@ -39,7 +39,14 @@ export async function reconcileReservations<V>(
       `reconcileReservations: concurrency must be a positive integer, got ${String(concurrency)}`,
     );
   }
-  const report: ReservationsReconciliationReport = { scanned: 0, expired: 0, live: 0, released: 0, skipped: 0, failed: 0 };
+  const report: ReservationsReconciliationReport = {
+    scanned: 0,
+    expired: 0,
+    live: 0,
+    released: 0,
+    skipped: 0,
+    failed: 0,
+  };
 
   const fail = (error: unknown, key: string): void => {
     report.failed++;
