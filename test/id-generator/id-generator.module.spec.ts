@@ -6,11 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
-import { Aggregate } from '@ddd-kit/core';
 import {
+  Aggregate,
   AggregateIdGeneratorRegistrar,
   CosIdGenerator,
-  getIdGeneratorContextToken,
   GlobalIdGenerator,
   IdGeneratorModule,
   InjectIdGenerator,
@@ -24,6 +23,7 @@ import {
   type IdGeneratorContext,
   type IdGeneratorModuleOptions,
 } from '@ddd-kit/id-generator';
+import { getIdGeneratorContextToken } from '../../libs/id-generator/src/module/id-generator.utils.js';
 import { proxyUrl } from '../support/fault-proxy/index.js';
 import { redisUrl, uniqueName } from '../support/servers.js';
 import { waitFor } from '../support/wait.js';

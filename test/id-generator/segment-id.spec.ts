@@ -2,14 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster, Redis } from 'ioredis';
 import pg from 'pg';
-import {
-  IdGeneratorOptionsError,
-  PostgresSegmentSource,
-  RedisSegmentSource,
-  SegmentExhaustedError,
-  SegmentId,
-  type SegmentIdOptions,
-} from '@ddd-kit/id-generator';
+import { PostgresSegmentSource, RedisSegmentSource, SegmentExhaustedError, SegmentId } from '@ddd-kit/id-generator';
+import { IdGeneratorOptionsError } from '../../libs/id-generator/src/errors.js';
+import type { SegmentIdOptions } from '../../libs/id-generator/src/generators/segment-id.js';
 import { CLIENT_TIMEOUT_MS, OPERATION_TIMEOUT_MS } from '../support/fault-proxy/fault-timing.js';
 import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
 import { postgresSchema, redisClusterNodes, redisUrl, uniqueName } from '../support/servers.js';

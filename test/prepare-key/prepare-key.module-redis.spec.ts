@@ -11,14 +11,8 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
 import { IdGeneratorModule, MachineIdHolder, RedisMachineIdDistributor } from '@ddd-kit/id-generator';
-import {
-  MemoryPrepareKeyFactory,
-  PreparableKey,
-  PrepareKey,
-  PrepareKeyConnectionError,
-  PrepareKeyModule,
-  PrepareKeyModuleOptionsError,
-} from '@ddd-kit/prepare-key';
+import { MemoryPrepareKeyFactory, PreparableKey, PrepareKey, PrepareKeyModule } from '@ddd-kit/prepare-key';
+import { PrepareKeyConnectionError, PrepareKeyModuleOptionsError } from '../../libs/prepare-key/src/errors.js';
 import { freePort } from '../support/server-provider.js';
 import { redisUrl, uniqueName } from '../support/servers.js';
 

@@ -21,7 +21,6 @@ import {
   UniqueKeyViolationError,
   type AggregateId,
   type AggregatePage,
-  type AnyRepository,
   type DataSyncEvent,
   type IRepository,
   type LoadedAggregate,
@@ -30,6 +29,7 @@ import {
   type RepositoryFeature,
   type RepositoryOptions,
 } from '@ddd-kit/repository';
+import type { AnyRepository } from '../../libs/repository/src/backends/repository-backend.interface.js';
 import { RepositoryHealthIndicator } from '@ddd-kit/repository/health';
 import {
   InMemoryOutboxStore,

@@ -1,30 +1,5 @@
-// `@ddd-kit/core`: what every ddd-kit library shares. Driver-specific parts sit on their own
-// entries (`/postgres`, `/redis`, `/telemetry`), so importing this one loads no driver.
-export { DddKitError, DddKitTypeError, dddKitErrorCode } from './errors/ddd-kit.error.js';
-export {
-  DEFAULT_OPERATION_TIMEOUT_MS,
-  isOperationTimeout,
-  OperationTimeoutError,
-  operationTimeoutProblem,
-  withDeadline,
-} from './deadline/with-deadline.js';
-export { keyProblem, MAX_KEY_LENGTH } from './keys/key-problem.js';
-export { processWide } from './process-wide.js';
-export { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from './tokens/prepare-key-lookup.js';
-export {
-  Aggregate,
-  AggregateDeclarationError,
-  getAggregateMetadata,
-  getAggregateMetadataByName,
-  getAggregateName,
-  getQualifiedAggregateName,
-  type AggregateMetadata,
-  type AggregateOptions,
-} from './aggregate/aggregate.decorator.js';
-export {
-  DEFAULT_CONTEXT_NAME,
-  formatNamedAggregate,
-  isNamedAggregate,
-  namedAggregateKey,
-  type NamedAggregate,
-} from './aggregate/named-aggregate.js';
+// `@ddd-kit/core`: what an application meets of the code the ddd-kit libraries share — the base
+// of every ddd-kit error (with its stable `code`) and the one operation deadline's error. The
+// rest of this package serves the other @ddd-kit packages: `/internal` (not for applications;
+// it may change in any release), and `/postgres`, `/redis`, `/telemetry`, which load drivers.
+export { DddKitError, DddKitTypeError, dddKitErrorCode, OperationTimeoutError } from './errors.js';

@@ -1,8 +1,8 @@
-import { keyProblem } from '@ddd-kit/core';
-import { IdempotencyArgumentError } from './errors/idempotency-argument.error.js';
+import { keyProblem } from '@ddd-kit/core/internal';
+import { IdempotencyArgumentError } from './errors.js';
 import type { IdempotencyRequest } from './idempotency.interfaces.js';
 
-export { MAX_KEY_LENGTH } from '@ddd-kit/core';
+export { MAX_KEY_LENGTH } from '@ddd-kit/core/internal';
 export const DEFAULT_TTL_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_LEASE_MS = 60_000;
 

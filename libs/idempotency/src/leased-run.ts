@@ -1,8 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isOperationTimeout } from '@ddd-kit/core';
-import { IdempotencyConflictError } from './errors/idempotency-conflict.error.js';
-import { IdempotencyInProgressError } from './errors/idempotency-in-progress.error.js';
+import { isOperationTimeout } from '@ddd-kit/core/internal';
+import { IdempotencyConflictError, IdempotencyInProgressError } from './errors.js';
 import type { IdempotencyOutcome, IdempotencyRequest } from './idempotency.interfaces.js';
 import { decodeResult, encodeResult } from './idempotency.validation.js';
 

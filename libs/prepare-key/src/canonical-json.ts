@@ -1,5 +1,5 @@
 import { configure } from 'safe-stable-stringify';
-import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from './errors.js';
 
 // The one definition of value equality: two values are equal when their canonical JSON
 // (object keys sorted, recursively) is equal. `strict` refuses what JSON cannot represent

@@ -1,4 +1,4 @@
-import { PrepareKeyDisabledError } from './errors/prepare-key-disabled.error.js';
+import { PrepareKeyDisabledError } from './errors.js';
 import { PrepareKey } from './prepare-key.js';
 import type { RecordPage, StoredRecord } from './prepare-key.interfaces.js';
 

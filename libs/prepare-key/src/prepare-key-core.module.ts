@@ -6,9 +6,9 @@ import type {
   OnModuleInit,
   Provider,
 } from '@nestjs/common';
-import { PREPARE_KEY_LOOKUP } from '@ddd-kit/core';
+import { PREPARE_KEY_LOOKUP } from '@ddd-kit/core/internal';
 import { openOwnedRedisBackend, type OwnedRedisBackend } from './backends/redis/redis-owned-factory.js';
-import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
+import { PrepareKeyModuleOptionsError } from './errors.js';
 import type {
   PrepareKeyModuleAsyncOptions,
   PrepareKeyModuleOptions,

@@ -5,9 +5,7 @@ import type { ModuleMetadata } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { MemoryPrepareKeyFactory } from './backends/memory/memory-prepare-key.factory.js';
 import { PreparableKey } from './decorators/preparable-key.decorator.js';
-import { PrepareKeyFactoryMissingError } from './errors/prepare-key-factory-missing.error.js';
-import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
-import { PrepareKeyNameConflictError } from './errors/prepare-key-name-conflict.error.js';
+import { PrepareKeyFactoryMissingError, PrepareKeyModuleOptionsError, PrepareKeyNameConflictError } from './errors.js';
 import { PrepareKey } from './prepare-key.js';
 import { PrepareKeyModule } from './prepare-key.module.js';
 

@@ -1,5 +1,5 @@
 import type { FactoryProvider, Provider } from '@nestjs/common';
-import { PrepareKeyFactoryMissingError } from './errors/prepare-key-factory-missing.error.js';
+import { PrepareKeyFactoryMissingError } from './errors.js';
 import type { PrepareKeyClass, PreparableKeyDeclaration } from './interfaces/preparable-key-declaration.interface.js';
 import type { PrepareKeyFeature } from './interfaces/prepare-key-module-options.interface.js';
 import { PrepareKeyRegistry } from './prepare-key.registry.js';

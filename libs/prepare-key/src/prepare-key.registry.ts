@@ -1,8 +1,6 @@
 import type { PrepareKeyFactory } from './prepare-key.factory.js';
 import { DisabledPrepareKey } from './disabled-prepare-key.js';
-import { PrepareKeyFactoryMissingError } from './errors/prepare-key-factory-missing.error.js';
-import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
-import { PrepareKeyNameConflictError } from './errors/prepare-key-name-conflict.error.js';
+import { PrepareKeyFactoryMissingError, PrepareKeyModuleOptionsError, PrepareKeyNameConflictError } from './errors.js';
 import type { PrepareKeyClass, PreparableKeyDeclaration } from './interfaces/preparable-key-declaration.interface.js';
 import type { PrepareKeyModuleOptions } from './interfaces/prepare-key-module-options.interface.js';
 import type { PrepareKey } from './prepare-key.js';

@@ -1,5 +1,4 @@
-import { PrepareKeyModuleOptionsError } from './errors/prepare-key-module-options.error.js';
-import { PrepareKeyNameConflictError } from './errors/prepare-key-name-conflict.error.js';
+import { PrepareKeyModuleOptionsError, PrepareKeyNameConflictError } from './errors.js';
 import type { PreparableKeyDeclaration } from './interfaces/preparable-key-declaration.interface.js';
 import type { PreparableKeyMatcher, PrepareKeyScanOptions } from './interfaces/prepare-key-module-options.interface.js';
 import { describeValue, isPrepareKeyClass } from './prepare-key.utils.js';

@@ -1,7 +1,6 @@
-import { isOperationTimeout } from '@ddd-kit/core';
+import { isOperationTimeout } from '@ddd-kit/core/internal';
 import { canonicalJson, parseCanonicalJson } from './canonical-json.js';
-import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
-import { PrepareKeyStateError } from './errors/prepare-key-state.error.js';
+import { PrepareKeyArgumentError, PrepareKeyStateError } from './errors.js';
 import type { PreparedRecord, RecordPage, RollbackCondition, StoredRecord } from './prepare-key.interfaces.js';
 import { newOperationId } from './operation-id.js';
 import { assertKey, assertTtlAt } from './prepare-key.validation.js';

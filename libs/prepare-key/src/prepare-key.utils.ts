@@ -1,4 +1,4 @@
-import { PrepareKeyDeclarationError } from './errors/prepare-key-declaration.error.js';
+import { PrepareKeyDeclarationError } from './errors.js';
 import type { PrepareKeyClass, PreparableKeyDeclaration } from './interfaces/preparable-key-declaration.interface.js';
 import { PREPARE_KEY_TOKEN_PREFIX } from './prepare-key.constants.js';
 import { PrepareKey } from './prepare-key.js';

@@ -1,7 +1,7 @@
-import { keyProblem } from '@ddd-kit/core';
-import { PrepareKeyArgumentError } from './errors/prepare-key-argument.error.js';
+import { keyProblem } from '@ddd-kit/core/internal';
+import { PrepareKeyArgumentError } from './errors.js';
 
-export { MAX_KEY_LENGTH } from '@ddd-kit/core';
+export { MAX_KEY_LENGTH } from '@ddd-kit/core/internal';
 
 /** Refuses a key no backend can hold (see keyProblem), before any backend is touched. */
 export function assertKey(key: unknown, what = 'key'): asserts key is string {

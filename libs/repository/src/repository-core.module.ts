@@ -2,7 +2,7 @@ import { Global, Inject, Module, type DynamicModule, type OnApplicationShutdown,
 import { DiscoveryModule } from '@nestjs/core';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 import { OutboxRelay } from './outbox/outbox-relay.js';
-import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from './errors.js';
 import type {
   RepositoryModuleAsyncOptions,
   RepositoryModuleOptions,

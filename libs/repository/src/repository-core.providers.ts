@@ -7,7 +7,7 @@ import {
 import type { RepositoryBackend } from './backends/repository-backend.interface.js';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
 import { DataSyncExplorer } from './data-sync/data-sync.explorer.js';
-import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from './errors.js';
 import type { RepositoryModuleOptions } from './interfaces/repository-module-options.interface.js';
 import { OutboxRelay, validateRelaySettings } from './outbox/outbox-relay.js';
 import type { RepositoryOutboxOptions } from './outbox/outbox.options.js';

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core';
+import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core/internal';
 import { AggregateIdGeneratorRegistrar } from '@ddd-kit/id-generator';
 import type { AggregateClass } from './aggregate/aggregate-root.js';
 import type { AnyRepository, RepositoryBackend } from './backends/repository-backend.interface.js';
 import { DataSyncEventBus } from './data-sync/data-sync-event-bus.js';
-import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from './errors.js';
 import type { RepositoryFeature } from './interfaces/repository-feature.interface.js';
 import type { OutboxStore } from './outbox/outbox.interfaces.js';
 import { AbstractRepository } from './repository/abstract-repository.js';

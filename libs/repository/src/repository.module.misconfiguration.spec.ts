@@ -3,7 +3,7 @@ import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AggregateRoot } from './aggregate/aggregate-root.js';
 import { InMemoryRepository } from './backends/memory/in-memory.repository.js';
-import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from './errors.js';
 import { RepositoryModule } from './repository.module.js';
 
 // A forgotten RepositoryModule.forRoot must be reported as that step, with what to import,

@@ -1,8 +1,8 @@
 import type { FactoryProvider, InjectionToken, OptionalFactoryDependency, Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core';
+import { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '@ddd-kit/core/internal';
 import { AggregateRoot } from './aggregate/aggregate-root.js';
-import { RepositoryConfigurationError } from './errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from './errors.js';
 import type { RepositoryFeature } from './interfaces/repository-feature.interface.js';
 import { AbstractRepository } from './repository/abstract-repository.js';
 import { RepositoryBinder } from './repository.binder.js';

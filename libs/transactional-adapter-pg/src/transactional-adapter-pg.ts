@@ -4,12 +4,11 @@ import type { TransactionalAdapter, TransactionalAdapterOptions } from '@nestjs-
 import type { ClsService, ClsServiceManager } from 'nestjs-cls';
 import type { Pool, PoolClient } from 'pg';
 import {
-  ambientStorage,
+  ambientTransactions,
   assertPool,
   beginStatement,
   PgTransactionContext,
   runTransaction,
-  type AmbientPgTransaction,
   type PgTransactionOptions,
 } from '@ddd-kit/core/postgres';
 
@@ -94,7 +93,7 @@ export class TransactionalAdapterPg implements TransactionalAdapter<Pool, PgTran
 
 /** The published transaction whose (guarded) connection is `tx`. */
 function contextOf(pool: Pool, tx: unknown): PgTransactionContext | undefined {
-  for (let t: AmbientPgTransaction | undefined = ambientStorage.getStore(); t !== undefined; t = t.outer) {
+  for (const t of ambientTransactions()) {
     if (t instanceof PgTransactionContext && t.pool === pool && t.guarded === tx) return t;
   }
   return undefined;

@@ -1,12 +1,12 @@
 import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import {
-  canonicalJson,
   MongoPrepareKeyFactory,
   type PrepareKeyFactory,
   RedisPrepareKeyFactory,
   TTL_FOREVER,
 } from '@ddd-kit/prepare-key';
+import { canonicalJson } from '../../../libs/prepare-key/src/canonical-json.js';
 import { mongoLabel, mongoUri, redisClusterNodes, redisUrl } from '../../support/servers.js';
 
 /** The backends that several processes can share; workers/backend.mjs opens the same ones. */

@@ -1,4 +1,4 @@
-import { DddKitError } from '../errors/ddd-kit.error.js';
+import { AggregateDeclarationError } from '../errors.js';
 import { processWide } from '../process-wide.js';
 import { DEFAULT_CONTEXT_NAME, namedAggregateKey, type NamedAggregate } from './named-aggregate.js';
 
@@ -15,11 +15,6 @@ export interface AggregateOptions {
 export interface AggregateMetadata extends NamedAggregate {
   readonly idGenerator?: string;
   readonly target: Function;
-}
-
-/** `@Aggregate` given options it cannot take. */
-export class AggregateDeclarationError extends DddKitError {
-  override readonly code = 'AGGREGATE_DECLARATION';
 }
 
 // One store per process: the id-generator and the repository (and two installed copies of

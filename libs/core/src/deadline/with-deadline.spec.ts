@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { DddKitError } from '../errors/ddd-kit.error.js';
-import { isOperationTimeout, OperationTimeoutError, operationTimeoutProblem, withDeadline } from './with-deadline.js';
+import { DddKitError, OperationTimeoutError } from '../errors.js';
+import { isOperationTimeout, operationTimeoutProblem, withDeadline } from './with-deadline.js';
 
 describe('withDeadline', () => {
   it('rejects with OperationTimeoutError, naming the operation and the deadline, when the work does not settle', async () => {

@@ -1,4 +1,4 @@
-import { DddKitError, dddKitErrorCode } from '../errors/ddd-kit.error.js';
+import { dddKitErrorCode, OperationTimeoutError } from '../errors.js';
 
 /**
  * The deadline of one ddd-kit operation on a store when its module is given none: a store that
@@ -6,24 +6,6 @@ import { DddKitError, dddKitErrorCode } from '../errors/ddd-kit.error.js';
  * long, not the whole stall.
  */
 export const DEFAULT_OPERATION_TIMEOUT_MS = 2_000;
-
-/**
- * A store did not answer an operation within its deadline (`operationTimeoutMs`). Its outcome is
- * unknown, as after a lost reply: the command may still run when the store answers again. The
- * libraries treat it so (a `prepare` releases what it may have written, nothing else is released
- * on a guess); an application answers it like an unreachable store (a 503, retry later).
- */
-export class OperationTimeoutError extends DddKitError {
-  override readonly code = 'OPERATION_TIMEOUT';
-
-  constructor(
-    /** What waited, e.g. `'prepare-key redis prepare'`; undefined when the caller named nothing. */
-    readonly operation: string | undefined,
-    readonly timeoutMs: number,
-  ) {
-    super(`${operation === undefined ? '' : `${operation}: `}no answer within ${timeoutMs} ms`);
-  }
-}
 
 /** True for an OperationTimeoutError of any installed copy of this package. */
 export function isOperationTimeout(error: unknown): boolean {

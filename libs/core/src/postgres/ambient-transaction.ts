@@ -3,7 +3,7 @@ import { processWide } from '../process-wide.js';
 import { describePool } from './describe-pool.js';
 import { isServerError } from './pool.js';
 import type { PgPool, PgPoolClient, PgQueryable } from './pg.interfaces.js';
-import { PgForeignTransactionError, PgTransactionEndedError } from './postgres.errors.js';
+import { PgForeignTransactionError, PgTransactionEndedError } from '../errors.js';
 
 /**
  * The transaction a use case runs in, as every ddd-kit PostgreSQL part reads it: one
@@ -205,6 +205,14 @@ export function foreignTransaction(part: string, pool: object, other: object): P
 function innermostActive(): AmbientPgTransaction | undefined {
   for (let t = ambientStorage.getStore(); t !== undefined; t = t.outer) if (isActive(t) && !t.local) return t;
   return undefined;
+}
+
+/**
+ * The ambient transactions, innermost first (read only: a transaction is published by
+ * runTransaction alone). The nestjs-cls adapter finds in it the transaction of a `tx` it handed out.
+ */
+export function* ambientTransactions(): Generator<AmbientPgTransaction, void, undefined> {
+  for (let t = ambientStorage.getStore(); t !== undefined; t = t.outer) yield t;
 }
 
 /** Runs `fn` with no ambient transaction (housekeeping, health checks, DDL: never part of a use case). */

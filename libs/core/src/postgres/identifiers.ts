@@ -1,4 +1,4 @@
-import { PgConfigurationError } from './postgres.errors.js';
+import { PgConfigurationError } from '../errors.js';
 
 // Unquoted-identifier shape, at most 63 bytes (NAMEDATALEN - 1): PostgreSQL would silently
 // truncate a longer name, and two long names could then name one table.

@@ -2,11 +2,10 @@
 // identifier checks and the table creation they share. Types are structural: nothing here
 // requires `pg`'s own types.
 export type { PgPool, PgPoolClient, PgQueryable, PgQueryConfig, PgResult } from './pg.interfaces.js';
-export { preparedStatement, preparesStatements, usePreparedStatements } from './prepared-statements.js';
+export { preparedStatement, usePreparedStatements } from './prepared-statements.js';
 export {
   activeTransactionFor,
-  ambientStorage,
-  foreignTransaction,
+  ambientTransactions,
   outsideTransaction,
   PgTransactionContext,
   queryableFor,
@@ -23,23 +22,13 @@ export {
 } from './run-transaction.js';
 export {
   bareTableName,
-  isIdentifier,
   qualifiedName,
   quoteIdentifier,
   quoteTableName,
   type IdentifierFailure,
 } from './identifiers.js';
 export { collectingSchema, collectSchemaStatements, PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
-export { describePool } from './describe-pool.js';
-export {
-  checkPool,
-  companionPool,
-  guardPool,
-  isServerError,
-  openPool,
-  unreachable,
-  type OpenPoolOptions,
-} from './pool.js';
+export { checkPool, companionPool, guardPool, openPool, type OpenPoolOptions } from './pool.js';
 export {
   PgArgumentError,
   PgConfigurationError,
@@ -47,5 +36,5 @@ export {
   PgForeignTransactionError,
   PgSchemaMissingError,
   PgTransactionEndedError,
-} from './postgres.errors.js';
+} from '../errors.js';
 export { isPostgresUnreachable } from './unreachable-error.js';

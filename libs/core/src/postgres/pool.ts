@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { describePool } from './describe-pool.js';
 import type { PgPool } from './pg.interfaces.js';
-import { PgConnectionError } from './postgres.errors.js';
+import { PgConnectionError } from '../errors.js';
 
 /** True for an error the server sent (it answered): anything else means it was not reached. */
 export function isServerError(error: unknown): boolean {

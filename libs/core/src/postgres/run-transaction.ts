@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ambientStorage, PgTransactionContext } from './ambient-transaction.js';
 import type { PgPool, PgPoolClient } from './pg.interfaces.js';
 import { guardPool } from './pool.js';
-import { PgArgumentError } from './postgres.errors.js';
+import { PgArgumentError } from '../errors.js';
 
 export type PgIsolationLevel = 'READ UNCOMMITTED' | 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 

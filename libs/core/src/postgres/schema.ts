@@ -3,7 +3,7 @@ import { activeTransactionFor, outsideTransaction } from './ambient-transaction.
 import { runTransaction } from './run-transaction.js';
 import type { PgPool, PgQueryable } from './pg.interfaces.js';
 import { isServerError, unreachable } from './pool.js';
-import { PgSchemaMissingError } from './postgres.errors.js';
+import { PgSchemaMissingError } from '../errors.js';
 
 /** One table a part needs. */
 export interface PgTable {

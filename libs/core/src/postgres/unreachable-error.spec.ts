@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PgConnectionError } from './postgres.errors.js';
+import { PgConnectionError } from '../errors.js';
 import { isPostgresUnreachable } from './unreachable-error.js';
 
 /** An error as node-postgres builds one from the server's ErrorResponse. */

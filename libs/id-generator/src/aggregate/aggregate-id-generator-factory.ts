@@ -1,5 +1,5 @@
 import type { IdGenerator } from '../id-generator.interfaces.js';
-import type { NamedAggregate } from '@ddd-kit/core';
+import type { NamedAggregate } from '@ddd-kit/core/internal';
 
 /**
  * One link of the chain that picks an aggregate's generator. Return null for aggregates this

@@ -1,9 +1,9 @@
-import { IdGeneratorError } from '../errors/id-generator.error.js';
+import { IdGeneratorError } from '../errors.js';
 import { toAsyncIdGenerator } from '../generators/async-id-generator.js';
 import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
 import { getNamedAggregate } from './named-aggregate.utils.js';
 import type { AggregateIdGeneratorFactory } from './aggregate-id-generator-factory.js';
-import { formatNamedAggregate, namedAggregateKey, type NamedAggregate } from '@ddd-kit/core';
+import { formatNamedAggregate, namedAggregateKey, type NamedAggregate } from '@ddd-kit/core/internal';
 import { getOrder } from './order.decorator.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { IdGenerator } from '../id-generator.interfaces.js';
 import { AggregateIdGeneratorFactory } from './aggregate-id-generator-factory.js';
-import { formatNamedAggregate, getAggregateMetadataByName, type NamedAggregate } from '@ddd-kit/core';
+import { formatNamedAggregate, getAggregateMetadataByName, type NamedAggregate } from '@ddd-kit/core/internal';
 
 /**
  * The last link of the chain. The aggregate's `idGenerator` name, else its aggregate name, is

@@ -1,5 +1,5 @@
-import { getAggregateMetadata, isNamedAggregate, type NamedAggregate } from '@ddd-kit/core';
-import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
+import { getAggregateMetadata, isNamedAggregate, type NamedAggregate } from '@ddd-kit/core/internal';
+import { AggregateNotDecoratedError } from '../errors.js';
 
 /**
  * `{ contextName, aggregateName }` of an `@Aggregate` class, an instance of one, or a

@@ -1,4 +1,4 @@
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 
 const ORDER = new WeakMap<Function, number>();
 

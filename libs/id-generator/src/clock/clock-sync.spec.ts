@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import fc from 'fast-check';
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { ClockBackwardsError, IdGeneratorOptionsError } from '../errors.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { SnowflakeId } from '../generators/snowflake-id.js';
 import type { TimeBasedIdGenerator } from '../id-generator.interfaces.js';

@@ -1,5 +1,4 @@
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { ClockBackwardsError, IdGeneratorOptionsError } from '../errors.js';
 import type { AsyncIdGenerator, Clock, IdState, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
 import { clockWaits, generatorTelemetry, issued } from '../telemetry/id-generator.telemetry.js';
 import { checkReading, monotonicNow, sleep } from './clock.utils.js';

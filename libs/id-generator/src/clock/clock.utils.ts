@@ -1,5 +1,4 @@
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { InvalidClockReadingError } from '../errors/invalid-clock-reading.error.js';
+import { IdGeneratorOptionsError, InvalidClockReadingError } from '../errors.js';
 import type { Clock, ClockLike } from '../id-generator.interfaces.js';
 
 /** Real time for spin limits: monotonic, unaffected by the (possibly injected) ID clock. */

@@ -6,10 +6,7 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { ClockSync } from '../clock/clock-sync.js';
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { ClockStalledError } from '../errors/clock-stalled.error.js';
-import { InvalidClockReadingError } from '../errors/invalid-clock-reading.error.js';
-import { TimestampOverflowError } from '../errors/timestamp-overflow.error.js';
+import { ClockBackwardsError, ClockStalledError, InvalidClockReadingError, TimestampOverflowError } from '../errors.js';
 import type { IdState, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
 import { Radix62 } from '../radix62/radix62.js';
 import { CosIdGenerator } from './cosid-generator.js';

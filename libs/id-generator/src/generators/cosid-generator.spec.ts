@@ -1,10 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { ClockStalledError } from '../errors/clock-stalled.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { InvalidIdError } from '../errors/invalid-id.error.js';
-import { TimestampOverflowError } from '../errors/timestamp-overflow.error.js';
+import {
+  ClockBackwardsError,
+  ClockStalledError,
+  IdGeneratorOptionsError,
+  InvalidIdError,
+  TimestampOverflowError,
+} from '../errors.js';
 import { MachineIdLease } from '../machine/machine-id-lease.js';
 import { ScriptedClock, SteppingClock } from '../__tests__/test-clocks.js';
 import { CosIdGenerator } from './cosid-generator.js';

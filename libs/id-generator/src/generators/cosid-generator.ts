@@ -1,4 +1,4 @@
-import { InvalidIdError } from '../errors/invalid-id.error.js';
+import { InvalidIdError } from '../errors.js';
 import { encodeRadix62Fixed, Radix62, RADIX62_PAIRS } from '../radix62/radix62.js';
 import type { IdState, TimeBasedGeneratorOptions } from '../id-generator.interfaces.js';
 import { TimeBasedIdGeneratorBase } from './time-based-id-generator.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 import { NanoIdGenerator } from './nanoid-generator.js';
 
 describe('NanoIdGenerator', () => {

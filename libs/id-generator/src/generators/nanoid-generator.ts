@@ -1,5 +1,5 @@
 import { customAlphabet, nanoid } from 'nanoid';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
 
 export interface NanoIdGeneratorOptions {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { InvalidIdError } from '../errors/invalid-id.error.js';
+import { IdGeneratorOptionsError, InvalidIdError } from '../errors.js';
 import { Radix62 } from '../radix62/radix62.js';
 import { SteppingClock } from '../__tests__/test-clocks.js';
 import { SafeJsSnowflakeId } from './safe-js-snowflake-id.js';

@@ -1,5 +1,4 @@
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { InvalidIdError } from '../errors/invalid-id.error.js';
+import { IdGeneratorOptionsError, InvalidIdError } from '../errors.js';
 import { encodeRadix62Fixed, Radix62, radix62Width } from '../radix62/radix62.js';
 import type { IdState } from '../id-generator.interfaces.js';
 import { SNOWFLAKE_DEFAULT_EPOCH, type SnowflakeFormat, type SnowflakeIdOptions } from './snowflake.options.js';

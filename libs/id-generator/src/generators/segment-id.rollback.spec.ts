@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { IdGeneratorError } from '../errors/id-generator.error.js';
+import { IdGeneratorError } from '../errors.js';
 import { SegmentId } from './segment-id.js';
 import type { SegmentSource } from './segment/segment-source.js';
 

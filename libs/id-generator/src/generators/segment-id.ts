@@ -1,7 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { IdGeneratorError } from '../errors/id-generator.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { SegmentExhaustedError } from '../errors/segment-exhausted.error.js';
+import { IdGeneratorError, IdGeneratorOptionsError, SegmentExhaustedError } from '../errors.js';
 import type { AsyncIdGenerator } from '../id-generator.interfaces.js';
 import { RedisSegmentSource, type SegmentSource } from './segment/segment-source.js';
 

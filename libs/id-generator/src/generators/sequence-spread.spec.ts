@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 import { SteppingClock } from '../__tests__/test-clocks.js';
 import { CosIdGenerator } from './cosid-generator.js';
 import { SafeJsSnowflakeId } from './safe-js-snowflake-id.js';

@@ -1,9 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { InvalidIdError } from '../errors/invalid-id.error.js';
-import { TimestampOverflowError } from '../errors/timestamp-overflow.error.js';
+import { ClockBackwardsError, IdGeneratorOptionsError, InvalidIdError, TimestampOverflowError } from '../errors.js';
 import { Radix62 } from '../radix62/radix62.js';
 import { SteppingClock } from '../__tests__/test-clocks.js';
 import { SNOWFLAKE_DEFAULT_EPOCH } from './snowflake.options.js';

@@ -1,8 +1,10 @@
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { ClockStalledError } from '../errors/clock-stalled.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { InvalidIdError } from '../errors/invalid-id.error.js';
-import { TimestampOverflowError } from '../errors/timestamp-overflow.error.js';
+import {
+  ClockBackwardsError,
+  ClockStalledError,
+  IdGeneratorOptionsError,
+  InvalidIdError,
+  TimestampOverflowError,
+} from '../errors.js';
 import {
   CATCH_UP_LIMIT_MS,
   CLOCK_READING_REUSE,

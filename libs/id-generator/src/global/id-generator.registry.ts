@@ -1,7 +1,6 @@
 import type { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
-import type { NamedAggregate } from '@ddd-kit/core';
-import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
-import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
+import type { NamedAggregate } from '@ddd-kit/core/internal';
+import { NotInitializedAggregateIdGeneratorError, NotInitializedGlobalIdGeneratorError } from '../errors.js';
 import type { GlobalIdGenerator } from './global-id-generator.js';
 
 interface Registration {

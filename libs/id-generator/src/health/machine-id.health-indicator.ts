@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
-import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
-import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
+import { MachineIdLostError, MachineIdReleasedError } from '../errors.js';
 import { MachineIdHolder } from '../machine/machine-id-holder.js';
 
 export interface MachineIdHealthCheckOptions {

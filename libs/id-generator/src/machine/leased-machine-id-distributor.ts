@@ -1,8 +1,5 @@
 import { checkReading, monotonicNow, sleep, toClock } from '../clock/clock.utils.js';
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
-import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
+import { ClockBackwardsError, IdGeneratorOptionsError, MachineIdLostError, MachineIdOverflowError } from '../errors.js';
 import type { Clock, ClockLike } from '../id-generator.interfaces.js';
 import {
   MachineIdDistributor,

@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
+import { IdGeneratorOptionsError, MachineIdOverflowError } from '../errors.js';
 import { ManualMachineIdDistributor } from './manual-machine-id-distributor.js';
 import { StatefulSetMachineIdDistributor } from './stateful-set-machine-id-distributor.js';
 

@@ -1,8 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { checkReading } from '../clock/clock.utils.js';
-import { IdGeneratorError } from '../errors/id-generator.error.js';
-import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
-import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
+import { IdGeneratorError, MachineIdLostError, MachineIdReleasedError } from '../errors.js';
 import type { Clock } from '../id-generator.interfaces.js';
 import {
   generatorTelemetry,

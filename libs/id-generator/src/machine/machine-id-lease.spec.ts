@@ -2,8 +2,7 @@
 // starts a new millisecond. Both clocks are injected, so a pause can happen exactly where the
 // test wants it.
 import { describe, expect, it } from '@jest/globals';
-import { MachineIdLeaseExpiredError } from '../errors/machine-id-lease-expired.error.js';
-import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
+import { MachineIdLeaseExpiredError, MachineIdLostError } from '../errors.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { SafeJsSnowflakeId } from '../generators/safe-js-snowflake-id.js';
 import { SnowflakeId } from '../generators/snowflake-id.js';

@@ -1,5 +1,5 @@
 import { monotonicNow } from '../clock/clock.utils.js';
-import { MachineIdLeaseExpiredError } from '../errors/machine-id-lease-expired.error.js';
+import { MachineIdLeaseExpiredError } from '../errors.js';
 import type { Clock, MachineIdLeaseLike } from '../id-generator.interfaces.js';
 
 /** The two clocks a lease is counted on, read together when a distribute or guard is sent. */

@@ -1,4 +1,4 @@
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 import type { MachineIdRequest } from './machine-id-distributor.js';
 
 export const MAX_MACHINE_BITS = 31;

@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
+import { IdGeneratorOptionsError, MachineIdOverflowError } from '../errors.js';
 import { MachineIdDistributor, type MachineIdDistribution, type MachineIdRequest } from './machine-id-distributor.js';
 import { assertMachineIdRequest } from './machine-id.validation.js';
 

@@ -1,7 +1,6 @@
 import { ClockSync, type ClockSyncOptions } from '../clock/clock-sync.js';
 import { monotonicNow } from '../clock/clock.utils.js';
-import { MachineIdLeaseExpiredError } from '../errors/machine-id-lease-expired.error.js';
-import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
+import { MachineIdLeaseExpiredError, MachineIdLostError } from '../errors.js';
 import type { AsyncIdGenerator, IdGenerator, TimeBasedIdGenerator } from '../id-generator.interfaces.js';
 import type { HeldMachineId, MachineIdHolder } from '../machine/machine-id-holder.js';
 

@@ -8,7 +8,7 @@ import {
   type Provider,
 } from '@nestjs/common';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
 import { registerIdGenerators } from '../global/id-generator.registry.js';
 import { MachineIdHolder } from '../machine/machine-id-holder.js';

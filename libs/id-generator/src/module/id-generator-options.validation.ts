@@ -1,7 +1,7 @@
 import { isMachineIdDistributor, type MachineIdDistributor } from '../machine/machine-id-distributor.js';
 import { ManualMachineIdDistributor } from '../machine/manual-machine-id-distributor.js';
 import { nextDefaultInstanceId } from '../machine/instance-id.utils.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 import { connectionProblem } from '@ddd-kit/core/redis';
 import { DEFAULT_MACHINE_BITS, DEFAULT_NAMESPACE } from './id-generator.constants.js';
 import type {

@@ -2,19 +2,21 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import { Global, Injectable, Module, type BeforeApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { Aggregate } from '@ddd-kit/core';
+import { Aggregate } from '@ddd-kit/core/internal';
 import { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-generator-factory.js';
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
-import type { NamedAggregate } from '@ddd-kit/core';
+import type { NamedAggregate } from '@ddd-kit/core/internal';
 import { Order } from '../aggregate/order.decorator.js';
 import { ClockSync } from '../clock/clock-sync.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { MachineIdReleasedError } from '../errors/machine-id-released.error.js';
+import {
+  AggregateNotDecoratedError,
+  IdGeneratorOptionsError,
+  MachineIdOverflowError,
+  MachineIdReleasedError,
+  NotInitializedAggregateIdGeneratorError,
+  NotInitializedGlobalIdGeneratorError,
+} from '../errors.js';
 import { MachineIdHolder } from '../machine/machine-id-holder.js';
-import { MachineIdOverflowError } from '../errors/machine-id-overflow.error.js';
-import { NotInitializedAggregateIdGeneratorError } from '../errors/not-initialized-aggregate-id-generator.error.js';
-import { NotInitializedGlobalIdGeneratorError } from '../errors/not-initialized-global-id-generator.error.js';
-import { AggregateNotDecoratedError } from '../errors/aggregate-not-decorated.error.js';
 import { AsyncIdGeneratorAdapter } from '../generators/async-id-generator.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { SnowflakeId } from '../generators/snowflake-id.js';

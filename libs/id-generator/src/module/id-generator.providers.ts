@@ -4,10 +4,7 @@ import type { AggregateIdGeneratorFactory } from '../aggregate/aggregate-id-gene
 import { AggregateIdGeneratorRegistrar } from '../aggregate/aggregate-id-generator-registrar.js';
 import { CosIdAggregateIdGeneratorFactory } from '../aggregate/cosid-aggregate-id-generator-factory.js';
 import { toClock } from '../clock/clock.utils.js';
-import { IdGeneratorError } from '../errors/id-generator.error.js';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
-import { MachineIdStoreError } from '../errors/machine-id-store.error.js';
-import { UnknownIdGeneratorError } from '../errors/unknown-id-generator.error.js';
+import { IdGeneratorError, IdGeneratorOptionsError, MachineIdStoreError, UnknownIdGeneratorError } from '../errors.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import { GlobalIdGenerator } from '../global/global-id-generator.js';
 import type { IdGenerator } from '../id-generator.interfaces.js';

@@ -1,4 +1,4 @@
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 import { ID_GENERATOR_CONTEXT } from './id-generator.constants.js';
 
 /** The injection token of the generator configured under `name` in `generators`. */

@@ -9,7 +9,7 @@ import {
   type PgPoolClient,
   type PgTable,
 } from '@ddd-kit/core/postgres';
-import { IdGeneratorOptionsError } from '../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../errors.js';
 
 export type { PgPool, PgPoolClient, PgResult } from '@ddd-kit/core/postgres';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
-import { InvalidIdError } from '../errors/invalid-id.error.js';
+import { InvalidIdError } from '../errors.js';
 import { encodeRadix62Fixed, Radix62, RADIX62_ALPHABET, radix62Width } from './radix62.js';
 
 const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

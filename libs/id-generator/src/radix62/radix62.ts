@@ -1,4 +1,4 @@
-import { InvalidIdError } from '../errors/invalid-id.error.js';
+import { InvalidIdError } from '../errors.js';
 
 /**
  * Digits, then upper case, then lower case: the ASCII order of the characters is the order of

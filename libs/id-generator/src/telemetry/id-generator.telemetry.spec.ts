@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { pointsOf, spanSummary, startTelemetry, type TelemetryRecorder } from '../../../../test/support/telemetry.js';
 import { ClockSync } from '../clock/clock-sync.js';
-import { ClockBackwardsError } from '../errors/clock-backwards.error.js';
-import { MachineIdLostError } from '../errors/machine-id-lost.error.js';
+import { ClockBackwardsError, MachineIdLostError } from '../errors.js';
 import { CosIdGenerator } from '../generators/cosid-generator.js';
 import {
   MachineIdDistributor,

@@ -1,4 +1,4 @@
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../errors.js';
 import type { IdempotencyStore } from '../idempotency.interfaces.js';
 import { assertDuration, DEFAULT_TTL_MS } from '../idempotency.validation.js';
 import { MemoryIdempotencyStore } from '../stores/memory/memory-idempotency.store.js';

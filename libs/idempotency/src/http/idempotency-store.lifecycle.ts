@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../errors.js';
 import type { IdempotencyStore } from '../idempotency.interfaces.js';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STORE, IDEMPOTENT_METADATA } from './idempotency.constants.js';
 import type { ResolvedIdempotencyOptions } from './idempotency-module.options.js';

@@ -11,9 +11,7 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
-import { IdempotencyConflictError } from '../errors/idempotency-conflict.error.js';
-import { IdempotencyInProgressError } from '../errors/idempotency-in-progress.error.js';
-import { IdempotencyResultUnreadableError } from '../errors/idempotency-result-unreadable.error.js';
+import { IdempotencyConflictError, IdempotencyInProgressError, IdempotencyResultUnreadableError } from '../errors.js';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENT_METADATA, REPLAYED_HEADER } from './idempotency.constants.js';
 import type { ResolvedIdempotencyOptions } from './idempotency-module.options.js';
 import type { IdempotentOptions, IdempotentRequest } from './idempotency-module-options.interface.js';

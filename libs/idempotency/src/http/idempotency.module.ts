@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../errors.js';
 import { IDEMPOTENCY_MODULE_OPTIONS, IDEMPOTENCY_STORE } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';
 import { IdempotencyStoreLifecycle } from './idempotency-store.lifecycle.js';

@@ -1,6 +1,6 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { INTERCEPTORS_METADATA } from '@nestjs/common/constants.js';
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../errors.js';
 import { assertDuration } from '../idempotency.validation.js';
 import { IDEMPOTENT_METADATA } from './idempotency.constants.js';
 import { IdempotencyInterceptor } from './idempotency.interceptor.js';

@@ -1,4 +1,4 @@
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../errors.js';
 import type { IdempotencyOutcome, IdempotencyStore } from '../idempotency.interfaces.js';
 
 export interface InboxOptions {

@@ -1,5 +1,4 @@
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
-import { IdempotencyInProgressError } from '../errors/idempotency-in-progress.error.js';
+import { IdempotencyArgumentError, IdempotencyInProgressError } from '../errors.js';
 import type { IdempotencyStore } from '../idempotency.interfaces.js';
 import { inbox, type InboxOptions } from './inbox.js';
 

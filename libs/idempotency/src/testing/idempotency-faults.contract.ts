@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
-import { IdempotencyConflictError } from '../errors/idempotency-conflict.error.js';
-import { IdempotencyInProgressError } from '../errors/idempotency-in-progress.error.js';
+import { IdempotencyConflictError, IdempotencyInProgressError } from '../errors.js';
 import type { IdempotencyStore } from '../idempotency.interfaces.js';
 
 /**

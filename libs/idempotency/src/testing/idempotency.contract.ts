@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { IdempotencyArgumentError } from '../errors/idempotency-argument.error.js';
-import { IdempotencyConflictError } from '../errors/idempotency-conflict.error.js';
-import { IdempotencyInProgressError } from '../errors/idempotency-in-progress.error.js';
+import { IdempotencyArgumentError, IdempotencyConflictError, IdempotencyInProgressError } from '../errors.js';
 import type { IdempotencyStore } from '../idempotency.interfaces.js';
 import {
   describeIdempotencyFaults,

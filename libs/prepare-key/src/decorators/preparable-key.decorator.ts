@@ -1,4 +1,4 @@
-import { PrepareKeyDeclarationError } from '../errors/prepare-key-declaration.error.js';
+import { PrepareKeyDeclarationError } from '../errors.js';
 import type { PrepareKeyClass } from '../interfaces/preparable-key-declaration.interface.js';
 import { checkedName, describeValue, isPrepareKeyClass } from '../prepare-key.utils.js';
 import { PreparableKeyStorage } from '../storages/preparable-key.storage.js';

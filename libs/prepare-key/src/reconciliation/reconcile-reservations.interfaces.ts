@@ -28,7 +28,7 @@ export interface ReconcileReservationsOptions {
   onError?: (error: unknown, key: string) => void;
 }
 
-export interface ReconciliationReport {
+export interface ReservationsReconciliationReport {
   /** Records listed. */
   scanned: number;
   /** Expired records left alone (see `includeExpired`). */

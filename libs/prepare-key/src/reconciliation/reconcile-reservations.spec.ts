@@ -2,7 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
 import { waitFor } from '../../../../test/support/wait.js';
 import { MemoryPrepareKeyFactory } from '../backends/memory/memory-prepare-key.factory.js';
-import { PrepareKeyArgumentError } from '../errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from '../errors.js';
 import type { PrepareKey } from '../prepare-key.js';
 import { toTtlAt } from '../prepared-value.js';
 import { reconcileReservations } from './reconcile-reservations.js';

@@ -1,9 +1,9 @@
-import { PrepareKeyArgumentError } from '../errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from '../errors.js';
 import type { PrepareKey } from '../prepare-key.js';
 import type { PreparedRecord } from '../prepare-key.interfaces.js';
 import type {
   ReconcileReservationsOptions,
-  ReconciliationReport,
+  ReservationsReconciliationReport,
   ReservationLiveness,
 } from './reconcile-reservations.interfaces.js';
 
@@ -23,7 +23,7 @@ export async function reconcileReservations<V>(
   prepareKey: PrepareKey<V>,
   isLive: ReservationLiveness<V>,
   options: ReconcileReservationsOptions = {},
-): Promise<ReconciliationReport> {
+): Promise<ReservationsReconciliationReport> {
   const {
     pageSize,
     concurrency = DEFAULT_CONCURRENCY,
@@ -39,7 +39,14 @@ export async function reconcileReservations<V>(
       `reconcileReservations: concurrency must be a positive integer, got ${String(concurrency)}`,
     );
   }
-  const report: ReconciliationReport = { scanned: 0, expired: 0, live: 0, released: 0, skipped: 0, failed: 0 };
+  const report: ReservationsReconciliationReport = {
+    scanned: 0,
+    expired: 0,
+    live: 0,
+    released: 0,
+    skipped: 0,
+    failed: 0,
+  };
 
   const fail = (error: unknown, key: string): void => {
     report.failed++;

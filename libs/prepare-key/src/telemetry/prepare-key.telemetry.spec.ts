@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { SpanStatusCode } from '@opentelemetry/api';
 import { pointsOf, spanSummary, startTelemetry, type TelemetryRecorder } from '../../../../test/support/telemetry.js';
 import { MemoryPrepareKeyFactory } from '../backends/memory/memory-prepare-key.factory.js';
-import { PrepareKeyStateError } from '../errors/prepare-key-state.error.js';
+import { PrepareKeyStateError } from '../errors.js';
 import type { PrepareKey } from '../prepare-key.js';
 
 const OPERATIONS = 'ddd_kit.prepare_key.operations';

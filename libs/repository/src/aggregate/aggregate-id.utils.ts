@@ -1,4 +1,4 @@
-import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
+import { InvalidAggregateIdError } from '../errors.js';
 import type { AggregateId } from './aggregate.interfaces.js';
 
 /** Longest string ID accepted; far above any generator's output, far below a document limit. */

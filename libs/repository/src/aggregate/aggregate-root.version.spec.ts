@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { InMemoryRepository } from '../backends/memory/in-memory.repository.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import { OptimisticLockError } from '../errors.js';
 import { AggregateRoot } from './aggregate-root.js';
 
 class Note extends AggregateRoot<string> {

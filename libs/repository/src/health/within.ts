@@ -1,4 +1,4 @@
-import { withDeadline } from '@ddd-kit/core';
+import { withDeadline } from '@ddd-kit/core/internal';
 
 /** `work`, or a rejection naming the deadline when it has not settled within `ms` (core's one deadline). */
 export function within<T>(ms: number, work: Promise<T>): Promise<T> {

@@ -1,12 +1,7 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { HttpDrain, type HttpDrainOptions } from './http-drain.js';
 import { HTTP_DRAIN_OPTIONS } from './http-drain.constants.js';
-import { DddKitError } from '@ddd-kit/core';
-
-/** HttpDrainModule.forRoot got an option it cannot use. */
-export class HttpDrainOptionsError extends DddKitError {
-  override readonly code = 'HTTP_DRAIN_OPTIONS';
-}
+import { HttpDrainOptionsError } from '../errors.js';
 
 /**
  * Rolling deploys without a 5xx: on `app.close()` (SIGTERM with `enableShutdownHooks()`), the

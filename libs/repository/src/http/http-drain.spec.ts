@@ -7,7 +7,8 @@ import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { waitFor } from '../../../../test/support/wait.js';
-import { HttpDrainModule, HttpDrainOptionsError } from './http-drain.module.js';
+import { HttpDrainOptionsError } from '../errors.js';
+import { HttpDrainModule } from './http-drain.module.js';
 
 /** A request the test holds open until it says so. */
 class Gate {

@@ -10,4 +10,4 @@ export {
   HttpDrain,
   type HttpDrainOptions,
 } from './http-drain.js';
-export { HttpDrainModule, HttpDrainOptionsError } from './http-drain.module.js';
+export { HttpDrainModule } from './http-drain.module.js';

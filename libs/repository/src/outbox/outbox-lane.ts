@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { OutboxHandlerTimeoutError } from '../errors/outbox-handler-timeout.error.js';
+import { OutboxHandlerTimeoutError } from '../errors.js';
 import { errorText } from './outbox-arguments.js';
 import type { OutboxClaim, OutboxRecord, OutboxStore } from './outbox.interfaces.js';
 

@@ -7,12 +7,12 @@ import {
   AbstractRepository,
   DataSyncEventBus,
   OnDataSync,
-  RepositoryConfigurationError,
   RepositoryModule,
   getRepositoryToken,
   type DataSyncEvent,
   type IRepository,
 } from '../index.js';
+import { RepositoryConfigurationError } from '../errors.js';
 import { InMemoryRepository } from '../backends/memory/in-memory.repository.js';
 import { InMemoryReadReplica } from '../reconciliation/index.js';
 import { Counter, type CounterSnapshot } from '../testing/counter.aggregate.js';

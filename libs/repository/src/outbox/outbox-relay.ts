@@ -6,7 +6,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../errors.js';
 import { errorText } from './outbox-arguments.js';
 import { OutboxLane, type OutboxDelivery, type OutboxLaneContext, type OutboxRelayCounters } from './outbox-lane.js';
 import type {

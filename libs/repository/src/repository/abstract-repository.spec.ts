@@ -2,9 +2,7 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { AggregateStateError } from '../errors/aggregate-state.error.js';
-import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { AggregateStateError, InvalidAggregateIdError, RepositoryConfigurationError } from '../errors.js';
 import { AbstractRepository } from './abstract-repository.js';
 import type { LoadedAggregate } from './repository.interfaces.js';
 

@@ -11,11 +11,13 @@ import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { WriteEvents } from '../data-sync/write-events.js';
 import type { OutboxStore } from '../outbox/outbox.interfaces.js';
-import { AggregateStateError } from '../errors/aggregate-state.error.js';
-import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
-import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import {
+  AggregateStateError,
+  DuplicateAggregateError,
+  MissingIdGeneratorError,
+  OptimisticLockError,
+  RepositoryConfigurationError,
+} from '../errors.js';
 import {
   createUniqueKeyGuard,
   toUniqueKeyResolver,

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { AggregateRoot } from '../aggregate/aggregate-root.js';
 import { DataSyncEventBus } from '../data-sync/data-sync-event-bus.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import { OptimisticLockError } from '../errors.js';
 import { AbstractRepository } from './abstract-repository.js';
 
 class Order extends AggregateRoot<string> {

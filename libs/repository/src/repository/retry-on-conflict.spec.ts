@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import { OptimisticLockError } from '../errors.js';
 import { retryOnConflict } from './retry-on-conflict.js';
 
 const conflict = () => new OptimisticLockError('Counter', 'c', 1);

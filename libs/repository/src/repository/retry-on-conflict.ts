@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import { OptimisticLockError } from '../errors.js';
 
 export interface RetryOnConflictOptions {
   /** How many times `command` runs at most (≥ 1). Default 5. */

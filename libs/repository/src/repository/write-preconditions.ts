@@ -1,8 +1,6 @@
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import { AggregateStateError } from '../errors/aggregate-state.error.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { AggregateStateError, OptimisticLockError, RepositoryConfigurationError } from '../errors.js';
 import type { WriteOptions } from './repository.interfaces.js';
 
 // What each write requires of the aggregate's state, checked before anything else happens.

@@ -1,7 +1,5 @@
 import type { Counter, Histogram } from '@opentelemetry/api';
-import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
-import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
+import { DuplicateAggregateError, OptimisticLockError, UniqueKeyViolationError } from '../errors.js';
 import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from '@ddd-kit/core/telemetry';
 
 /**

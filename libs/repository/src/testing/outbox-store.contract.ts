@@ -2,7 +2,7 @@
 // the store the way they do in production, through a repository's writes; time is the caller's
 // `now`, so leases and retries are checked without waiting.
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
+import { OptimisticLockError } from '../errors.js';
 import type { OutboxClaim, OutboxStore } from '../outbox/outbox.interfaces.js';
 import type { IRepository } from '../repository/repository.interfaces.js';
 import { Counter } from './counter.aggregate.js';

@@ -1,8 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { InvalidAggregateIdError, RepositoryConfigurationError } from '../errors.js';
 import type { UniqueKeyKeeper } from './unique-key.keeper.js';
 import type { UniqueKeyOwner, UniqueKeyReservations } from './unique-key.interfaces.js';
 

@@ -1,4 +1,4 @@
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../errors.js';
 import type { UniqueKeyDefinition, UniqueKeyValue } from './unique-key.interfaces.js';
 
 // What @UniqueKey declared, per class (a static storage, read when a repository is configured).

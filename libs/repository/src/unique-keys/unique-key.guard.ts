@@ -1,12 +1,14 @@
 import { setStoredKeys, storedKeysOf, type AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import { AggregateStateError } from '../errors/aggregate-state.error.js';
-import { DuplicateAggregateError } from '../errors/duplicate-aggregate.error.js';
-import { InvalidAggregateIdError } from '../errors/invalid-aggregate-id.error.js';
-import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js';
-import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
+import {
+  AggregateStateError,
+  DuplicateAggregateError,
+  InvalidAggregateIdError,
+  MissingIdGeneratorError,
+  OptimisticLockError,
+  RepositoryConfigurationError,
+  UniqueKeyViolationError,
+} from '../errors.js';
 import { getUniqueKeys } from './unique-key.decorator.js';
 import type { UniqueKeyReservations, UniqueKeyResolver } from './unique-key.interfaces.js';
 import { UniqueKeyKeeper, type KeyRef, type KeyValues, type TakenKey } from './unique-key.keeper.js';

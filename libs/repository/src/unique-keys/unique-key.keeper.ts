@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
-import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
-import { UniqueKeyViolationError } from '../errors/unique-key-violation.error.js';
+import { RepositoryConfigurationError, UniqueKeyViolationError } from '../errors.js';
 import type {
   UniqueKeyDefinition,
   UniqueKeyOwner,

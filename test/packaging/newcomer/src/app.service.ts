@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Aggregate } from '@ddd-kit/id-generator';
 import {
+  Aggregate,
   AggregateRoot,
   InjectRepository,
   UniqueKey,

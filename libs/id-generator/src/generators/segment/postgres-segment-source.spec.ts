@@ -1,7 +1,7 @@
 // What needs no database; the source on PostgreSQL is tested in test/id-generator/segment-id.spec.ts.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../../errors.js';
 import { PostgresSegmentSource } from './postgres-segment-source.js';
 
 describe('PostgresSegmentSource (no database)', () => {

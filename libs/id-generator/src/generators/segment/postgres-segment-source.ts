@@ -1,5 +1,5 @@
 import { companionPool } from '@ddd-kit/core/postgres';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../../errors.js';
 import { assertPool, idSourceSchema, tableName, type PgPool } from '../../pg/pg.utils.js';
 import type { SegmentSource } from './segment-source.js';
 

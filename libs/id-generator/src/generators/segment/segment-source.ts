@@ -1,8 +1,8 @@
-import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core/internal';
 import { Logger } from '@nestjs/common';
 import { warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../../errors.js';
 
 /**
  * Where SegmentId gets its blocks: `reserve(key, size)` atomically moves the high-water mark of

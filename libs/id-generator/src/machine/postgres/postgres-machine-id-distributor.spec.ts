@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../../errors.js';
 import { PostgresSegmentSource } from '../../generators/segment/postgres-segment-source.js';
 import { PostgresMachineIdDistributor } from './postgres-machine-id-distributor.js';
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
-import { IdGeneratorError } from '../../errors/id-generator.error.js';
+import { IdGeneratorError, IdGeneratorOptionsError } from '../../errors.js';
 import { collectingSchema, companionPool } from '@ddd-kit/core/postgres';
 import {
   assertPool,

@@ -2,7 +2,7 @@
 // Cluster is tested in test/id-generator/.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../../errors.js';
 import { RedisMachineIdDistributor } from './redis-machine-id-distributor.js';
 
 describe('RedisMachineIdDistributor (no Redis)', () => {

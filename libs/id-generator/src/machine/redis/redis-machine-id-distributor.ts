@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core/internal';
 import { Logger } from '@nestjs/common';
 import { runScriptOnKeys, warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import type { Cluster, Redis } from 'ioredis';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
+import { IdGeneratorOptionsError } from '../../errors.js';
 import {
   LeasedMachineIdDistributor,
   type LeasedMachineIdDistributorOptions,

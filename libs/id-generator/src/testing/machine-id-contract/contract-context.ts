@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setImmediate } from 'node:timers';
 import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from '@jest/globals';
-import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
+import { MachineIdOverflowError } from '../../errors.js';
 import type { LeasedMachineIdDistributorOptions } from '../../machine/leased-machine-id-distributor.js';
 import type { MachineIdDistributor, MachineIdRequest, MachineIdState } from '../../machine/machine-id-distributor.js';
 

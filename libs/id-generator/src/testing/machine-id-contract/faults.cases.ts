@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect, it } from '@jest/globals';
-import { MachineIdLostError } from '../../errors/machine-id-lost.error.js';
+import { MachineIdLostError } from '../../errors.js';
 import {
   expectApplied,
   ScriptedClock,

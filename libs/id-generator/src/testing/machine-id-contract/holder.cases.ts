@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { MachineIdLeaseExpiredError } from '../../errors/machine-id-lease-expired.error.js';
-import { MachineIdLostError } from '../../errors/machine-id-lost.error.js';
-import { MachineIdReleasedError } from '../../errors/machine-id-released.error.js';
+import { MachineIdLeaseExpiredError, MachineIdLostError, MachineIdReleasedError } from '../../errors.js';
 import { CosIdGenerator } from '../../generators/cosid-generator.js';
 import { MachineIdHolder, type HeldMachineId } from '../../machine/machine-id-holder.js';
 import { heartbeatsOf, ManualClocks, quiet, type MachineIdContractContext } from './contract-context.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from '@jest/globals';
-import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
+import { MachineIdOverflowError } from '../../errors.js';
 import { CosIdGenerator } from '../../generators/cosid-generator.js';
 import { MachineIdHolder } from '../../machine/machine-id-holder.js';
 import { quiet, ScriptedClock, type MachineIdContractContext } from './contract-context.js';

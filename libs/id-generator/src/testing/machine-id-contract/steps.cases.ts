@@ -1,8 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { ClockBackwardsError } from '../../errors/clock-backwards.error.js';
-import { IdGeneratorOptionsError } from '../../errors/id-generator-options.error.js';
-import { MachineIdLostError } from '../../errors/machine-id-lost.error.js';
-import { MachineIdOverflowError } from '../../errors/machine-id-overflow.error.js';
+import {
+  ClockBackwardsError,
+  IdGeneratorOptionsError,
+  MachineIdLostError,
+  MachineIdOverflowError,
+} from '../../errors.js';
 import { ScriptedClock, type MachineIdContractContext } from './contract-context.js';
 
 /** Cases of describeMachineIdDistributorContract (see ../machine-id-distributor.contract.ts). */

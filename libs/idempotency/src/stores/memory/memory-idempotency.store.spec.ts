@@ -1,7 +1,6 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { describeIdempotencyStoreContract } from '../../testing/index.js';
-import { IdempotencyArgumentError } from '../../errors/idempotency-argument.error.js';
-import { IdempotencyInProgressError } from '../../errors/idempotency-in-progress.error.js';
+import { IdempotencyArgumentError, IdempotencyInProgressError } from '../../errors.js';
 import { MemoryIdempotencyStore } from './memory-idempotency.store.js';
 
 describeIdempotencyStoreContract('memory', () => ({ store: new MemoryIdempotencyStore() }));

@@ -1,7 +1,7 @@
 // The store against a real PostgreSQL (transactions, faults, the sweep): test/idempotency/postgres-idempotency.store.spec.ts.
 import { describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { IdempotencyArgumentError } from '../../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../../errors.js';
 import { PostgresIdempotencyStore } from './postgres-idempotency.store.js';
 
 describe('PostgresIdempotencyStore options', () => {

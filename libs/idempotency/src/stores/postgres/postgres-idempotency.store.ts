@@ -11,9 +11,7 @@ import {
   type PgPool,
   type PgQueryable,
 } from '@ddd-kit/core/postgres';
-import { IdempotencyArgumentError } from '../../errors/idempotency-argument.error.js';
-import { IdempotencyConflictError } from '../../errors/idempotency-conflict.error.js';
-import { IdempotencyInProgressError } from '../../errors/idempotency-in-progress.error.js';
+import { IdempotencyArgumentError, IdempotencyConflictError, IdempotencyInProgressError } from '../../errors.js';
 import type { IdempotencyOutcome, IdempotencyRequest, IdempotencyStore } from '../../idempotency.interfaces.js';
 import {
   assertDuration,

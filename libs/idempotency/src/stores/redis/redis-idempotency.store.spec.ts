@@ -1,7 +1,7 @@
 // The store against a real Redis (and a Cluster, under faults): test/idempotency/redis-idempotency.store.spec.ts.
 import { describe, expect, it } from '@jest/globals';
 import type { Redis } from 'ioredis';
-import { IdempotencyArgumentError } from '../../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../../errors.js';
 import { RedisIdempotencyStore } from './redis-idempotency.store.js';
 
 describe('RedisIdempotencyStore options', () => {

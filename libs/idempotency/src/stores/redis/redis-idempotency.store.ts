@@ -1,9 +1,9 @@
 import type { Cluster, Redis } from 'ioredis';
-import { IdempotencyArgumentError } from '../../errors/idempotency-argument.error.js';
+import { IdempotencyArgumentError } from '../../errors.js';
 import type { IdempotencyOutcome, IdempotencyRequest, IdempotencyStore } from '../../idempotency.interfaces.js';
 import { assertDuration, checkRequest, DEFAULT_LEASE_MS, DEFAULT_TTL_MS } from '../../idempotency.validation.js';
 import { runLeased, type BeginOutcome, type LeasedRecords } from '../../leased-run.js';
-import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem, withDeadline } from '@ddd-kit/core/internal';
 import { Logger } from '@nestjs/common';
 import { runScript, warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
 import { BEGIN, COMPLETE, RELEASE } from './redis-idempotency.scripts.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from '../../errors.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PreparedValue, toTtlAt } from '../../prepared-value.js';
 import { describePrepareKeyContract } from '../../testing/index.js';

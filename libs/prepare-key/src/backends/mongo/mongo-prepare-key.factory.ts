@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from '../../errors.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PrepareKeyFactory } from '../../prepare-key.factory.js';
 import { assertName } from '../../prepare-key.validation.js';

@@ -6,7 +6,7 @@ import {
   type PgPool,
   type PgQueryable,
 } from '@ddd-kit/core/postgres';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from '../../errors.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PrepareKeyFactory } from '../../prepare-key.factory.js';
 import { assertName } from '../../prepare-key.validation.js';

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Redis } from 'ioredis';
-import { PrepareKeyConnectionError } from '../../errors/prepare-key-connection.error.js';
-import { PrepareKeyModuleOptionsError } from '../../errors/prepare-key-module-options.error.js';
+import { PrepareKeyConnectionError, PrepareKeyModuleOptionsError } from '../../errors.js';
 import type {
   PrepareKeyModuleOptions,
   PrepareKeyRedisOptions,

@@ -1,8 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { Cluster, Redis } from 'ioredis';
 import { warnWithoutCommandTimeout } from '@ddd-kit/core/redis';
-import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem } from '@ddd-kit/core';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
+import { DEFAULT_OPERATION_TIMEOUT_MS, operationTimeoutProblem } from '@ddd-kit/core/internal';
+import { PrepareKeyArgumentError } from '../../errors.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PrepareKeyFactory } from '../../prepare-key.factory.js';
 import { assertName } from '../../prepare-key.validation.js';

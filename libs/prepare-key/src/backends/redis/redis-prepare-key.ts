@@ -3,9 +3,9 @@ import { PrepareKey } from '../../prepare-key.js';
 import type { RecordPage, RollbackCondition, StoredRecord } from '../../prepare-key.interfaces.js';
 import { TTL_FOREVER } from '../../prepared-value.js';
 import { NO_EXPIRY } from './redis-prepare-key.constants.js';
-import { withDeadline } from '@ddd-kit/core';
+import { withDeadline } from '@ddd-kit/core/internal';
 import { runScriptOnKeys, runScriptThen, type LuaScript } from '@ddd-kit/core/redis';
-import { PrepareKeyDataLostError } from '../../errors/prepare-key-data-lost.error.js';
+import { PrepareKeyDataLostError } from '../../errors.js';
 import { PREPARE, READ, REPREPARE, ROLLBACK, UNSEALED } from './redis-prepare-key.scripts.js';
 import {
   decodeKeyPart,

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { withDeadline } from '@ddd-kit/core';
+import { withDeadline } from '@ddd-kit/core/internal';
 import type { Cluster, Redis } from 'ioredis';
 import { CLUSTER_SLOTS, clusterSlot, luaScript, runScriptOnKeys, slotTag } from '@ddd-kit/core/redis';
 import { newOperationId } from '../../operation-id.js';

@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
-import { PrepareKeyStateError } from '../../errors/prepare-key-state.error.js';
+import { PrepareKeyArgumentError, PrepareKeyStateError } from '../../errors.js';
 import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
 import type { ContractContext } from './contract-context.js';
 

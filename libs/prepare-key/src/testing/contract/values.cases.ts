@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PrepareKeyArgumentError } from '../../errors/prepare-key-argument.error.js';
+import { PrepareKeyArgumentError } from '../../errors.js';
 import type { PrepareKey } from '../../prepare-key.js';
 import { PreparedValue, TTL_FOREVER, toTtlAt } from '../../prepared-value.js';
 import type { ContractContext, Owner } from './contract-context.js';

@@ -1,6 +1,6 @@
 import type { mongo } from 'mongoose';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import { RepositoryError } from '../../errors/repository.error.js';
+import { RepositoryError } from '../../errors.js';
 import { checkEventIds } from '../../outbox/outbox-arguments.js';
 import type { OutboxClaim } from '../../outbox/outbox.interfaces.js';
 import {

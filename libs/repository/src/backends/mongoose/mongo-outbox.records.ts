@@ -13,7 +13,7 @@
 //                 a tombstone, invisible to reads, deleted once its outbox is empty
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { RepositoryError } from '../../errors/repository.error.js';
+import { RepositoryError } from '../../errors.js';
 import type { OutboxRecord } from '../../outbox/outbox.interfaces.js';
 
 export const OUTBOX = '_outbox';

@@ -1,6 +1,6 @@
 import type { mongo } from 'mongoose';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../../errors.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,

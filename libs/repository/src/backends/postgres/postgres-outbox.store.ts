@@ -1,6 +1,6 @@
 import type { Pool, QueryResult } from 'pg';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../../errors.js';
 import {
   guardPool,
   activeTransactionFor,

@@ -1,6 +1,6 @@
 import type { Pool } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../../errors.js';
 import type { RepositoryOptions } from '../../repository/repository.interfaces.js';
 import { quoteTableName } from './postgres-sql.utils.js';
 

@@ -1,7 +1,5 @@
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { RepositoryError } from '../../errors/repository.error.js';
+import { InvalidAggregateIdError, RepositoryConfigurationError, RepositoryError } from '../../errors.js';
 import type { PostgresIdType } from './postgres-repository.statements.js';
 import { quoteIdentifier } from './postgres-sql.utils.js';
 

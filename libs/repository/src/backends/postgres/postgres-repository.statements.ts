@@ -1,5 +1,5 @@
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../../errors.js';
 import { checkColumnType, isJsonType, quoteIdentifier, quoteTableName } from './postgres-sql.utils.js';
 
 // The SQL of PostgresRepository, built once from a subclass's declaration: every identifier

@@ -2,7 +2,7 @@ import {
   quoteIdentifier as quoteCheckedIdentifier,
   quoteTableName as quoteCheckedTableName,
 } from '@ddd-kit/core/postgres';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../../errors.js';
 
 const configurationError = (message: string): Error => new RepositoryConfigurationError(message);
 

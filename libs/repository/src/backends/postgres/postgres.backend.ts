@@ -1,7 +1,7 @@
 import type { FactoryProvider } from '@nestjs/common';
 import { checkPool, companionPool, openPool, usePreparedStatements, type PgPool } from '@ddd-kit/core/postgres';
 import type { Pool } from 'pg';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../../errors.js';
 import type { RepositoryFeature } from '../../interfaces/repository-feature.interface.js';
 import type { RepositoryOutboxOptions } from '../../outbox/outbox.options.js';
 import { REPOSITORY_BACKENDS, REPOSITORY_POSTGRES_POOL } from '../../repository.constants.js';

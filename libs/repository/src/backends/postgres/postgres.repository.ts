@@ -15,7 +15,7 @@ import type { Pool, QueryResult } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { RepositoryConfigurationError } from '../../errors.js';
 import { PostgresOutboxStore } from './postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository } from '../../repository/abstract-repository.js';

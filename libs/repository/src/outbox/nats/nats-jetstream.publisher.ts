@@ -1,12 +1,8 @@
 import type { JetStreamClient, JetStreamPublishOptions } from '@nats-io/jetstream';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
-import { RepositoryError } from '../../errors/repository.error.js';
+import { NatsPublishError, RepositoryConfigurationError } from '../../errors.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import type { NatsJetStreamPublisherOptions, NatsPublishResult } from './nats-jetstream-publisher.interfaces.js';
 import { DEFAULT_NATS_SUBJECT_PREFIX, isPublishableSubject } from './nats-subject.utils.js';
-
-/** An event that cannot be published as it is (no event id, a subject NATS refuses, bytes that cannot be made). */
-export class NatsPublishError extends RepositoryError {}
 
 /**
  * Publishes data-sync events to NATS JetStream for consumers outside the process. Each message

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { OptimisticLockError } from '../../errors/optimistic-lock.error.js';
+import { OptimisticLockError } from '../../errors.js';
 import { retryOnConflict } from '../../repository/retry-on-conflict.js';
 import type { RepositoryContractContext } from './contract-context.js';
 

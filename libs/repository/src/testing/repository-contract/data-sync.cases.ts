@@ -1,8 +1,7 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { DataSyncEventBus } from '../../data-sync/data-sync-event-bus.js';
-import { DuplicateAggregateError } from '../../errors/duplicate-aggregate.error.js';
-import { OptimisticLockError } from '../../errors/optimistic-lock.error.js';
+import { DuplicateAggregateError, OptimisticLockError } from '../../errors.js';
 import { Counter } from '../counter.aggregate.js';
 import type { CounterRepositoryClass, RepositoryContractContext } from './contract-context.js';
 

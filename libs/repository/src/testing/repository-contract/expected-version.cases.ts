@@ -1,6 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { OptimisticLockError } from '../../errors/optimistic-lock.error.js';
-import { RepositoryConfigurationError } from '../../errors/repository-configuration.error.js';
+import { OptimisticLockError, RepositoryConfigurationError } from '../../errors.js';
 import { UniqueKey } from '../../unique-keys/unique-key.decorator.js';
 import type { UniqueKeyOwner, UniqueKeyReservations } from '../../unique-keys/unique-key.interfaces.js';
 import { Counter } from '../counter.aggregate.js';

@@ -1,7 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidAggregateIdError } from '../../errors/invalid-aggregate-id.error.js';
-import { MissingIdGeneratorError } from '../../errors/missing-id-generator.error.js';
-import { OptimisticLockError } from '../../errors/optimistic-lock.error.js';
+import { InvalidAggregateIdError, MissingIdGeneratorError, OptimisticLockError } from '../../errors.js';
 import { Counter } from '../counter.aggregate.js';
 import type { AggregateIdGeneratorSource } from '../../repository/repository.interfaces.js';
 import { BAD_IDS, UNSTORABLE_IDS, type RepositoryContractContext } from './contract-context.js';

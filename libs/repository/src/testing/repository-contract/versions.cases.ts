@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { AggregateStateError } from '../../errors/aggregate-state.error.js';
+import { AggregateStateError } from '../../errors.js';
 import { Counter } from '../counter.aggregate.js';
 import type { RepositoryContractContext } from './contract-context.js';
 
