@@ -60,7 +60,7 @@ export type {
   UniqueKeyResolver,
   UniqueKeyValue,
 } from './unique-keys/unique-key.interfaces.js';
-export type { UniqueKeyKeeper } from './unique-keys/unique-key.keeper.js';
+export type { UniqueKeyReserver } from './unique-keys/unique-key.reserver.js';
 export { reconcileUniqueKeys } from './unique-keys/reconcile-unique-keys.js';
 export type {
   ReconcileUniqueKeysOptions,

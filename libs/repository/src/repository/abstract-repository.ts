@@ -17,14 +17,14 @@ import { MissingIdGeneratorError } from '../errors/missing-id-generator.error.js
 import { OptimisticLockError } from '../errors/optimistic-lock.error.js';
 import { RepositoryConfigurationError } from '../errors/repository-configuration.error.js';
 import {
-  createUniqueKeyGuard,
+  createUniqueKeyWriter,
   toUniqueKeyResolver,
-  type GuardedStore,
-  type GuardedWrite,
-  type UniqueKeyGuard,
+  type UniqueKeyWriterStore,
+  type KeyedWrite,
+  type UniqueKeyWriter,
   type WriteKind,
-} from '../unique-keys/unique-key.guard.js';
-import type { UniqueKeyKeeper } from '../unique-keys/unique-key.keeper.js';
+} from '../unique-keys/unique-key.writer.js';
+import type { UniqueKeyReserver } from '../unique-keys/unique-key.reserver.js';
 import type { UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
 import { observeWrite } from '../telemetry/repository.telemetry.js';
 import type {
@@ -48,7 +48,7 @@ import {
  *   1. check the aggregate's state and id (filling an empty id on insert),
  *   2. fire `aggregate.triggerDataSyncHook()` and take the events it collected,
  *   3. call `doInsert` / `doUpdate` / `doRemove` — between the aggregate's unique-key
- *      reservations when it declares `@UniqueKey`s (UniqueKeyGuard),
+ *      reservations when it declares `@UniqueKey`s (UniqueKeyWriter),
  *   4. only when that succeeded: advance the aggregate's versions and, once the write is
  *      durable, release its old unique-key values and publish the events (WriteEvents).
  * A write that fails publishes nothing and leaves the aggregate's versions as they were; the
@@ -70,7 +70,7 @@ export abstract class AbstractRepository<
   private idGenerators?: AggregateIdGeneratorSource | null;
   private uniqueKeyResolver?: UniqueKeyResolver;
   /** Built on first need; null when the aggregate has no unique keys. */
-  private guard?: UniqueKeyGuard<ID, T> | null;
+  private keyWriter?: UniqueKeyWriter<ID, T> | null;
 
   constructor(options: RepositoryOptions<T> = {}) {
     assertWriteFlowIntact(new.target, AbstractRepository.prototype);
@@ -108,7 +108,7 @@ export abstract class AbstractRepository<
     if (options.idGenerators !== undefined) this.idGenerators = options.idGenerators;
     if (options.uniqueKeys !== undefined) {
       this.uniqueKeyResolver = toUniqueKeyResolver(options.uniqueKeys, this.constructor.name);
-      this.guard = undefined;
+      this.keyWriter = undefined;
     }
   }
 
@@ -216,7 +216,7 @@ export abstract class AbstractRepository<
   readonly #takeLoaded = (loaded: LoadedAggregate<AggregateRoot<any, any>> | null): AggregateRoot<any, any> | null => {
     if (loaded === null) return null;
     setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
-    this.uniqueKeyGuard()?.loaded(loaded.aggregate as T);
+    this.uniqueKeyWriter()?.loaded(loaded.aggregate as T);
     return loaded.aggregate;
   };
 
@@ -228,13 +228,13 @@ export abstract class AbstractRepository<
     const pageSize = options.pageSize ?? 500;
     if (!Number.isSafeInteger(pageSize) || pageSize < 1)
       throw new RepositoryConfigurationError(`pageSize must be a positive integer, got ${String(pageSize)}`);
-    const guard = this.uniqueKeyGuard();
+    const writer = this.uniqueKeyWriter();
     let cursor: ID | undefined;
     do {
       const page = await this.doListPage(cursor, pageSize);
       for (const { aggregate, version } of page.aggregates) {
         setStoredVersion(aggregate, version, this.aggregateName());
-        guard?.loaded(aggregate);
+        writer?.loaded(aggregate);
         yield aggregate;
       }
       cursor = page.next;
@@ -382,8 +382,8 @@ export abstract class AbstractRepository<
       name = this.nameOf(aggregate);
       events = collectWriteEvents(aggregate, name);
       written = aggregate.newVersion;
-      const guard = this.uniqueKeyGuard();
-      if (guard !== null) return this.writeGuarded(guard, kind, aggregate, name, events);
+      const writer = this.uniqueKeyWriter();
+      if (writer !== null) return this.writeWithUniqueKeys(writer, kind, aggregate, name, events);
       stored = this.#store(kind, aggregate, events);
     } catch (error) {
       return Promise.reject(error);
@@ -394,18 +394,18 @@ export abstract class AbstractRepository<
     });
   }
 
-  /** The write between its unique-key reservations (see UniqueKeyGuard). */
-  private async writeGuarded(
-    guard: UniqueKeyGuard<ID, T>,
+  /** The write between its unique-key reservations (see UniqueKeyWriter). */
+  private async writeWithUniqueKeys(
+    writer: UniqueKeyWriter<ID, T>,
     kind: WriteKind,
     aggregate: T,
     name: string,
     events: DataSyncEvent[],
   ): Promise<void> {
     const written = aggregate.newVersion;
-    const guarded = await guard.write(kind, aggregate, () => this.#store(kind, aggregate, events));
+    const keyed = await writer.write(kind, aggregate, () => this.#store(kind, aggregate, events));
     setStoredVersion(aggregate, written);
-    await this.afterWrite(aggregate, name, events, guarded);
+    await this.afterWrite(aggregate, name, events, keyed);
   }
 
   /** The backend's step for `kind`. */
@@ -423,45 +423,45 @@ export abstract class AbstractRepository<
     aggregate: T,
     name: string,
     events: DataSyncEvent[],
-    guarded: GuardedWrite | undefined,
+    keyed: KeyedWrite | undefined,
   ): Promise<void> | undefined {
     const writeEvents = this.writeEvents!;
     const type = this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>);
-    if (guarded === undefined && !writeEvents.willPublish(type, events)) return undefined;
+    if (keyed === undefined && !writeEvents.willPublish(type, events)) return undefined;
     return this.whenWriteCommits(async () => {
-      await guarded?.releaseOld();
+      await keyed?.releaseOld();
       await writeEvents.publish(type, events, () => `${name} ${JSON.stringify(aggregate.id)}`);
     });
   }
 
   /**
-   * The keeper of the aggregate's `@UniqueKey`s (their definitions, reservations and steps), or
-   * null when it declares none: what `reconcileUniqueKeys` works with.
+   * The reserver of the aggregate's `@UniqueKey`s (their definitions, and the steps that reserve
+   * and release their values), or null when it declares none: what `reconcileUniqueKeys` works with.
    */
-  uniqueKeyKeeper(): UniqueKeyKeeper | null {
-    return this.uniqueKeyGuard()?.keeper ?? null;
+  uniqueKeyReserver(): UniqueKeyReserver | null {
+    return this.uniqueKeyWriter()?.reserver ?? null;
   }
 
-  /** The guard of the aggregate's unique keys, built on first need; null when it has none. */
-  private uniqueKeyGuard(): UniqueKeyGuard<ID, T> | null {
-    if (this.guard !== undefined) return this.guard;
-    const store: GuardedStore<ID> = {
+  /** The writer that brackets each write with the aggregate's unique keys, built on first need; null when it has none. */
+  private uniqueKeyWriter(): UniqueKeyWriter<ID, T> | null {
+    if (this.keyWriter !== undefined) return this.keyWriter;
+    const store: UniqueKeyWriterStore<ID> = {
       storedValues: async (id) => {
         const loaded = await this.doFindById(id);
-        return loaded === null ? null : this.guard!.keeper.valuesOf(loaded.aggregate);
+        return loaded === null ? null : this.keyWriter!.reserver.valuesOf(loaded.aggregate);
       },
       currentVersion: (id) => this.doCurrentVersion(id),
       transactionScope: () => this.transactionScope,
       inUnitOfWork: (work) => this.inUnitOfWork(work),
     };
-    this.guard = createUniqueKeyGuard(
+    this.keyWriter = createUniqueKeyWriter(
       this.aggregateClass,
       this.aggregateName(),
       this.constructor.name,
       this.uniqueKeyResolver,
       store,
     );
-    return this.guard;
+    return this.keyWriter;
   }
 
   private generateId(aggregate: T, name: string): string {
