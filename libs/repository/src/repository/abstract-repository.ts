@@ -1,12 +1,6 @@
-import { assertAggregateId, isEmptyId, isUnstorableId } from '../aggregate/aggregate-id.utils.js';
+import { isUnstorableId } from '../aggregate/aggregate-id.utils.js';
 import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
-import {
-  AggregateRoot,
-  collectWriteEvents,
-  setDeleted,
-  setStoredVersion,
-  type AggregateClass,
-} from '../aggregate/aggregate-root.js';
+import { AggregateRoot, setStoredVersion, type AggregateClass } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { WriteEvents } from '../data-sync/write-events.js';
@@ -20,7 +14,6 @@ import {
   createUniqueKeyWriter,
   toUniqueKeyResolver,
   type UniqueKeyWriterStore,
-  type KeyedWrite,
   type UniqueKeyWriter,
   type WriteKind,
 } from '../unique-keys/unique-key.writer.js';
@@ -35,13 +28,8 @@ import type {
   RepositoryOptions,
   WriteOptions,
 } from './repository.interfaces.js';
-import {
-  assertWriteFlowIntact,
-  checkExpectedVersion,
-  checkInsertable,
-  checkRemovable,
-  checkUpdatable,
-} from './write-preconditions.js';
+import { RepositoryWriteFlow } from './repository-write-flow.js';
+import { assertWriteFlowIntact } from './write-preconditions.js';
 
 /**
  * The fixed write flow. `insert`, `update` and `remove` always
@@ -54,6 +42,8 @@ import {
  * A write that fails publishes nothing and leaves the aggregate's versions as they were; the
  * events it collected are discarded, and a retry collects them afresh from the aggregate's state
  * then, so nothing is ever published twice or for a write that did not happen.
+ * The steps themselves are RepositoryWriteFlow's (repository-write-flow.ts); this class gives
+ * them the backend's `doXxx` and the hooks below.
  *
  * Subclasses implement the `doXxx` steps and `doFindById`; they may not redefine the write
  * methods (construction throws RepositoryConfigurationError). To act around writes, extend the
@@ -71,6 +61,19 @@ export abstract class AbstractRepository<
   private uniqueKeyResolver?: UniqueKeyResolver;
   /** Built on first need; null when the aggregate has no unique keys. */
   private keyWriter?: UniqueKeyWriter<ID, T> | null;
+  /** The write flow over this repository's steps, made once (`#`: a name no subclass can clash with). */
+  readonly #writes = new RepositoryWriteFlow<ID, T>({
+    nameOf: (aggregate) => this.nameOf(aggregate),
+    generateId: (aggregate, name) => this.generateId(aggregate, name),
+    uniqueKeyWriter: () => this.uniqueKeyWriter(),
+    store: (kind, aggregate, events) => {
+      if (kind === 'update') return this.doUpdate(aggregate, events);
+      return kind === 'insert' ? this.doInsert(aggregate, events) : this.doRemove(aggregate, events);
+    },
+    events: () => this.writeEvents!,
+    aggregateType: (aggregate) => this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>),
+    whenWriteCommits: (publish) => this.whenWriteCommits(publish),
+  });
 
   constructor(options: RepositoryOptions<T> = {}) {
     assertWriteFlowIntact(new.target, AbstractRepository.prototype);
@@ -122,7 +125,7 @@ export abstract class AbstractRepository<
   // ---------------------------------------------------------------- writes
 
   insert(aggregate: T): Promise<void> {
-    return this.observe('insert', aggregate, this.insertNow);
+    return this.observe('insert', aggregate, this.#writes.insert);
   }
 
   /**
@@ -133,7 +136,7 @@ export abstract class AbstractRepository<
     return this.observe(
       'update',
       aggregate,
-      options === undefined ? this.updateNow : (a) => this.updateNow(a, options),
+      options === undefined ? this.#writes.update : (a) => this.#writes.update(a, options),
     );
   }
 
@@ -150,49 +153,8 @@ export abstract class AbstractRepository<
     return this.observe(
       'remove',
       aggregate,
-      options === undefined ? this.removeNow : (a) => this.removeNow(a, options),
+      options === undefined ? this.#writes.remove : (a) => this.#writes.remove(a, options),
     );
-  }
-
-  // insertNow and updateNow are not `async`: a frame of their own would add a promise step to
-  // every write. A failed check still arrives as a rejection.
-  private insertNow(aggregate: T): Promise<void> {
-    try {
-      const name = this.nameOf(aggregate);
-      checkInsertable(name, aggregate);
-      if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
-      assertAggregateId(name, aggregate.id);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.write('insert', aggregate);
-  }
-
-  private updateNow(aggregate: T, options?: WriteOptions): Promise<void> {
-    try {
-      const name = this.nameOf(aggregate);
-      assertAggregateId(name, aggregate.id);
-      checkUpdatable(name, aggregate);
-      checkExpectedVersion(name, aggregate, options, 'update');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.write('update', aggregate);
-  }
-
-  private async removeNow(aggregate: T, options?: WriteOptions): Promise<void> {
-    const name = this.nameOf(aggregate);
-    assertAggregateId(name, aggregate.id);
-    checkRemovable(name, aggregate);
-    checkExpectedVersion(name, aggregate, options, 'remove');
-    const wasDeleted = aggregate.isDeleted();
-    aggregate.markDeleted();
-    try {
-      await this.write('remove', aggregate);
-    } catch (error) {
-      if (!wasDeleted) setDeleted(aggregate, false);
-      throw error;
-    }
   }
 
   // ---------------------------------------------------------------- reads
@@ -367,71 +329,8 @@ export abstract class AbstractRepository<
   /** Runs one write inside its span (see observeWrite), named without throwing: a bad argument is the write's to report. */
   private observe(operation: WriteKind, aggregate: T, run: (aggregate: T) => Promise<void>): Promise<void> {
     const type = this.aggregateClass ?? (aggregate instanceof AggregateRoot ? aggregate.constructor : undefined);
-    return observeWrite(operation, type === undefined ? 'Aggregate' : getAggregateName(type), run, this, aggregate);
-  }
-
-  // Not `async` when the aggregate declares no unique keys (the common path): the store's promise
-  // and one step after it, rather than a frame and an await of its own. A failure before the
-  // store is called (a throwing hook, say) still arrives as a rejection.
-  private write(kind: WriteKind, aggregate: T): Promise<void> {
-    let name: string;
-    let events: DataSyncEvent[];
-    let written: number;
-    let stored: Promise<void>;
-    try {
-      name = this.nameOf(aggregate);
-      events = collectWriteEvents(aggregate, name);
-      written = aggregate.newVersion;
-      const writer = this.uniqueKeyWriter();
-      if (writer !== null) return this.writeWithUniqueKeys(writer, kind, aggregate, name, events);
-      stored = this.#store(kind, aggregate, events);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return stored.then(() => {
-      setStoredVersion(aggregate, written);
-      return this.afterWrite(aggregate, name, events, undefined);
-    });
-  }
-
-  /** The write between its unique-key reservations (see UniqueKeyWriter). */
-  private async writeWithUniqueKeys(
-    writer: UniqueKeyWriter<ID, T>,
-    kind: WriteKind,
-    aggregate: T,
-    name: string,
-    events: DataSyncEvent[],
-  ): Promise<void> {
-    const written = aggregate.newVersion;
-    const keyed = await writer.write(kind, aggregate, () => this.#store(kind, aggregate, events));
-    setStoredVersion(aggregate, written);
-    await this.afterWrite(aggregate, name, events, keyed);
-  }
-
-  /** The backend's step for `kind`. */
-  // `#`: a name no subclass (a user's repository) can clash with.
-  #store(kind: WriteKind, aggregate: T, events: readonly DataSyncEvent[]): Promise<void> {
-    if (kind === 'update') return this.doUpdate(aggregate, events);
-    return kind === 'insert' ? this.doInsert(aggregate, events) : this.doRemove(aggregate, events);
-  }
-
-  /**
-   * Once the write is durable (at once, or when the enclosing transaction commits): the old
-   * unique keys released and the events published. Nothing to wait for when there is neither.
-   */
-  private afterWrite(
-    aggregate: T,
-    name: string,
-    events: DataSyncEvent[],
-    keyed: KeyedWrite | undefined,
-  ): Promise<void> | undefined {
-    const writeEvents = this.writeEvents!;
-    const type = this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>);
-    if (keyed === undefined && !writeEvents.willPublish(type, events)) return undefined;
-    return this.whenWriteCommits(async () => {
-      await keyed?.releaseOld();
-      await writeEvents.publish(type, events, () => `${name} ${JSON.stringify(aggregate.id)}`);
-    });
+    const name = type === undefined ? 'Aggregate' : getAggregateName(type);
+    return observeWrite(operation, name, run, this.#writes, aggregate);
   }
 
   /**
