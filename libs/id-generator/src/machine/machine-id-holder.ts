@@ -1,15 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { checkReading } from '../clock/clock.utils.js';
-import { IdGeneratorError, MachineIdLostError, MachineIdReleasedError } from '../errors.js';
+import { MachineIdLostError, MachineIdReleasedError } from '../errors.js';
 import type { Clock } from '../id-generator.interfaces.js';
-import {
-  generatorTelemetry,
-  machineIdTelemetry,
-  noMetric,
-  recordMachineIdLoss,
-  renewals,
-} from '../telemetry/id-generator.telemetry.js';
+import { machineIdTelemetry, noMetric } from '../telemetry/id-generator.telemetry.js';
 import type { MachineIdDistributor, MachineIdRequest, MachineIdState } from './machine-id-distributor.js';
+import { describeError, distributeMachineId, MachineIdHeartbeat } from './machine-id-heartbeat.js';
 import { leaseInstant, MachineIdLease, type LeaseInstant, type MachineIdLeaseClocks } from './machine-id-lease.js';
 
 export interface MachineIdHolderOptions extends MachineIdRequest {
@@ -41,8 +36,8 @@ interface Held extends HeldMachineId {
 
 /**
  * One instance's machine ID for its lifetime: distributes it, keeps it with heartbeats (`guard`
- * every `guardIntervalMs`), and on `release()` stops generation first and then gives the ID back
- * with the latest timestamp used, so the next holder starts after it.
+ * every `guardIntervalMs`, see MachineIdHeartbeat), and on `release()` stops generation first and
+ * then gives the ID back with the latest timestamp used, so the next holder starts after it.
  *
  * The lease stops generation a little before the deadline the distributor recorded for this
  * instance (`safeGuardMs` after the last successful request, less a tenth, at most 1 s), counted
@@ -59,10 +54,7 @@ export class MachineIdHolder {
   private readonly logger: Pick<Logger, 'log' | 'warn' | 'error'>;
   private readonly listeners = new Set<(held: HeldMachineId) => void | Promise<void>>();
   private readonly waiters = new Set<() => void>();
-  private timer: ReturnType<typeof setInterval> | undefined;
-  private inFlight: Promise<void> | undefined;
-  private reacquiring: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly beats: MachineIdHeartbeat<Held>;
   private released = false;
 
   private constructor(
@@ -75,15 +67,30 @@ export class MachineIdHolder {
     this.clocks = { clock: this.clock, monotonic: options.monotonic };
     this.logger = options.logger ?? new Logger('IdGeneratorModule');
     this.held = this.hold(machineId, lastTimestamp, leaseStartedAt);
+    const { distributor, namespace, machineBits, instanceId } = options;
+    this.beats = new MachineIdHeartbeat<Held>({
+      distributor,
+      request: { namespace, machineBits, instanceId },
+      logger: this.logger,
+      held: () => this.held,
+      released: () => this.released,
+      clocksNow: () => this.clocksNow(),
+      state: (held) => this.state(held),
+      // The replacement's IDs follow the lost one's: per-generator order survives the move.
+      replacement: (lost, id, last, sentAt) =>
+        this.hold(id, Math.max(last, lost.lastTimestamp, latestTracked(lost)), sentAt),
+      install: (held) => this.install(held),
+      notify: () => this.notify(),
+    });
   }
 
   /** Distributes a machine ID and starts its heartbeat. */
   static async acquire(options: MachineIdHolderOptions): Promise<MachineIdHolder> {
     const { distributor, namespace, machineBits, instanceId } = options;
     const sentAt = leaseInstant({ clock: options.clock, monotonic: options.monotonic });
-    const { machineId, lastTimestamp } = await distribute(distributor, { namespace, machineBits, instanceId });
+    const { machineId, lastTimestamp } = await distributeMachineId(distributor, { namespace, machineBits, instanceId });
     const holder = new MachineIdHolder(options, machineId, lastTimestamp, sentAt);
-    holder.startHeartbeat();
+    holder.beats.start();
     return holder;
   }
 
@@ -119,14 +126,14 @@ export class MachineIdHolder {
     return this.options.machineBits;
   }
 
-  /** True while a lost machine ID is being replaced. */
   /** How often the lease is renewed (undefined: a machine ID that needs no heartbeat). */
   get heartbeatIntervalMs(): number | undefined {
     return this.options.distributor.guardIntervalMs;
   }
 
+  /** True while a lost machine ID is being replaced. */
   get replacing(): boolean {
-    return this.reacquiring !== undefined;
+    return this.beats.replacing;
   }
 
   /** Generators on the current machine ID whose last timestamp must be reported. */
@@ -156,7 +163,7 @@ export class MachineIdHolder {
     const deadline = this.clocksNow().monotonic + timeoutMs;
     for (;;) {
       if (this.released) return false;
-      if (this.reacquiring === undefined && this.held.lease.valid) return true;
+      if (!this.beats.replacing && this.held.lease.valid) return true;
       const left = deadline - this.clocksNow().monotonic;
       if (left <= 0) return false;
       await new Promise<void>((resolve) => {
@@ -173,12 +180,7 @@ export class MachineIdHolder {
 
   /** One heartbeat (also run by the timer). Resolves either way; a lost ID is replaced. */
   heartbeat(): Promise<void> {
-    if (this.released) return Promise.resolve();
-    if (this.reacquiring) return this.reacquiring;
-    this.inFlight ??= this.guardOnce().finally(() => {
-      this.inFlight = undefined;
-    });
-    return this.inFlight;
+    return this.beats.beat();
   }
 
   /**
@@ -197,12 +199,10 @@ export class MachineIdHolder {
   }
 
   private async giveBack(): Promise<boolean> {
-    this.stopHeartbeat();
-    this.wake?.();
+    this.beats.stop();
     this.notify();
     this.held.lease.revoke(new MachineIdReleasedError(this.held.machineId));
-    await this.inFlight?.catch(() => undefined);
-    await this.reacquiring?.catch(() => undefined);
+    await this.beats.settled();
     // A replacement may have been installed meanwhile (one acquired after this point was given
     // back by the loop itself); a lost ID without a replacement has nothing to give back.
     const held = this.held;
@@ -241,6 +241,18 @@ export class MachineIdHolder {
     return leaseInstant(this.clocks);
   }
 
+  /** Installs a replacement for a lost ID, and moves the generators to it (onMachineId). */
+  private async install(held: Held): Promise<void> {
+    this.held = held;
+    const moved = await Promise.allSettled([...this.listeners].map(async (listener) => listener(held)));
+    for (const result of moved) {
+      if (result.status === 'rejected')
+        this.logger.error(
+          `A generator could not move to machine ID ${held.machineId}: ${describeError(result.reason)}`,
+        );
+    }
+  }
+
   private latestOf(held: Held): number {
     let latest = Math.max(checkReading(this.clock()), held.lastTimestamp);
     for (const generator of held.tracked) if (generator.lastTimestamp > latest) latest = generator.lastTimestamp;
@@ -255,113 +267,11 @@ export class MachineIdHolder {
   private notify(): void {
     for (const waiter of [...this.waiters]) waiter();
   }
-
-  private async guardOnce(): Promise<void> {
-    const held = this.held;
-    const sentAt = this.clocksNow();
-    const telemetry = machineIdTelemetry.begin('machine_id.renew', renewals, 'renew', this.namespace);
-    generatorTelemetry.instruments(); // the ID counter, for an SDK started after the generators were built
-    try {
-      await this.options.distributor.guard(this.state(held));
-      held.lease.renew(sentAt);
-      telemetry?.end('renewed');
-      this.notify();
-    } catch (error) {
-      telemetry?.end(error instanceof MachineIdLostError ? 'lost' : 'error', error);
-      if (error instanceof MachineIdLostError) {
-        recordMachineIdLoss(this.namespace);
-        held.lease.revoke(error);
-        this.logger.error(`${error.message}; acquiring a new machine ID`);
-        this.reacquiring = this.reacquire(held).finally(() => {
-          this.reacquiring = undefined;
-          this.notify();
-        });
-      } else {
-        this.logger.warn(
-          `Heartbeat for machine ID ${held.machineId} failed (${error instanceof Error ? error.message : String(error)}); ` +
-            `ID generation stops in ${Math.round(held.lease.remainingMs)} ms unless a heartbeat succeeds`,
-        );
-      }
-    }
-  }
-
-  /** Replaces a lost machine ID; retries (backing off up to safeGuardMs) until it succeeds or the holder is released. */
-  private async reacquire(lost: Held): Promise<void> {
-    const { distributor, namespace, machineBits, instanceId } = this.options;
-    const interval = distributor.guardIntervalMs ?? 1_000;
-    let delay = interval;
-    while (!this.released) {
-      const sentAt = this.clocksNow();
-      try {
-        const { machineId, lastTimestamp } = await distribute(distributor, { namespace, machineBits, instanceId });
-        // The replacement's IDs follow the lost one's: per-generator order survives the move.
-        const held = this.hold(
-          machineId,
-          Math.max(lastTimestamp, lost.lastTimestamp, this.latestTracked(lost)),
-          sentAt,
-        );
-        if (this.released) {
-          await distributor.revert(this.state(held)).catch(() => undefined);
-          return;
-        }
-        this.held = held;
-        const moved = await Promise.allSettled([...this.listeners].map(async (listener) => listener(held)));
-        for (const result of moved) {
-          if (result.status === 'rejected')
-            this.logger.error(`A generator could not move to machine ID ${machineId}: ${describe(result.reason)}`);
-        }
-        this.logger.log(
-          `Machine ID ${machineId} of namespace "${namespace}" acquired by instance "${instanceId}" in place of lost machine ID ${lost.machineId}`,
-        );
-        return;
-      } catch (error) {
-        this.logger.warn(
-          `Acquiring a machine ID in place of lost machine ID ${lost.machineId} failed (${describe(error)}); retrying in ${delay} ms`,
-        );
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, delay);
-        timer.unref?.();
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
-      delay = Math.min(delay * 2, distributor.safeGuardMs ?? 60_000);
-    }
-  }
-
-  private latestTracked(held: Held): number {
-    let latest = -1;
-    for (const generator of held.tracked) if (generator.lastTimestamp > latest) latest = generator.lastTimestamp;
-    return latest;
-  }
-
-  private startHeartbeat(): void {
-    const interval = this.options.distributor.guardIntervalMs;
-    if (interval === undefined) return;
-    this.timer = setInterval(() => void this.heartbeat(), interval);
-    // The heartbeat must not keep a finished process alive.
-    this.timer.unref();
-  }
-
-  private stopHeartbeat(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
-    this.timer = undefined;
-  }
 }
 
-/** distributor.distribute in a `machine_id.acquire` span. */
-function distribute(
-  distributor: MachineIdDistributor,
-  request: MachineIdRequest,
-): ReturnType<MachineIdDistributor['distribute']> {
-  const telemetry = machineIdTelemetry.begin('machine_id.acquire', noMetric, 'acquire', request.namespace);
-  const distributed = distributor.distribute(request);
-  return telemetry === undefined ? distributed : telemetry.settle(distributed, () => 'acquired');
-}
-
-function describe(error: unknown): string {
-  return error instanceof IdGeneratorError || error instanceof Error ? error.message : String(error);
+/** The latest timestamp the generators on `held` reported (-1: none yet). */
+function latestTracked(held: Held): number {
+  let latest = -1;
+  for (const generator of held.tracked) if (generator.lastTimestamp > latest) latest = generator.lastTimestamp;
+  return latest;
 }

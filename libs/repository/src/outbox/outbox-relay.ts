@@ -8,9 +8,16 @@ import {
 } from '@nestjs/common';
 import { RepositoryConfigurationError } from '../errors.js';
 import { errorText } from './outbox-arguments.js';
-import { OutboxLane, type OutboxDelivery, type OutboxLaneContext, type OutboxRelayCounters } from './outbox-lane.js';
+import type { OutboxDelivery, OutboxLaneContext, OutboxRelayCounters } from './outbox-lane.js';
+import { OutboxLanes } from './outbox-relay.lanes.js';
+import {
+  checkRelayOptions,
+  validateRelaySettings,
+  type OutboxRelayOptions,
+  type OutboxRelaySettings,
+  type ValidatedRelaySettings,
+} from './outbox-relay.settings.js';
 import type {
-  OutboxClaim,
   OutboxDeadLetterQuery,
   OutboxLocalRelay,
   OutboxRecord,
@@ -19,53 +26,7 @@ import type {
 } from './outbox.interfaces.js';
 
 export type { OutboxDelivery, OutboxRelayCounters } from './outbox-lane.js';
-
-export interface OutboxRelaySettings {
-  /** The most instances this relay delivers at once (default 50): each round claims up to what is free of it. */
-  batchSize?: number;
-  /**
-   * How long a claim holds before another relay may take it over (default 30 s). The relay
-   * renews it every third of `leaseMs` while the instance's handlers run, so a handler may take
-   * longer; it bounds how long the events of a relay that died wait for another relay.
-   */
-  leaseMs?: number;
-  /**
-   * How long one handler call (one write's events) may run before it counts as failed (default
-   * 60 s): it then takes the retry path (a backoff, a dead letter after `maxAttempts`). The late
-   * call is not stopped; the retry may overlap it.
-   */
-  handlerTimeoutMs?: number;
-  /** The polling interval when nothing wakes the relay (default 1 s). */
-  pollIntervalMs?: number;
-  /** Failed deliveries after which an event becomes a dead letter (default 10). */
-  maxAttempts?: number;
-  /** Retry delays: `initialMs` (default 1 s) doubling per failed attempt up to `maxMs` (default 5 min). */
-  backoff?: { initialMs?: number; maxMs?: number };
-  /** How long shutdown waits for deliveries in progress before releasing what is left (default 10 s). */
-  shutdownTimeoutMs?: number;
-  /**
-   * Called with each batch the relay claimed from a store, before any of it is delivered; the
-   * deliveries wait for it. A test seam: a crash test parks the relay here (a promise that never
-   * settles) to stop it between a claim and the handlers.
-   */
-  onClaimed?: (claims: readonly OutboxClaim[]) => void | Promise<void>;
-}
-
-export interface OutboxRelayOptions extends OutboxRelaySettings {
-  /** The stores to relay from (one per backend in use). */
-  stores: readonly OutboxStore[];
-  /** Where events go: DataSyncEventBus.deliver for the `@OnDataSync` handlers. */
-  deliver: OutboxDelivery;
-  /** This relay's name in claims (default `host:pid:random`): unique per process. */
-  owner?: string;
-  /** Start on application bootstrap (default true). */
-  autoStart?: boolean;
-  /** The clock (epoch ms); tests inject one. */
-  clock?: () => number;
-}
-
-/** The methods a relay calls on each store. */
-const RELAY_SIDE = ['claim', 'renew', 'ack', 'fail', 'release', 'status'] as const;
+export type { OutboxRelayOptions, OutboxRelaySettings } from './outbox-relay.settings.js';
 
 /**
  * Delivers the events stored by writes (the outbox) to the data-sync handlers, at least once,
@@ -96,10 +57,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly settings: ValidatedRelaySettings;
   private readonly onClaimed: OutboxRelaySettings['onClaimed'];
   private readonly autoStart: boolean;
-  private readonly lanes = new Map<OutboxStore, Map<string, OutboxLane>>();
-  /** Every lane running (their ends), for shutdown to wait on. */
-  private readonly inFlight = new Set<Promise<void>>();
-  private readonly laneContext: OutboxLaneContext;
+  private readonly lanes: OutboxLanes;
   private running?: Promise<void>;
   private stopping?: Promise<void>;
   private stopRequested = false;
@@ -113,19 +71,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
   private wakes = 0;
 
   constructor(options: OutboxRelayOptions) {
-    if (options === null || typeof options !== 'object')
-      throw new RepositoryConfigurationError('OutboxRelay: options are required');
-    if (!Array.isArray(options.stores) || options.stores.length === 0)
-      throw new RepositoryConfigurationError('OutboxRelay: stores must name at least one OutboxStore');
-    options.stores.forEach((store: Partial<OutboxStore> | null, i) => {
-      const missing = RELAY_SIDE.filter((method) => typeof store?.[method] !== 'function');
-      if (missing.length > 0)
-        throw new RepositoryConfigurationError(
-          `OutboxRelay: stores[${i}] is not an OutboxStore (no ${missing.join(', ')}); a store of your own needs renew since the relay renews leases`,
-        );
-    });
-    if (typeof options.deliver !== 'function')
-      throw new RepositoryConfigurationError('OutboxRelay: deliver must be a function');
+    checkRelayOptions(options);
     this.stores = options.stores;
     this.deliverTo = options.deliver;
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -135,7 +81,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     this.autoStart = options.autoStart ?? true;
     this.settings = validateRelaySettings(options);
     this.onClaimed = options.onClaimed;
-    this.laneContext = {
+    const laneContext: OutboxLaneContext = {
       owner: this.owner,
       settings: this.settings,
       counters: this.counters,
@@ -145,6 +91,11 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       stopping: () => this.stopRequested,
       closed: () => this.released,
     };
+    this.lanes = new OutboxLanes(laneContext, {
+      logger: this.logger,
+      wake: () => this.wake(),
+      wakes: () => this.wakes,
+    });
   }
 
   /** Starts relaying (RepositoryModule calls it on bootstrap); a no-op when running. */
@@ -256,7 +207,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
         );
       }
       if (this.stopRequested) break;
-      const free = this.settings.batchSize - this.active();
+      const free = this.settings.batchSize - this.lanes.active;
       // More may be due at once after a round that claimed, after a notification or the end of
       // a lane during it; with every lane busy, the end of one wakes the loop.
       if (errors === 0 && free > 0 && (claimed > 0 || this.signalled)) continue;
@@ -277,7 +228,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     let claimed = 0;
     const lanes: Promise<void>[] = [];
     for (const store of this.stores) {
-      const free = this.settings.batchSize - this.active();
+      const free = this.settings.batchSize - this.lanes.active;
       if (this.stopRequested || free <= 0) break;
       const claims = await store.claim({
         owner: this.owner,
@@ -288,46 +239,9 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       claimed += claims.length;
       if (claims.length === 0) continue;
       if (this.onClaimed !== undefined) await this.onClaimed(claims);
-      for (const claim of claims) lanes.push(this.openLane(store, claim, detached));
+      for (const claim of claims) lanes.push(this.lanes.open(store, claim, detached));
     }
     return { claimed, lanes };
-  }
-
-  private openLane(store: OutboxStore, claim: OutboxClaim, detached: boolean, handedOff = false): Promise<void> {
-    let lanes = this.lanes.get(store);
-    if (lanes === undefined) this.lanes.set(store, (lanes = new Map()));
-    const key = instanceKey(claim);
-    const running = lanes.get(key);
-    const wakesBefore = this.wakes;
-    // The store hands an instance out again only when the lease lapsed; the lane still running
-    // here must stay the only one delivering it.
-    const done =
-      running !== undefined
-        ? // What it gave back was released after the lane's own wake-up (its store calls run in
-          // turn): nothing else would claim it before the next poll.
-          running.adopt(claim).then((gaveBack) => {
-            if (gaveBack) this.wake();
-          })
-        : (() => {
-            const lane = new OutboxLane(this.laneContext, store, claim);
-            lanes.set(key, lane);
-            return lane.run().finally(() => {
-              lanes.delete(key);
-              // Its instance may have more now, or lanes were all busy: claim again. A write
-              // handed off needs that only when new events were signalled meanwhile (a write
-              // to its instance while it ran was stored unclaimed and woke this relay).
-              if (!handedOff || this.wakes !== wakesBefore) this.wake();
-            });
-          })();
-    this.inFlight.add(done);
-    const tracked = done.finally(() => this.inFlight.delete(done));
-    if (!detached) return tracked;
-    tracked.catch((error: unknown) =>
-      this.logger.error(
-        `Delivering ${claim.aggregate} ${JSON.stringify(claim.aggregateId)} stopped on a store error (${errorText(error)}); its claim expires with its lease`,
-      ),
-    );
-    return Promise.resolve();
   }
 
   /**
@@ -339,7 +253,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       owner: this.owner,
       leaseMs: this.settings.leaseMs,
       now: () => this.clock(),
-      hasRoom: () => !this.stopRequested && this.active() < this.settings.batchSize,
+      hasRoom: () => !this.stopRequested && this.lanes.active < this.settings.batchSize,
       take: (claim) => {
         this.claimedAny = true;
         if (this.stopRequested) {
@@ -352,20 +266,14 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
             );
           return;
         }
-        if (this.onClaimed === undefined) return void this.openLane(store, claim, true, true);
+        if (this.onClaimed === undefined) return void this.lanes.open(store, claim, true, true);
         void Promise.resolve(this.onClaimed([claim])).then(
-          () => this.openLane(store, claim, true, true),
+          () => this.lanes.open(store, claim, true, true),
           (error: unknown) =>
             this.logger.error(`onClaimed failed (${errorText(error)}); the claim expires with its lease`),
         );
       },
     };
-  }
-
-  private active(): number {
-    let n = 0;
-    for (const lanes of this.lanes.values()) n += lanes.size;
-    return n;
   }
 
   private wake(): void {
@@ -402,7 +310,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     const finished = (async () => {
       await this.running;
       // The loop has stopped claiming: the lanes open now are all there will be.
-      await Promise.all([...this.inFlight].map((lane) => lane.catch(() => undefined)));
+      await this.lanes.ended();
       return 'done' as const;
     })();
     const outcome = await Promise.race([finished, late]);
@@ -425,39 +333,4 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       ),
     );
   }
-}
-
-function instanceKey(claim: OutboxClaim): string {
-  return `${claim.aggregate}\u0000${typeof claim.aggregateId}\u0000${String(claim.aggregateId)}`;
-}
-
-type ValidatedRelaySettings = Required<Omit<OutboxRelaySettings, 'backoff' | 'onClaimed'>> & {
-  backoff: { initialMs: number; maxMs: number };
-};
-
-export function validateRelaySettings(options: OutboxRelaySettings): ValidatedRelaySettings {
-  const positive = (value: unknown, name: string, fallback: number): number => {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
-      throw new RepositoryConfigurationError(`outbox: ${name} must be a positive integer, got ${String(value)}`);
-    return value;
-  };
-  if (options.onClaimed !== undefined && typeof options.onClaimed !== 'function')
-    throw new RepositoryConfigurationError('outbox: onClaimed must be a function');
-  if (options.backoff !== undefined && (options.backoff === null || typeof options.backoff !== 'object'))
-    throw new RepositoryConfigurationError('outbox: backoff must be an object { initialMs?, maxMs? }');
-  const settings = {
-    batchSize: positive(options.batchSize, 'batchSize', 50),
-    leaseMs: positive(options.leaseMs, 'leaseMs', 30_000),
-    handlerTimeoutMs: positive(options.handlerTimeoutMs, 'handlerTimeoutMs', 60_000),
-    pollIntervalMs: positive(options.pollIntervalMs, 'pollIntervalMs', 1_000),
-    maxAttempts: positive(options.maxAttempts, 'maxAttempts', 10),
-    shutdownTimeoutMs: positive(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 10_000),
-    backoff: {
-      initialMs: positive(options.backoff?.initialMs, 'backoff.initialMs', 1_000),
-      maxMs: positive(options.backoff?.maxMs, 'backoff.maxMs', 300_000),
-    },
-  };
-  if (settings.leaseMs < 5) throw new RepositoryConfigurationError('outbox: leaseMs must be at least 5');
-  return settings;
 }

@@ -1,4 +1,4 @@
-import type { OutboxRelaySettings } from './outbox-relay.js';
+import type { OutboxRelaySettings } from './outbox-relay.settings.js';
 
 /** RepositoryModule's `outbox` options (the relay's settings, and what the backends' stores read). */
 export interface RepositoryOutboxOptions extends OutboxRelaySettings {

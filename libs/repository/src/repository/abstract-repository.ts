@@ -1,12 +1,6 @@
-import { assertAggregateId, isEmptyId, isUnstorableId } from '../aggregate/aggregate-id.utils.js';
+import { isUnstorableId } from '../aggregate/aggregate-id.utils.js';
 import { getAggregateName } from '../aggregate/aggregate-name.utils.js';
-import {
-  AggregateRoot,
-  collectWriteEvents,
-  setDeleted,
-  setStoredVersion,
-  type AggregateClass,
-} from '../aggregate/aggregate-root.js';
+import { AggregateRoot, setStoredVersion, type AggregateClass } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
 import { WriteEvents } from '../data-sync/write-events.js';
@@ -19,14 +13,13 @@ import {
   RepositoryConfigurationError,
 } from '../errors.js';
 import {
-  createUniqueKeyGuard,
+  createUniqueKeyWriter,
   toUniqueKeyResolver,
-  type GuardedStore,
-  type GuardedWrite,
-  type UniqueKeyGuard,
+  type UniqueKeyWriterStore,
+  type UniqueKeyWriter,
   type WriteKind,
-} from '../unique-keys/unique-key.guard.js';
-import type { UniqueKeyKeeper } from '../unique-keys/unique-key.keeper.js';
+} from '../unique-keys/unique-key.writer.js';
+import type { UniqueKeyReserver } from '../unique-keys/unique-key.reserver.js';
 import type { UniqueKeyResolver } from '../unique-keys/unique-key.interfaces.js';
 import { observeWrite } from '../telemetry/repository.telemetry.js';
 import type {
@@ -37,25 +30,22 @@ import type {
   RepositoryOptions,
   WriteOptions,
 } from './repository.interfaces.js';
-import {
-  assertWriteFlowIntact,
-  checkExpectedVersion,
-  checkInsertable,
-  checkRemovable,
-  checkUpdatable,
-} from './write-preconditions.js';
+import { RepositoryWriteFlow } from './repository-write-flow.js';
+import { assertWriteFlowIntact } from './write-preconditions.js';
 
 /**
  * The fixed write flow. `insert`, `update` and `remove` always
  *   1. check the aggregate's state and id (filling an empty id on insert),
  *   2. fire `aggregate.triggerDataSyncHook()` and take the events it collected,
  *   3. call `doInsert` / `doUpdate` / `doRemove` — between the aggregate's unique-key
- *      reservations when it declares `@UniqueKey`s (UniqueKeyGuard),
+ *      reservations when it declares `@UniqueKey`s (UniqueKeyWriter),
  *   4. only when that succeeded: advance the aggregate's versions and, once the write is
  *      durable, release its old unique-key values and publish the events (WriteEvents).
  * A write that fails publishes nothing and leaves the aggregate's versions as they were; the
  * events it collected are discarded, and a retry collects them afresh from the aggregate's state
  * then, so nothing is ever published twice or for a write that did not happen.
+ * The steps themselves are RepositoryWriteFlow's (repository-write-flow.ts); this class gives
+ * them the backend's `doXxx` and the hooks below.
  *
  * Subclasses implement the `doXxx` steps and `doFindById`; they may not redefine the write
  * methods (construction throws RepositoryConfigurationError). To act around writes, extend the
@@ -72,7 +62,20 @@ export abstract class AbstractRepository<
   private idGenerators?: AggregateIdGeneratorSource | null;
   private uniqueKeyResolver?: UniqueKeyResolver;
   /** Built on first need; null when the aggregate has no unique keys. */
-  private guard?: UniqueKeyGuard<ID, T> | null;
+  private keyWriter?: UniqueKeyWriter<ID, T> | null;
+  /** The write flow over this repository's steps, made once (`#`: a name no subclass can clash with). */
+  readonly #writes = new RepositoryWriteFlow<ID, T>({
+    nameOf: (aggregate) => this.nameOf(aggregate),
+    generateId: (aggregate, name) => this.generateId(aggregate, name),
+    uniqueKeyWriter: () => this.uniqueKeyWriter(),
+    store: (kind, aggregate, events) => {
+      if (kind === 'update') return this.doUpdate(aggregate, events);
+      return kind === 'insert' ? this.doInsert(aggregate, events) : this.doRemove(aggregate, events);
+    },
+    events: () => this.writeEvents!,
+    aggregateType: (aggregate) => this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>),
+    whenWriteCommits: (publish) => this.whenWriteCommits(publish),
+  });
 
   constructor(options: RepositoryOptions<T> = {}) {
     assertWriteFlowIntact(new.target, AbstractRepository.prototype);
@@ -110,7 +113,7 @@ export abstract class AbstractRepository<
     if (options.idGenerators !== undefined) this.idGenerators = options.idGenerators;
     if (options.uniqueKeys !== undefined) {
       this.uniqueKeyResolver = toUniqueKeyResolver(options.uniqueKeys, this.constructor.name);
-      this.guard = undefined;
+      this.keyWriter = undefined;
     }
   }
 
@@ -124,7 +127,7 @@ export abstract class AbstractRepository<
   // ---------------------------------------------------------------- writes
 
   insert(aggregate: T): Promise<void> {
-    return this.observe('insert', aggregate, this.insertNow);
+    return this.observe('insert', aggregate, this.#writes.insert);
   }
 
   /**
@@ -135,7 +138,7 @@ export abstract class AbstractRepository<
     return this.observe(
       'update',
       aggregate,
-      options === undefined ? this.updateNow : (a) => this.updateNow(a, options),
+      options === undefined ? this.#writes.update : (a) => this.#writes.update(a, options),
     );
   }
 
@@ -152,49 +155,8 @@ export abstract class AbstractRepository<
     return this.observe(
       'remove',
       aggregate,
-      options === undefined ? this.removeNow : (a) => this.removeNow(a, options),
+      options === undefined ? this.#writes.remove : (a) => this.#writes.remove(a, options),
     );
-  }
-
-  // insertNow and updateNow are not `async`: a frame of their own would add a promise step to
-  // every write. A failed check still arrives as a rejection.
-  private insertNow(aggregate: T): Promise<void> {
-    try {
-      const name = this.nameOf(aggregate);
-      checkInsertable(name, aggregate);
-      if (isEmptyId(aggregate.id)) aggregate.id = this.generateId(aggregate, name) as ID;
-      assertAggregateId(name, aggregate.id);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.write('insert', aggregate);
-  }
-
-  private updateNow(aggregate: T, options?: WriteOptions): Promise<void> {
-    try {
-      const name = this.nameOf(aggregate);
-      assertAggregateId(name, aggregate.id);
-      checkUpdatable(name, aggregate);
-      checkExpectedVersion(name, aggregate, options, 'update');
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.write('update', aggregate);
-  }
-
-  private async removeNow(aggregate: T, options?: WriteOptions): Promise<void> {
-    const name = this.nameOf(aggregate);
-    assertAggregateId(name, aggregate.id);
-    checkRemovable(name, aggregate);
-    checkExpectedVersion(name, aggregate, options, 'remove');
-    const wasDeleted = aggregate.isDeleted();
-    aggregate.markDeleted();
-    try {
-      await this.write('remove', aggregate);
-    } catch (error) {
-      if (!wasDeleted) setDeleted(aggregate, false);
-      throw error;
-    }
   }
 
   // ---------------------------------------------------------------- reads
@@ -218,7 +180,7 @@ export abstract class AbstractRepository<
   readonly #takeLoaded = (loaded: LoadedAggregate<AggregateRoot<any, any>> | null): AggregateRoot<any, any> | null => {
     if (loaded === null) return null;
     setStoredVersion(loaded.aggregate, loaded.version, this.aggregateName());
-    this.uniqueKeyGuard()?.loaded(loaded.aggregate as T);
+    this.uniqueKeyWriter()?.loaded(loaded.aggregate as T);
     return loaded.aggregate;
   };
 
@@ -230,13 +192,13 @@ export abstract class AbstractRepository<
     const pageSize = options.pageSize ?? 500;
     if (!Number.isSafeInteger(pageSize) || pageSize < 1)
       throw new RepositoryConfigurationError(`pageSize must be a positive integer, got ${String(pageSize)}`);
-    const guard = this.uniqueKeyGuard();
+    const writer = this.uniqueKeyWriter();
     let cursor: ID | undefined;
     do {
       const page = await this.doListPage(cursor, pageSize);
       for (const { aggregate, version } of page.aggregates) {
         setStoredVersion(aggregate, version, this.aggregateName());
-        guard?.loaded(aggregate);
+        writer?.loaded(aggregate);
         yield aggregate;
       }
       cursor = page.next;
@@ -369,101 +331,38 @@ export abstract class AbstractRepository<
   /** Runs one write inside its span (see observeWrite), named without throwing: a bad argument is the write's to report. */
   private observe(operation: WriteKind, aggregate: T, run: (aggregate: T) => Promise<void>): Promise<void> {
     const type = this.aggregateClass ?? (aggregate instanceof AggregateRoot ? aggregate.constructor : undefined);
-    return observeWrite(operation, type === undefined ? 'Aggregate' : getAggregateName(type), run, this, aggregate);
-  }
-
-  // Not `async` when the aggregate declares no unique keys (the common path): the store's promise
-  // and one step after it, rather than a frame and an await of its own. A failure before the
-  // store is called (a throwing hook, say) still arrives as a rejection.
-  private write(kind: WriteKind, aggregate: T): Promise<void> {
-    let name: string;
-    let events: DataSyncEvent[];
-    let written: number;
-    let stored: Promise<void>;
-    try {
-      name = this.nameOf(aggregate);
-      events = collectWriteEvents(aggregate, name);
-      written = aggregate.newVersion;
-      const guard = this.uniqueKeyGuard();
-      if (guard !== null) return this.writeGuarded(guard, kind, aggregate, name, events);
-      stored = this.#store(kind, aggregate, events);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return stored.then(() => {
-      setStoredVersion(aggregate, written);
-      return this.afterWrite(aggregate, name, events, undefined);
-    });
-  }
-
-  /** The write between its unique-key reservations (see UniqueKeyGuard). */
-  private async writeGuarded(
-    guard: UniqueKeyGuard<ID, T>,
-    kind: WriteKind,
-    aggregate: T,
-    name: string,
-    events: DataSyncEvent[],
-  ): Promise<void> {
-    const written = aggregate.newVersion;
-    const guarded = await guard.write(kind, aggregate, () => this.#store(kind, aggregate, events));
-    setStoredVersion(aggregate, written);
-    await this.afterWrite(aggregate, name, events, guarded);
-  }
-
-  /** The backend's step for `kind`. */
-  // `#`: a name no subclass (a user's repository) can clash with.
-  #store(kind: WriteKind, aggregate: T, events: readonly DataSyncEvent[]): Promise<void> {
-    if (kind === 'update') return this.doUpdate(aggregate, events);
-    return kind === 'insert' ? this.doInsert(aggregate, events) : this.doRemove(aggregate, events);
+    const name = type === undefined ? 'Aggregate' : getAggregateName(type);
+    return observeWrite(operation, name, run, this.#writes, aggregate);
   }
 
   /**
-   * Once the write is durable (at once, or when the enclosing transaction commits): the old
-   * unique keys released and the events published. Nothing to wait for when there is neither.
+   * The reserver of the aggregate's `@UniqueKey`s (their definitions, and the steps that reserve
+   * and release their values), or null when it declares none: what `reconcileUniqueKeys` works with.
    */
-  private afterWrite(
-    aggregate: T,
-    name: string,
-    events: DataSyncEvent[],
-    guarded: GuardedWrite | undefined,
-  ): Promise<void> | undefined {
-    const writeEvents = this.writeEvents!;
-    const type = this.aggregateClass ?? (aggregate.constructor as AggregateClass<T>);
-    if (guarded === undefined && !writeEvents.willPublish(type, events)) return undefined;
-    return this.whenWriteCommits(async () => {
-      await guarded?.releaseOld();
-      await writeEvents.publish(type, events, () => `${name} ${JSON.stringify(aggregate.id)}`);
-    });
+  uniqueKeyReserver(): UniqueKeyReserver | null {
+    return this.uniqueKeyWriter()?.reserver ?? null;
   }
 
-  /**
-   * The keeper of the aggregate's `@UniqueKey`s (their definitions, reservations and steps), or
-   * null when it declares none: what `reconcileUniqueKeys` works with.
-   */
-  uniqueKeyKeeper(): UniqueKeyKeeper | null {
-    return this.uniqueKeyGuard()?.keeper ?? null;
-  }
-
-  /** The guard of the aggregate's unique keys, built on first need; null when it has none. */
-  private uniqueKeyGuard(): UniqueKeyGuard<ID, T> | null {
-    if (this.guard !== undefined) return this.guard;
-    const store: GuardedStore<ID> = {
+  /** The writer that brackets each write with the aggregate's unique keys, built on first need; null when it has none. */
+  private uniqueKeyWriter(): UniqueKeyWriter<ID, T> | null {
+    if (this.keyWriter !== undefined) return this.keyWriter;
+    const store: UniqueKeyWriterStore<ID> = {
       storedValues: async (id) => {
         const loaded = await this.doFindById(id);
-        return loaded === null ? null : this.guard!.keeper.valuesOf(loaded.aggregate);
+        return loaded === null ? null : this.keyWriter!.reserver.valuesOf(loaded.aggregate);
       },
       currentVersion: (id) => this.doCurrentVersion(id),
       transactionScope: () => this.transactionScope,
       inUnitOfWork: (work) => this.inUnitOfWork(work),
     };
-    this.guard = createUniqueKeyGuard(
+    this.keyWriter = createUniqueKeyWriter(
       this.aggregateClass,
       this.aggregateName(),
       this.constructor.name,
       this.uniqueKeyResolver,
       store,
     );
-    return this.guard;
+    return this.keyWriter;
   }
 
   private generateId(aggregate: T, name: string): string {

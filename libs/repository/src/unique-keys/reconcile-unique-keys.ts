@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import { InvalidAggregateIdError, RepositoryConfigurationError } from '../errors.js';
-import type { UniqueKeyKeeper } from './unique-key.keeper.js';
+import type { UniqueKeyReserver } from './unique-key.reserver.js';
 import type { UniqueKeyOwner, UniqueKeyReservations } from './unique-key.interfaces.js';
 
 const logger = new Logger('UniqueKeys');
@@ -38,8 +38,8 @@ export interface UniqueKeysReconciliationReport {
 
 /** What reconcileUniqueKeys needs of a repository: every AbstractRepository is one. */
 export interface UniqueKeyedRepository<ID extends AggregateId, T> {
-  /** The keeper of the aggregate's unique keys, or null when it declares none. */
-  uniqueKeyKeeper(): UniqueKeyKeeper | null;
+  /** The reserver of the aggregate's unique keys, or null when it declares none. */
+  uniqueKeyReserver(): UniqueKeyReserver | null;
   aggregates(options: { pageSize?: number }): AsyncIterable<T>;
   findById(id: ID): Promise<T | null>;
 }
@@ -65,8 +65,8 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
     throw new RepositoryConfigurationError(
       `reconcileUniqueKeys: graceMs must be a non-negative integer, got ${String(graceMs)}`,
     );
-  const keeper = typeof repository?.uniqueKeyKeeper === 'function' ? repository.uniqueKeyKeeper() : null;
-  if (keeper === null)
+  const reserver = typeof repository?.uniqueKeyReserver === 'function' ? repository.uniqueKeyReserver() : null;
+  if (reserver === null)
     throw new RepositoryConfigurationError(
       `reconcileUniqueKeys: ${repository?.constructor?.name ?? String(repository)} stores an aggregate without @UniqueKey`,
     );
@@ -78,16 +78,16 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
   const load = (id: AggregateId): Promise<T | null> => loadAggregate(repository, id);
 
   // 1. Reservations whose owner does not hold them.
-  for (const { name } of keeper.definitions) {
-    const store = keeper.storeOf(name);
+  for (const { name } of reserver.definitions) {
+    const store = reserver.storeOf(name);
     for await (const record of store.records({ pageSize })) {
       const owner = record.value.value as Partial<UniqueKeyOwner> | null;
-      if (owner === null || typeof owner !== 'object' || owner.aggregate !== keeper.aggregateName) continue; // another type's
+      if (owner === null || typeof owner !== 'object' || owner.aggregate !== reserver.aggregateName) continue; // another type's
       if (record.value.isExpired()) continue; // holds nothing
       report.scanned++;
       try {
         const aggregate = owner.id === undefined ? null : await load(owner.id);
-        const value = aggregate === null ? undefined : keeper.valuesOf(aggregate).get(name);
+        const value = aggregate === null ? undefined : reserver.valuesOf(aggregate).get(name);
         // Live when the aggregate's value is this key — as the store sees it: a PrepareKey that
         // normalises keys (case-folding, say) stores 'ann' for the value 'Ann'.
         if (value !== undefined && (value === record.key || sameOwner((await store.getValue(value))?.value, owner))) {
@@ -106,8 +106,16 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
   }
 
   // 2. Aggregates whose values have no reservation, and values several aggregates share.
-  const names = keeper.definitions.map((d) => d.name);
-  await restoreMissing(repository, keeper, names, (name) => keeper.storeOf(name), { dryRun, pageSize }, report, fail);
+  const names = reserver.definitions.map((d) => d.name);
+  await restoreMissing(
+    repository,
+    reserver,
+    names,
+    (name) => reserver.storeOf(name),
+    { dryRun, pageSize },
+    report,
+    fail,
+  );
   return report;
 }
 
@@ -125,14 +133,14 @@ export async function restoreUniqueKeys<ID extends AggregateId, T extends Aggreg
   target: UniqueKeyReservations,
   options: { pageSize?: number } = {},
 ): Promise<UniqueKeysReconciliationReport> {
-  const keeper = repository.uniqueKeyKeeper();
-  if (keeper === null)
+  const reserver = repository.uniqueKeyReserver();
+  if (reserver === null)
     throw new RepositoryConfigurationError(`restoreUniqueKeys: the repository declares no @UniqueKey`);
   const report = emptyReport();
   const errors: unknown[] = [];
   await restoreMissing(
     repository,
-    keeper,
+    reserver,
     [name],
     () => target,
     { dryRun: false, pageSize: options.pageSize ?? 500 },
@@ -144,17 +152,17 @@ export async function restoreUniqueKeys<ID extends AggregateId, T extends Aggreg
   );
   for (const { key, id, holder } of report.heldByOther) {
     logger.warn(
-      `restoring ${name} '${key}': ${keeper.aggregateName} ${JSON.stringify(id)} holds it, but ${holder.aggregate} ${JSON.stringify(holder.id)} has the reservation`,
+      `restoring ${name} '${key}': ${reserver.aggregateName} ${JSON.stringify(id)} holds it, but ${holder.aggregate} ${JSON.stringify(holder.id)} has the reservation`,
     );
   }
   for (const { key, ids } of report.shared) {
     logger.error(
-      `${name} '${key}' is held by several ${keeper.aggregateName}s: ${ids.map((id) => JSON.stringify(id)).join(', ')}`,
+      `${name} '${key}' is held by several ${reserver.aggregateName}s: ${ids.map((id) => JSON.stringify(id)).join(', ')}`,
     );
   }
   if (report.failed > 0) {
     throw new Error(
-      `restoring the reservations of '${name}' of ${keeper.aggregateName}: ${report.failed} failed (${describe(errors[0])})`,
+      `restoring the reservations of '${name}' of ${reserver.aggregateName}: ${report.failed} failed (${describe(errors[0])})`,
       { cause: errors[0] },
     );
   }
@@ -164,7 +172,7 @@ export async function restoreUniqueKeys<ID extends AggregateId, T extends Aggreg
 /** Step 2 of reconcileUniqueKeys on the keys `names`, reserving in `storeOf(name)`. */
 async function restoreMissing<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
   repository: UniqueKeyedRepository<ID, T>,
-  keeper: UniqueKeyKeeper,
+  reserver: UniqueKeyReserver,
   names: readonly string[],
   storeOf: (name: string) => UniqueKeyReservations,
   { dryRun, pageSize }: { dryRun: boolean; pageSize: number },
@@ -173,7 +181,7 @@ async function restoreMissing<ID extends AggregateId, T extends AggregateRoot<ID
 ): Promise<void> {
   const holders = new Map<string, Map<string, AggregateId[]>>(names.map((name) => [name, new Map()]));
   for await (const aggregate of repository.aggregates({ pageSize })) {
-    for (const [name, key] of keeper.valuesOf(aggregate)) {
+    for (const [name, key] of reserver.valuesOf(aggregate)) {
       const ids = holders.get(name);
       if (key === undefined || ids === undefined) continue;
       ids.set(key, [...(ids.get(key) ?? []), aggregate.id]);
@@ -181,7 +189,7 @@ async function restoreMissing<ID extends AggregateId, T extends AggregateRoot<ID
         const store = storeOf(name);
         const current = await store.getValue(key);
         if (current !== undefined && !current.isExpired()) {
-          if (!keeper.isOwner(current.value, aggregate.id)) {
+          if (!reserver.isOwner(current.value, aggregate.id)) {
             report.heldByOther.push({
               name,
               key,
@@ -195,11 +203,11 @@ async function restoreMissing<ID extends AggregateId, T extends AggregateRoot<ID
           report.restored++;
           continue;
         }
-        const owner = keeper.owner(aggregate.id);
+        const owner = reserver.owner(aggregate.id);
         if (!(await store.prepare(key, owner))) continue; // taken meanwhile: the next run judges it
         // The aggregate may have moved on while this ran: undo a restore it no longer needs.
         const now = await loadAggregate(repository, aggregate.id);
-        if (now !== null && keeper.valuesOf(now).get(name) === key) report.restored++;
+        if (now !== null && reserver.valuesOf(now).get(name) === key) report.restored++;
         else await store.rollback(key, owner);
       } catch (error) {
         fail(error, { name, key, id: aggregate.id });

@@ -12,24 +12,18 @@ import type {
   OutboxStore,
 } from '../../outbox/outbox.interfaces.js';
 import { checkOwner, checkPositiveInteger, checkText, checkTime, errorText } from '../../outbox/outbox-arguments.js';
-import {
-  OUTBOX,
-  OUTBOX_DEAD,
-  OUTBOX_NEXT,
-  toRecord,
-  type OutboxDocument,
-  type OutboxEntry,
-} from './mongo-outbox.records.js';
+import { OutboxCollections } from './mongo-outbox.collections.js';
 import {
   changeDocument,
   changeDocumentsHolding,
   checkIds,
   claimDocument,
   countOutbox,
-  deadLettersIn,
   type Change,
   type OutboxCollection,
 } from './mongo-outbox.documents.js';
+import { listDeadLetters, replayDeadLetters } from './mongo-outbox.operator.js';
+import { OUTBOX, OUTBOX_NEXT, type OutboxDocument } from './mongo-outbox.records.js';
 
 export interface MongoOutboxStoreOptions {
   /**
@@ -59,12 +53,10 @@ export interface MongoOutboxStoreOptions {
  * monitor is not used (the emulator the tests run on has none): nothing expires by itself.
  */
 export class MongoOutboxStore implements OutboxStore {
-  private readonly collections: OutboxCollection[];
-  /** Collections known by how to get them (a repository's, before its connection is open). */
-  private sources: Array<() => Promise<mongo.Collection<any>>> = [];
+  /** Where the events live (see OutboxCollections). */
+  private readonly collections = new OutboxCollections();
   /** Where the events this store handed out live, so ack/fail/release go straight to the document. */
   private readonly located = new Map<string, { collection: OutboxCollection; id: AggregateId }>();
-  private nextCollection = 0;
 
   constructor(options: MongoOutboxStoreOptions = {}) {
     const collections = options?.collections ?? [];
@@ -74,23 +66,15 @@ export class MongoOutboxStore implements OutboxStore {
       );
     }
     // Checked above; no indexes are asked for yet, so nothing here is asynchronous.
-    this.collections = [];
-    for (const collection of collections) this.register(collection as OutboxCollection);
+    for (const collection of collections) this.collections.register(collection as OutboxCollection);
   }
 
   /**
    * Adds a collection whose documents carry outboxes (the same namespace twice counts once);
    * MongooseRepository calls it for its own collection. Resolves once its indexes exist.
    */
-  async addCollection(collection: mongo.Collection<any>): Promise<void> {
-    if (typeof collection?.updateOne !== 'function')
-      throw new RepositoryConfigurationError('MongoOutboxStore: not a driver collection');
-    this.register(collection as OutboxCollection);
-    if (this.indexed !== undefined) await this.ensureIndexesOn(collection as OutboxCollection);
-  }
-
-  private register(collection: OutboxCollection): void {
-    if (!this.collections.some((c) => c.namespace === collection.namespace)) this.collections.push(collection);
+  addCollection(collection: mongo.Collection<any>): Promise<void> {
+    return this.collections.add(collection);
   }
 
   /**
@@ -99,42 +83,20 @@ export class MongoOutboxStore implements OutboxStore {
    * process that only relays still claims from every repository it configured).
    */
   addSource(resolve: () => Promise<mongo.Collection<any>>): void {
-    if (typeof resolve !== 'function')
-      throw new RepositoryConfigurationError('MongoOutboxStore.addSource takes a function resolving a collection');
-    this.sources.push(resolve);
-  }
-
-  /** Resolves the sources added since the last call; a source that cannot resolve fails the operation and is tried again next time. */
-  private async resolveSources(): Promise<void> {
-    while (this.sources.length > 0) {
-      const collection = await this.sources[0]();
-      this.sources.shift();
-      await this.addCollection(collection);
-    }
+    this.collections.addSource(resolve);
   }
 
   /** The namespaces (`db.collection`) this store claims from. */
   get namespaces(): string[] {
-    return this.collections.map((c) => c.namespace);
+    return this.collections.list.map((c) => c.namespace);
   }
 
   /**
    * Creates, on every collection (and on those added later), the sparse indexes that keep
    * claims, status and dead-letter reads proportional to the backlog.
    */
-  async ensureIndexes(): Promise<void> {
-    this.indexed ??= new Set();
-    await this.resolveSources();
-    for (const collection of this.collections) await this.ensureIndexesOn(collection);
-  }
-
-  private indexed?: Set<string>;
-
-  private async ensureIndexesOn(collection: OutboxCollection): Promise<void> {
-    if (this.indexed === undefined || this.indexed.has(collection.namespace)) return;
-    await collection.createIndex({ [OUTBOX_NEXT]: 1 }, { sparse: true, name: 'ddd_kit_outbox_next' });
-    await collection.createIndex({ [OUTBOX_DEAD]: 1 }, { sparse: true, name: 'ddd_kit_outbox_dead' });
-    this.indexed.add(collection.namespace);
+  ensureIndexes(): Promise<void> {
+    return this.collections.ensureIndexes();
   }
 
   // ---------------------------------------------------------------- relay side
@@ -148,12 +110,12 @@ export class MongoOutboxStore implements OutboxStore {
     const now = checkTime(request.now, 'now');
     const leaseUntil = now + leaseMs;
     const claims: OutboxClaim[] = [];
-    await this.resolveSources();
-    if (this.collections.length === 0) return claims;
-    // Round-robin over collections, so one busy aggregate type does not starve the others.
-    const start = this.nextCollection++ % this.collections.length;
-    for (let i = 0; i < this.collections.length && claims.length < limit; i++) {
-      const collection = this.collections[(start + i) % this.collections.length];
+    await this.collections.resolveSources();
+    const collections = this.collections.list;
+    if (collections.length === 0) return claims;
+    const start = this.collections.claimStart();
+    for (let i = 0; i < collections.length && claims.length < limit; i++) {
+      const collection = collections[(start + i) % collections.length];
       await this.claimIn(collection, owner, limit - claims.length, now, leaseUntil, claims);
     }
     return claims;
@@ -192,7 +154,7 @@ export class MongoOutboxStore implements OutboxStore {
     checkIds(eventIds);
     const wanted = new Set(eventIds);
     let removed = 0;
-    await this.resolveSources();
+    await this.collections.resolveSources();
     await this.forDocumentsHolding(
       eventIds,
       owner,
@@ -224,7 +186,7 @@ export class MongoOutboxStore implements OutboxStore {
     checkPositiveInteger(failure.maxAttempts, 'maxAttempts');
     const error = typeof failure.error === 'string' ? checkText(failure.error, 'error') : errorText(failure.error);
     let outcome: OutboxFailureOutcome | null = null;
-    await this.resolveSources();
+    await this.collections.resolveSources();
     await this.forDocumentsHolding(
       [eventId],
       owner,
@@ -259,7 +221,7 @@ export class MongoOutboxStore implements OutboxStore {
     checkTime(leaseUntil, 'leaseUntil');
     const wanted = new Set(eventIds);
     let renewed = 0;
-    await this.resolveSources();
+    await this.collections.resolveSources();
     await this.forDocumentsHolding(
       eventIds,
       owner,
@@ -285,7 +247,7 @@ export class MongoOutboxStore implements OutboxStore {
     if (eventIds !== undefined) checkIds(eventIds);
     const only = eventIds === undefined ? undefined : new Set(eventIds);
     let released = 0;
-    await this.resolveSources();
+    await this.collections.resolveSources();
     const change = async (_collection: OutboxCollection, document: OutboxDocument): Promise<Change<number>> => {
       const outbox = { ...(document[OUTBOX] ?? {}) };
       let count = 0;
@@ -301,7 +263,7 @@ export class MongoOutboxStore implements OutboxStore {
       await this.forDocumentsHolding(eventIds, owner, change, (count) => (released += count));
       for (const id of eventIds) this.located.delete(id);
     } else {
-      for (const collection of this.collections) {
+      for (const collection of this.collections.list) {
         const documents = await collection
           .find({ [OUTBOX_NEXT]: { $exists: true } } as mongo.Filter<OutboxDocument>)
           .toArray();
@@ -320,66 +282,16 @@ export class MongoOutboxStore implements OutboxStore {
 
   async status(now: number): Promise<OutboxStatus> {
     checkTime(now, 'now');
-    await this.resolveSources();
-    return countOutbox(this.collections, now);
+    await this.collections.resolveSources();
+    return countOutbox(this.collections.list, now);
   }
 
-  async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
-    if (query === null || typeof query !== 'object')
-      throw new TypeError('outbox: listDeadLetters takes { limit?, aggregate?, after? }');
-    const limit = query.limit === undefined ? 100 : checkPositiveInteger(query.limit, 'limit');
-    if (query.aggregate !== undefined) checkText(query.aggregate, 'aggregate');
-    if (query.after !== undefined) checkIds([query.after]);
-    const letters = (await this.deadLetters()).filter(
-      ({ entry }) => query.aggregate === undefined || entry.event.aggregate === query.aggregate,
-    );
-    letters.sort(
-      (a, b) =>
-        a.entry.deadAt! - b.entry.deadAt! ||
-        (a.entry.eventId < b.entry.eventId ? -1 : a.entry.eventId > b.entry.eventId ? 1 : 0),
-    );
-    let from = 0;
-    if (query.after !== undefined) {
-      const at = letters.findIndex(({ entry }) => entry.eventId === query.after);
-      from = at === -1 ? letters.length : at + 1;
-    }
-    return letters.slice(from, from + limit).map(({ entry, id }) => toRecord(entry, id));
+  listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
+    return listDeadLetters(this.collections, query);
   }
 
-  async replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
-    checkIds(eventIds);
-    checkTime(now, 'now');
-    const wanted = new Set(eventIds);
-    let replayed = 0;
-    await this.resolveSources();
-    for (const collection of this.collections) {
-      const documents = await collection.find({ [OUTBOX_DEAD]: { $gt: 0 } } as mongo.Filter<OutboxDocument>).toArray();
-      for (const document of documents) {
-        if (!Object.values(document[OUTBOX] ?? {}).some((entry) => entry.deadAt !== null && wanted.has(entry.eventId)))
-          continue;
-        const count = await changeDocument(collection, document, async (_c, current) => {
-          const outbox = { ...(current[OUTBOX] ?? {}) };
-          let n = 0;
-          for (const id of wanted) {
-            const entry = outbox[id];
-            if (entry === undefined || entry.deadAt === null) continue;
-            outbox[id] = {
-              ...entry,
-              attempts: 0,
-              nextAttemptAt: now,
-              owner: null,
-              leaseUntil: 0,
-              deadAt: null,
-              lastError: null,
-            };
-            n++;
-          }
-          return { outbox, result: n };
-        });
-        if (count !== null) replayed += count;
-      }
-    }
-    return replayed;
+  replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
+    return replayDeadLetters(this.collections, eventIds, now);
   }
 
   // ---------------------------------------------------------------- internals
@@ -391,11 +303,6 @@ export class MongoOutboxStore implements OutboxStore {
     change: (collection: OutboxCollection, document: OutboxDocument) => Promise<Change<R> | null>,
     collect: (result: R) => void,
   ): Promise<void> {
-    return changeDocumentsHolding(this.collections, this.located, eventIds, owner, change, collect);
-  }
-
-  private async deadLetters(): Promise<Array<{ entry: OutboxEntry; id: AggregateId }>> {
-    await this.resolveSources();
-    return deadLettersIn(this.collections);
+    return changeDocumentsHolding(this.collections.list, this.located, eventIds, owner, change, collect);
   }
 }

@@ -50,3 +50,17 @@ export function checkPostgresRepositoryOptions(where: string, options: PostgresR
   if (preparedStatements !== undefined && (pool === undefined || pool === null))
     throw new RepositoryConfigurationError(`${where}: preparedStatements is a setting of the pool: pass it with pool`);
 }
+
+/**
+ * The error of a PostgresRepository (`where`) without a pool: at bootstrap (`module`: RepositoryModule
+ * has none to give), or when used (`repository`: it was never given one).
+ */
+export function missingPoolError(where: string, at: 'module' | 'repository'): RepositoryConfigurationError {
+  return new RepositoryConfigurationError(
+    at === 'module'
+      ? `${where} is a PostgresRepository but RepositoryModule has no PostgreSQL pool: pass { postgres: { url } } or ` +
+          '{ postgres: { pool } } to RepositoryModule.forRoot / forRootAsync.'
+      : `${where} has no PostgreSQL pool: register it with RepositoryModule.forFeature after ` +
+          'RepositoryModule.forRoot({ postgres: { url } or { pool } }), or pass { pool } to its constructor.',
+  );
+}

@@ -1,13 +1,7 @@
 import {
   guardPool,
   activeTransactionFor,
-  PgSchema,
-  preparedStatement,
-  queryableFor,
   usePreparedStatements,
-  runTransaction,
-  type PgPool,
-  type PgQueryable,
   type PgResult,
   type QueryableOptions,
 } from '@ddd-kit/core/postgres';
@@ -15,36 +9,30 @@ import type { Pool, QueryResult } from 'pg';
 import type { AggregateRoot } from '../../aggregate/aggregate-root.js';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { RepositoryConfigurationError } from '../../errors.js';
 import { PostgresOutboxStore } from './postgres-outbox.store.js';
 import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import { AbstractRepository } from '../../repository/abstract-repository.js';
 import { declareFeatureOption } from '../../storages/feature-option.storage.js';
 import type { AggregatePage, LoadedAggregate } from '../../repository/repository.interfaces.js';
-import {
-  buildStatements,
-  pushRowValues,
-  type PostgresColumns,
-  type PostgresIdType,
-  type PostgresRepositoryStatements as Statements,
-  type PostgresStatement,
-  type PostgresWriteOperation,
-  type StoredRow,
+import type {
+  PostgresColumns,
+  PostgresIdType,
+  PostgresRepositoryStatements as Statements,
+  PostgresStatement,
+  PostgresWriteOperation,
+  StoredRow,
 } from './postgres-repository.statements.js';
-import { checkPostgresRepositoryOptions, type PostgresRepositoryOptions } from './postgres-repository.options.js';
 import {
-  asResult,
-  executeWriteOn,
-  NO_STATEMENTS,
-  runStatement,
-  type FailWith,
-} from './postgres-repository.execution.js';
-import { checkBoundId, explainMissingTable, storedVersion } from './postgres-repository.rows.js';
+  checkPostgresRepositoryOptions,
+  missingPoolError,
+  type PostgresRepositoryOptions,
+} from './postgres-repository.options.js';
+import { matched, NO_STATEMENTS, PostgresStatementRunner } from './postgres-repository.execution.js';
+import { writeWithEvents } from './postgres-repository.outbox.js';
+import { PostgresRowCodec, type PostgresRowMapping } from './postgres-repository.rows.js';
+import { PostgresRepositoryTable, type PostgresTableSource } from './postgres-repository.table.js';
 
 export type { PostgresRepositoryOptions } from './postgres-repository.options.js';
-
-/** Whether a conditional write matched its row. */
-const matched = (result: PgResult): boolean => result.rowCount !== 0;
 
 /**
  * Aggregates as rows `(id, version, ...columns)` of one PostgreSQL table, through node-postgres.
@@ -68,8 +56,9 @@ const matched = (result: PgResult): boolean => result.rowCount !== 0;
  * Transactions: every statement runs on the client of the ambient transaction started from
  * this repository's pool (`@Transactional()` with `@ddd-kit/transactional-adapter-pg`, or its
  * `runInTransaction`) when there is one, else on the pool, autocommitted. A write runs through
- * `executeWrite`, with whatever `statementsToCommitWith` adds; only when there is more than the
- * one statement and no ambient transaction does it open a short transaction of its own.
+ * `write`, with whatever `statementsToCommitWith` adds; only when there is more than the one
+ * statement and no ambient transaction does it open a short transaction of its own. Statements
+ * go out through postgres-repository.execution.ts: `query` reads, `write` writes.
  *
  * Identifiers (table, schema, columns) are checked and quoted; ids are checked to be strings
  * (`text` ids) or safe integers (`bigint` ids) before anything is sent.
@@ -96,17 +85,40 @@ export abstract class PostgresRepository<
   private createTableOnFirstUse?: boolean;
   /** `foreignTransaction`, as queryableFor takes it. */
   private queryableOptions?: QueryableOptions;
-  private statements?: Statements;
-  private schema?: PgSchema;
-  /** The statements, once the table is known to exist (or is not this repository's to create): the hot path reads only this. */
-  private readyStatements?: Statements;
-  // Made once rather than on every statement (neither is configured; `#`: names no subclass can clash with).
-  /** The class's name, for messages. */
-  readonly #owner: string = this.constructor.name;
-  /** Throws what a driver error stands for (see explain). */
-  readonly #failWith: FailWith = (error) => {
-    throw this.explain(error);
+  // Made once (`#`: names no subclass can clash with). They read the subclass's declaration and
+  // mapping only when used: its getters may be overridden, and its fields exist only once the
+  // constructors have run.
+  readonly #declared: PostgresTableSource & PostgresRowMapping<ID, T, Row> = {
+    owner: this.constructor.name,
+    declaration: () => ({
+      where: this.constructor.name,
+      table: this.tableOverride ?? this.table,
+      idColumn: this.idColumn,
+      versionColumn: this.versionColumn,
+      idType: this.idType,
+      columns: this.columns as Record<string, unknown> | undefined,
+    }),
+    pool: () => this.requirePool(),
+    mayCreate: () => this.createTableOnFirstUse !== false,
+    idType: () => this.idType,
+    versionColumn: () => this.versionColumn,
+    aggregateName: () => this.aggregateName(),
+    toRow: (aggregate) => this.toRow(aggregate),
+    toAggregate: (row) => this.toAggregate(row),
   };
+  /** The table's statements and the schema step before the first one. */
+  readonly #table = new PostgresRepositoryTable(this.#declared);
+  /** Binds aggregates and reads rows back. */
+  readonly #rows = new PostgresRowCodec<ID, T, Row>(this.#declared);
+  /** Where the statements run; a driver error becomes what it stands for (a missing table: see PostgresRepositoryTable.explain). */
+  readonly #statements = new PostgresStatementRunner(
+    this.#declared.owner,
+    this.#declared.pool,
+    () => this.queryableOptions,
+    (error) => {
+      throw this.#table.explain(error);
+    },
+  );
 
   constructor(options: PostgresRepositoryOptions<T> = {}) {
     super(options);
@@ -131,12 +143,7 @@ export abstract class PostgresRepository<
 
   /** A pool is configured, and the table and column declaration is valid (the DDL builds). */
   override checkConfiguration(): void {
-    if (this.pool === undefined) {
-      throw new RepositoryConfigurationError(
-        `${this.constructor.name} is a PostgresRepository but RepositoryModule has no PostgreSQL pool: pass { postgres: { url } } or ` +
-          '{ postgres: { pool } } to RepositoryModule.forRoot / forRootAsync.',
-      );
-    }
+    if (this.pool === undefined) throw missingPoolError(this.constructor.name, 'module');
     this.createTableStatement();
   }
 
@@ -184,12 +191,12 @@ export abstract class PostgresRepository<
    * the table). Also checks the subclass's declaration, so calling it fails fast on a bad one.
    */
   createTableStatement(): string {
-    return this.prepared().createTable;
+    return this.#table.statements().createTable;
   }
 
   /** Creates the table now when it is missing, whatever `createTables` says; a no-op once done. */
   async ensureTable(): Promise<void> {
-    await this.tableSchema().create();
+    await this.#table.schemaStep().create();
   }
 
   /**
@@ -202,7 +209,7 @@ export abstract class PostgresRepository<
 
   /** Every statement creating what this repository needs, in order (for a migration). */
   schemaStatements(): string[] {
-    return this.tableSchema().statements();
+    return this.#table.schemaStep().statements();
   }
 
   // ---------------------------------------------------------------- AbstractRepository steps
@@ -239,48 +246,40 @@ export abstract class PostgresRepository<
     settle: (result: PgResult) => void,
   ): Promise<void> {
     try {
-      const id = this.checkedId(aggregate.id);
-      const s = this.readyStatements;
+      const id = this.#rows.id(aggregate.id);
+      const s = this.#table.ready;
       if (s === undefined) return this.ready().then(() => this.writeRow(operation, aggregate, events, settle));
-      const values: unknown[] = [id, operation === 'insert' ? aggregate.newVersion : aggregate.oldVersion];
-      if (operation !== 'remove') this.pushColumnValues(values, s, aggregate);
-      if (operation === 'update') values.push(aggregate.newVersion);
+      const values = this.#rows.values(operation, id, aggregate, s);
       const outbox = this.outbox as PostgresOutboxStore | undefined;
-      const pool = this.requirePool();
       const alongside = this.statementsToCommitWith(aggregate, operation, events);
       if (outbox === undefined || events.length === 0)
-        return this.runWrite(preparedStatement(pool, s[operation], values), alongside, settle);
-      return this.writeWithEvents(outbox, { text: s[operation], values }, events, alongside).then(settle);
+        return this.#statements.write(this.#statements.prepared(s[operation], values), alongside, settle);
+      const write = { text: s[operation], values };
+      return writeWithEvents(
+        outbox,
+        this.#statements,
+        this.requirePool(),
+        this.#declared.owner,
+        write,
+        events,
+        alongside,
+        settle,
+      );
     } catch (error) {
       return Promise.reject(error);
     }
-  }
-
-  /** The write joined with its events in the outbox (one statement); the relays learn of them once it matched. */
-  private async writeWithEvents(
-    outbox: PostgresOutboxStore,
-    write: PostgresStatement,
-    events: readonly DataSyncEvent[],
-    alongside: readonly PostgresStatement[],
-  ): Promise<PgResult> {
-    const joined = await outbox.joinWrite(this.requirePool(), this.constructor.name, write, events);
-    const result = await this.runWrite(joined.statement, alongside, asResult);
-    // After the commit, not from a NOTIFY inside it (see OutboxWakeUp).
-    if (result.rowCount !== 0) joined.wrote(result);
-    return result;
   }
 
   // Not `async` once the statements are ready (every load but the first): one promise step on
   // top of the driver's rather than a frame and an await of its own.
   protected override doFindById(id: ID): Promise<LoadedAggregate<T> | null> {
     try {
-      this.checkedId(id);
-      const s = this.readyStatements;
+      this.#rows.id(id);
+      const s = this.#table.ready;
       if (s === undefined) return this.ready().then(() => this.doFindById(id));
-      return this.run<Record<string, unknown>, LoadedAggregate<T> | null>(
-        this.queryable(),
-        this.own(s.find, [id]),
-        (result) => (result.rows.length === 0 ? null : this.loaded(result.rows[0], id)),
+      return this.#statements.query<Record<string, unknown>, LoadedAggregate<T> | null>(
+        this.#statements.prepared(s.find, [id]),
+        (result) => (result.rows.length === 0 ? null : this.#rows.loaded(result.rows[0], id)),
       );
     } catch (error) {
       return Promise.reject(error);
@@ -288,15 +287,14 @@ export abstract class PostgresRepository<
   }
 
   protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
-    const s = this.readyStatements ?? (await this.ready());
+    const s = this.#table.ready ?? (await this.ready());
     const statement =
       cursor === undefined
-        ? this.own(s.firstPage, [pageSize])
-        : this.own(s.nextPage, [this.checkedId(cursor), pageSize]);
-    const aggregates = await this.run<Record<string, unknown>, LoadedAggregate<T>[]>(
-      this.queryable(),
+        ? this.#statements.prepared(s.firstPage, [pageSize])
+        : this.#statements.prepared(s.nextPage, [this.#rows.id(cursor), pageSize]);
+    const aggregates = await this.#statements.query<Record<string, unknown>, LoadedAggregate<T>[]>(
       statement,
-      (result) => result.rows.map((row) => this.loaded(row, row.id as ID)),
+      (result) => result.rows.map((row) => this.#rows.loaded(row, row.id as ID)),
     );
     return {
       aggregates,
@@ -311,10 +309,7 @@ export abstract class PostgresRepository<
    * commit (the data-sync events) run once it committed.
    */
   protected override async inUnitOfWork<R>(work: () => Promise<R>): Promise<R> {
-    const pool = this.requirePool();
-    // Inside another pool's transaction this throws: committing on its own would split one transaction in two.
-    if (this.queryable() !== pool) return work();
-    return runTransaction(pool as PgPool, undefined, () => work(), { local: true });
+    return this.#statements.inUnitOfWork(work);
   }
 
   protected override acceptsOutbox(outbox: OutboxStore): boolean {
@@ -326,18 +321,11 @@ export abstract class PostgresRepository<
     return this.pool;
   }
 
-  private loaded(row: Record<string, unknown>, id: ID): LoadedAggregate<T> {
-    const version = this.versionOf(row.version, id);
-    row.id = this.idType === 'bigint' ? Number(row.id) : row.id;
-    row.version = version;
-    return { aggregate: this.toAggregate(row as StoredRow<ID, Row>), version };
-  }
-
   protected override async doCurrentVersion(id: ID): Promise<number> {
-    this.checkedId(id);
-    const s = this.readyStatements ?? (await this.ready());
-    return this.run<{ version: unknown }, number>(this.queryable(), this.own(s.version, [id]), (result) =>
-      result.rows.length === 0 ? -1 : this.versionOf(result.rows[0].version, id),
+    this.#rows.id(id);
+    const s = this.#table.ready ?? (await this.ready());
+    return this.#statements.query<{ version: unknown }, number>(this.#statements.prepared(s.version, [id]), (result) =>
+      result.rows.length === 0 ? -1 : this.#rows.version(result.rows[0].version, id),
     );
   }
 
@@ -357,7 +345,7 @@ export abstract class PostgresRepository<
 
   /** The table as this repository's statements name it (checked, quoted, schema-qualified if so configured), for the subclass's own queries. */
   protected get qualifiedTable(): string {
-    return this.prepared().table;
+    return this.#table.statements().table;
   }
 
   /**
@@ -368,7 +356,9 @@ export abstract class PostgresRepository<
   protected async query<R extends Record<string, any> = Record<string, unknown>>(
     statement: PostgresStatement,
   ): Promise<QueryResult<R>> {
-    return (await this.queryable().query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
+    return (await this.#statements
+      .queryable()
+      .query(statement.text, statement.values as unknown[] | undefined)) as QueryResult<R>;
   }
 
   /**
@@ -383,109 +373,22 @@ export abstract class PostgresRepository<
    * lone autocommitted statement, while the statement was in flight): the write may have
    * committed. Any other error means nothing was written.
    */
-  protected async executeWrite(
-    write: PostgresStatement,
+  protected async write(
+    statement: PostgresStatement,
     alongside: readonly PostgresStatement[] = NO_STATEMENTS,
   ): Promise<boolean> {
-    return this.runWrite(write, alongside, matched);
-  }
-
-  /** executeWrite, resolving what `settle` makes of the write's result. */
-  private runWrite<S>(
-    write: PostgresStatement,
-    alongside: readonly PostgresStatement[],
-    settle: (result: PgResult) => S,
-  ): Promise<S> {
-    return executeWriteOn(this.requirePool(), this.queryable(), write, alongside, this.#failWith, settle);
+    return this.#statements.write(statement, alongside, matched);
   }
 
   // ---------------------------------------------------------------- internals
 
-  /** One of this repository's own statements, prepared (its text is fixed by the declaration). */
-  private own(text: string, values: unknown[]): PostgresStatement {
-    return preparedStatement(this.requirePool(), text, values);
-  }
-
-  /**
-   * Runs one of this repository's own statements (a missing table is explained, see `explain`),
-   * resolving what `settle` makes of its result.
-   */
-  private run<R extends Record<string, any>, S>(
-    queryable: PgQueryable,
-    statement: PostgresStatement,
-    settle: (result: QueryResult<R>) => S,
-  ): Promise<S> {
-    return runStatement<R, S>(queryable, statement, this.#failWith, settle);
-  }
-
-  /** Where statements run now: the ambient transaction's client, else the pool (see @ddd-kit/core/postgres). */
-  private queryable(): PgQueryable {
-    return queryableFor(this.requirePool(), this.#owner, this.queryableOptions);
-  }
-
   /** The statements, after the table exists (created, or checked, once before the first statement). */
-  private async ready(): Promise<Statements> {
-    const s = this.prepared();
-    const schema = this.tableSchema();
-    if (!schema.ready) await schema.ensure();
-    this.readyStatements = s;
-    return s;
-  }
-
-  private tableSchema(): PgSchema {
-    return (this.schema ??= new PgSchema(this.requirePool() as PgPool, {
-      owner: this.constructor.name,
-      create: this.createTableOnFirstUse !== false,
-      fail: (message) => new RepositoryConfigurationError(message),
-      tables: () => {
-        const s = this.prepared();
-        return [{ name: s.table, ddl: [s.createTable], columns: [this.idColumn, this.versionColumn, ...s.columns] }];
-      },
-    }));
-  }
-
-  /** Builds and caches every statement from the declaration, checking each identifier. */
-  private prepared(): Statements {
-    return (this.statements ??= buildStatements({
-      where: this.constructor.name,
-      table: this.tableOverride ?? this.table,
-      idColumn: this.idColumn,
-      versionColumn: this.versionColumn,
-      idType: this.idType,
-      columns: this.columns as Record<string, unknown> | undefined,
-    }));
-  }
-
-  /** Appends the row's values in column order; json/jsonb values are serialised here. */
-  private pushColumnValues(values: unknown[], s: Statements, aggregate: T): void {
-    pushRowValues(values, s, this.toRow(aggregate) as Record<string, unknown>, this.#owner);
-  }
-
-  /** The id as it is bound: refused (nothing sent) when the id column cannot hold it as it is. */
-  private checkedId(id: ID): ID {
-    return checkBoundId(this.idType, this.aggregateName(), id);
-  }
-
-  private versionOf(value: unknown, id: ID): number {
-    return storedVersion(value, this.versionColumn, this.aggregateName(), id);
+  private ready(): Promise<Statements> {
+    return this.#table.ensure();
   }
 
   private requirePool(): Pool {
-    if (this.pool === undefined) {
-      throw new RepositoryConfigurationError(
-        `${this.constructor.name} has no PostgreSQL pool: register it with RepositoryModule.forFeature after ` +
-          'RepositoryModule.forRoot({ postgres: { url } or { pool } }), or pass { pool } to its constructor.',
-      );
-    }
+    if (this.pool === undefined) throw missingPoolError(this.constructor.name, 'repository');
     return this.pool;
-  }
-
-  /** A missing table is a setup mistake: say what to do (see explainMissingTable). */
-  private explain(error: unknown): unknown {
-    return explainMissingTable(
-      error,
-      this.constructor.name,
-      this.statements?.table ?? String(this.tableOverride ?? this.table),
-    );
   }
 }

@@ -11,12 +11,12 @@ import {
 } from '../errors.js';
 import { getUniqueKeys } from './unique-key.decorator.js';
 import type { UniqueKeyReservations, UniqueKeyResolver } from './unique-key.interfaces.js';
-import { UniqueKeyKeeper, type KeyRef, type KeyValues, type TakenKey } from './unique-key.keeper.js';
+import { UniqueKeyReserver, type KeyRef, type KeyValues, type TakenKey } from './unique-key.reserver.js';
 
 export type WriteKind = 'insert' | 'update' | 'remove';
 
-/** What the guard needs of the repository it guards (AbstractRepository gives it). */
-export interface GuardedStore<ID extends AggregateId> {
+/** What the writer needs of the repository it writes for (AbstractRepository gives it). */
+export interface UniqueKeyWriterStore<ID extends AggregateId> {
   /** The unique-key values of the stored aggregate, or null when it is not stored. */
   storedValues(id: ID): Promise<KeyValues | null>;
   /** The stored version, or -1 (read straight from the store). */
@@ -27,14 +27,15 @@ export interface GuardedStore<ID extends AggregateId> {
   inUnitOfWork<R>(work: () => Promise<R>): Promise<R>;
 }
 
-/** A write the guard let through: what is left to do once it is durable. */
-export interface GuardedWrite {
+/** A write the writer let through: what is left to do once it is durable. */
+export interface KeyedWrite {
   /** Releases the old values whose reservations did not go with the write's transaction. */
   releaseOld(): Promise<void>;
 }
 
 /**
- * The unique keys around each write of one repository (a failed or unanswered step leaves a value held, never lost):
+ * Runs each write of one repository between the reservations of its unique keys, which the
+ * UniqueKeyReserver takes and releases (a failed or unanswered step leaves a value held, never lost):
  *  - before the write, every new or changed value is reserved (UniqueKeyViolationError when
  *    another aggregate holds one: nothing is written);
  *  - the old values are released once the write is durable: inside the write's transaction when
@@ -44,34 +45,34 @@ export interface GuardedWrite {
  *    stored version shows did not happen; when the store cannot say, everything stays (both
  *    values held is the recoverable state; reconciliation tidies it).
  */
-export class UniqueKeyGuard<ID extends AggregateId, T extends AggregateRoot<ID, any>> {
+export class UniqueKeyWriter<ID extends AggregateId, T extends AggregateRoot<ID, any>> {
   constructor(
-    readonly keeper: UniqueKeyKeeper,
-    private readonly store: GuardedStore<ID>,
+    readonly reserver: UniqueKeyReserver,
+    private readonly store: UniqueKeyWriterStore<ID>,
   ) {}
 
   /** Records the values a loaded aggregate holds as stored (its next write compares against them). */
   loaded(aggregate: T): void {
-    setStoredKeys(aggregate, this.keeper.valuesOf(aggregate));
+    setStoredKeys(aggregate, this.reserver.valuesOf(aggregate));
   }
 
   /** Runs `write` (the backend's step) between the reservations it needs; see the class comment. */
-  async write(kind: WriteKind, aggregate: T, write: () => Promise<void>): Promise<GuardedWrite> {
-    const keeper = this.keeper;
+  async write(kind: WriteKind, aggregate: T, write: () => Promise<void>): Promise<KeyedWrite> {
+    const reserver = this.reserver;
     const stored =
       kind === 'insert'
         ? undefined
         : (storedKeysOf(aggregate) ?? (await this.store.storedValues(aggregate.id)) ?? undefined);
-    const plan = keeper.plan(kind, kind === 'remove' ? new Map() : keeper.valuesOf(aggregate), stored);
+    const plan = reserver.plan(kind, kind === 'remove' ? new Map() : reserver.valuesOf(aggregate), stored);
     const scope = this.store.transactionScope();
-    const joins = (ref: KeyRef) => scope !== undefined && keeper.storeOf(ref.name).transactionScope === scope;
+    const joins = (ref: KeyRef) => scope !== undefined && reserver.storeOf(ref.name).transactionScope === scope;
     const taken: TakenKey[] = [];
     try {
       await this.store.inUnitOfWork(async () => {
-        await keeper.take(plan.take, keeper.owner(aggregate.id), taken);
+        await reserver.take(plan.take, reserver.owner(aggregate.id), taken);
         await write();
         // Old values whose reservations share the write's transaction go with it.
-        await keeper.release(plan.release.filter(joins), aggregate.id, true);
+        await reserver.release(plan.release.filter(joins), aggregate.id, true);
       });
     } catch (error) {
       await this.afterFailedWrite(kind, aggregate, error, taken, stored, plan.release);
@@ -79,7 +80,7 @@ export class UniqueKeyGuard<ID extends AggregateId, T extends AggregateRoot<ID, 
     }
     setStoredKeys(aggregate, kind === 'remove' ? undefined : plan.after);
     const others = plan.release.filter((ref) => !joins(ref));
-    return { releaseOld: () => keeper.release(others, aggregate.id, false) };
+    return { releaseOld: () => reserver.release(others, aggregate.id, false) };
   }
 
   /**
@@ -94,12 +95,12 @@ export class UniqueKeyGuard<ID extends AggregateId, T extends AggregateRoot<ID, 
     stored: KeyValues | undefined,
     released: readonly KeyRef[],
   ): Promise<void> {
-    const keeper = this.keeper;
+    const reserver = this.reserver;
     if (isDefiniteFailure(error)) {
       if (taken.length === 0) return;
       // A retry may find the aggregate stored with these values: they stay.
       const now = await this.store.storedValues(aggregate.id).catch(() => 'unknown' as const);
-      if (now !== 'unknown') await keeper.releaseTaken(taken, now ?? undefined);
+      if (now !== 'unknown') await reserver.releaseTaken(taken, now ?? undefined);
       return;
     }
     let version: number;
@@ -108,23 +109,23 @@ export class UniqueKeyGuard<ID extends AggregateId, T extends AggregateRoot<ID, 
     } catch {
       return; // the store cannot say: leave every reservation to reconciliation
     }
-    if (kind === 'insert' && version === -1) await keeper.releaseTaken(taken, undefined);
-    else if (kind === 'update' && version === aggregate.oldVersion) await keeper.releaseTaken(taken, stored);
-    else if (kind === 'remove' && version === -1) await keeper.release(released, aggregate.id, false); // it is gone
+    if (kind === 'insert' && version === -1) await reserver.releaseTaken(taken, undefined);
+    else if (kind === 'update' && version === aggregate.oldVersion) await reserver.releaseTaken(taken, stored);
+    else if (kind === 'remove' && version === -1) await reserver.release(released, aggregate.id, false); // it is gone
   }
 }
 
 /**
- * The guard of a repository of `aggregate` (named `aggregateName`), or null when the aggregate
+ * The unique-key writer of a repository of `aggregate` (named `aggregateName`), or null when the aggregate
  * declares no `@UniqueKey`. `repository` names the repository class in errors.
  */
-export function createUniqueKeyGuard<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
+export function createUniqueKeyWriter<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
   aggregate: Function | undefined,
   aggregateName: string,
   repository: string,
   resolve: UniqueKeyResolver | undefined,
-  store: GuardedStore<ID>,
-): UniqueKeyGuard<ID, T> | null {
+  store: UniqueKeyWriterStore<ID>,
+): UniqueKeyWriter<ID, T> | null {
   const definitions = aggregate === undefined ? [] : getUniqueKeys(aggregate);
   if (definitions.length === 0) return null;
   if (resolve === undefined) {
@@ -134,7 +135,7 @@ export function createUniqueKeyGuard<ID extends AggregateId, T extends Aggregate
         'or pass { uniqueKeys: { name: prepareKey } } to the repository.',
     );
   }
-  return new UniqueKeyGuard(new UniqueKeyKeeper(aggregateName, definitions, resolve), store);
+  return new UniqueKeyWriter(new UniqueKeyReserver(aggregateName, definitions, resolve), store);
 }
 
 /** The `uniqueKeys` option of a repository as a resolver (a record's missing name is a configuration error). */

@@ -36,8 +36,8 @@ const MAX_TAKE_ATTEMPTS = 5;
 const logger = new Logger('UniqueKeys');
 
 /**
- * The unique keys of one aggregate type, and the steps that keep them (used by
- * AbstractRepository around every write). The rules:
+ * Reserves and releases the unique-key values of one aggregate type: the steps that
+ * UniqueKeyWriter orders around every write, and what reconcileUniqueKeys repairs with. The rules:
  *  - reserve before the write, release after it; on a change, the new value is held before the
  *    old one is let go, so a failure in between leaves both held (recoverable), never neither;
  *  - a value held by the same aggregate (a retry, or a concurrent write of the same aggregate)
@@ -46,7 +46,7 @@ const logger = new Logger('UniqueKeys');
  *  - a reservation is released only when the write it guarded is known not to have happened,
  *    or when the stored aggregate no longer holds that value.
  */
-export class UniqueKeyKeeper {
+export class UniqueKeyReserver {
   private lastAt = 0;
   private readonly stores = new Map<string, UniqueKeyReservations>();
 

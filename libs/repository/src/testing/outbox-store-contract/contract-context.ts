@@ -1,0 +1,47 @@
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { OutboxClaim, OutboxStore } from '../../outbox/outbox.interfaces.js';
+import type { IRepository } from '../../repository/repository.interfaces.js';
+import { Counter } from '../counter.aggregate.js';
+
+/** What a store hands the contract: the store, and a Counter repository that writes its events into it. */
+export interface OutboxStoreContractTarget {
+  /** The store under test, empty. */
+  store: OutboxStore;
+  /** A Counter repository whose writes store their data-sync events in `store`. */
+  repository: IRepository<string, Counter>;
+  close(): Promise<void>;
+}
+
+/** The lease of the contract's claims. */
+export const LEASE = 30_000;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** What every group of cases uses: the case's target (a fresh one per case), and helpers on it. */
+export interface OutboxStoreContractContext {
+  /** The target of the case running (set up before each case). */
+  target(): OutboxStoreContractTarget;
+  /** Inserts `id` and updates it until it is at `version`; returns the aggregate. */
+  writeVersions(id: string, version: number): Promise<Counter>;
+  /** A claim by `owner` at `now`. */
+  claim(owner: string, now: number, limit?: number, leaseMs?: number): Promise<OutboxClaim[]>;
+  /** The instances of `claims`, sorted. */
+  ids(claims: OutboxClaim[]): AggregateId[];
+}
+
+export function outboxStoreContractContext(target: () => OutboxStoreContractTarget): OutboxStoreContractContext {
+  return {
+    target,
+    writeVersions: async (id, version) => {
+      const { repository } = target();
+      const counter = new Counter(id, `label ${id}`);
+      await repository.insert(counter);
+      for (let v = 2; v <= version; v++) {
+        counter.increment();
+        await repository.update(counter);
+      }
+      return counter;
+    },
+    claim: (owner, now, limit = 100, leaseMs = LEASE) => target().store.claim({ owner, now, limit, leaseMs }),
+    ids: (claims) => claims.map((c) => c.aggregateId).sort(),
+  };
+}
