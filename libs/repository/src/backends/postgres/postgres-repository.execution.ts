@@ -12,10 +12,11 @@ import type { Pool, QueryResult } from 'pg';
 import type { PostgresStatement } from './postgres-repository.statements.js';
 
 // How PostgresRepository runs its statements, one verb per operation: `send` hands one statement
-// to the driver, `query` reads (its result settled), `write` runs a conditional write with the
-// statements that commit with it (see PostgresRepository.write); PostgresStatementRunner does
-// the last two where the repository's statements run. `fail` throws the error a driver error
-// stands for (a missing table: a configuration error).
+// to the driver, `query` sends one and settles its result (every read, and a write's own
+// statement), `write` runs a conditional write with the statements that commit with it (see
+// PostgresRepository.write); PostgresStatementRunner does the last two where the repository's
+// statements run. `fail` throws the error a driver error stands for (a missing table: a
+// configuration error).
 
 /** Throws the error to report for a driver error. */
 export type FailWith = (error: unknown) => never;
