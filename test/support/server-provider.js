@@ -109,6 +109,22 @@ function stopProcess(child) {
   });
 }
 
+/**
+ * `start(port)` on a free port. Between freePort() releasing a port and the server binding it,
+ * another process may take it (a parallel test's server): that start fails with "Address already
+ * in use", and a new port is tried.
+ */
+async function onFreePort(start) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return { port, started: await start(port) };
+    } catch (err) {
+      if (attempt >= 5 || !/Address already in use/i.test(String(err?.message))) throw err;
+    }
+  }
+}
+
 async function startRedisProcess(port, dir, extra = []) {
   const child = startProcess('redis-server', [
     '--port',
@@ -137,9 +153,10 @@ async function startRedisProcess(port, dir, extra = []) {
  * keeps its connections and answers nothing) and wake it; `stop()` ends it and removes its files.
  */
 export async function startRedisServer({ extra = [] } = {}) {
-  const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-own-redis-'));
-  let child = await startRedisProcess(port, dir, extra);
+  const free = await onFreePort((p) => startRedisProcess(p, dir, extra));
+  const port = free.port;
+  let child = free.started;
   const server = {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -196,9 +213,8 @@ async function provideRedis(docker) {
     };
   }
   if (!which('redis-server') || !which('redis-cli')) throw new Error(`Redis is not available: ${HOW.redis}`);
-  const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-redis-'));
-  const child = await startRedisProcess(port, dir);
+  const { port, started: child } = await onFreePort((p) => startRedisProcess(p, dir));
   return {
     url: `redis://127.0.0.1:${port}`,
     source: `local redis-server started on port ${port}`,
@@ -232,20 +248,22 @@ async function provideRedisCluster() {
 export async function startRedisCluster() {
   if (!which('redis-server') || !which('redis-cli')) throw new Error(`Redis Cluster is not available: ${HOW.cluster}`);
   const dir = mkdtempSync(join(tmpdir(), 'ddd-kit-cluster-'));
-  const ports = [await freePort(), await freePort(), await freePort()];
+  const ports = [];
   const children = [];
   try {
-    for (const port of ports) {
-      children.push(
-        await startRedisProcess(port, dir, [
+    for (let i = 0; i < 3; i++) {
+      const { port, started } = await onFreePort((p) =>
+        startRedisProcess(p, dir, [
           '--cluster-enabled',
           'yes',
           '--cluster-config-file',
-          `nodes-${port}.conf`,
+          `nodes-${p}.conf`,
           '--cluster-node-timeout',
           '5000',
         ]),
       );
+      ports.push(port);
+      children.push(started);
     }
     await execFileAsync('redis-cli', [
       '--cluster',
@@ -296,9 +314,10 @@ async function provideMongo(docker) {
   } catch {
     throw new Error(`MongoDB is not available: ${HOW.mongo}`);
   }
-  const port = await freePort();
-  const child = startProcess(bin, ['--host=127.0.0.1', `--port=${port}`]);
-  await waitFor('jongodb (MongoDB-wire emulator) to print its URI', child.printed(/JONGODB_URI=/));
+  // Port 0: the emulator binds a port of its own choosing and prints it (no free-port race).
+  const child = startProcess(bin, ['--host=127.0.0.1', '--port=0']);
+  await waitFor('jongodb (MongoDB-wire emulator) to print its URI', child.printed(/JONGODB_URI=\S+?:\d+[/\s]/));
+  const port = Number(/JONGODB_URI=\S+?:(\d+)[/\s]/.exec(child.output())[1]);
   return {
     url: `mongodb://127.0.0.1:${port}`,
     source: `local jongodb emulator started on port ${port} (not MongoDB: no TTL monitor)`,

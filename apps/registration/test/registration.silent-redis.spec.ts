@@ -12,8 +12,9 @@ import { createTestApp } from './support/test-app.js';
 const STALL_MS = 20_000;
 /**
  * The promise of SPEC's "stores' ordinary life": a request that needs a silent store is answered
- * within 8 s. That is 4 × the 2 s operation deadline the sample relies on (its default), so the
- * bound is the promise, not a measure of this machine's speed.
+ * within 8 s. The sample's own budget is 5 s (up to 3 s waiting for a PostgreSQL connection held
+ * by requests stuck on Redis, then the 2 s operation deadline), so the bound is the promise, with
+ * room for a loaded machine, not a measure of its speed.
  */
 const ANSWERED_WITHIN_MS = 8_000;
 /** Once Redis answers again, registrations succeed within this long (no restart). */

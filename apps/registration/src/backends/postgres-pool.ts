@@ -3,8 +3,12 @@ import type { Pool, PoolClient, PoolConfig } from 'pg';
 /** The pool's connections when POSTGRES_POOL_MAX is not set (pg's own default). */
 export const DEFAULT_POOL_MAX = 10;
 
-/** How long a request waits for a free connection when POSTGRES_CONNECTION_WAIT_MS is not set. */
-export const DEFAULT_CONNECTION_WAIT_MS = 5_000;
+/**
+ * How long a request waits for a free connection when POSTGRES_CONNECTION_WAIT_MS is not set.
+ * With a store silent, a request may wait this long for a connection and then the 2 s deadline
+ * of a store operation: 5 s, well inside the 8 s within which every request is answered.
+ */
+export const DEFAULT_CONNECTION_WAIT_MS = 3_000;
 
 /**
  * Every connection of the pool stayed busy for as long as a request may wait for one: nothing
