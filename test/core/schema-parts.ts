@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { collectingSchema } from '@ddd-kit/core/postgres';
 import { PostgresMachineIdDistributor, PostgresSegmentSource } from '@ddd-kit/id-generator';
 import { PostgresIdempotencyStore } from '@ddd-kit/idempotency';
 import { PostgresPrepareKeyFactory } from '@ddd-kit/prepare-key';
@@ -19,4 +20,22 @@ export function allParts(pool: pg.Pool, createTables = true) {
     machineIds: new PostgresMachineIdDistributor(pool, { createTables }),
     segments: new PostgresSegmentSource(pool, { createTables }),
   };
+}
+
+/**
+ * Each part's own start-up path to its tables (what its module runs at bootstrap, or its first
+ * use), then its connections closed. While an application is booted only to read its schema,
+ * this is how the parts are found.
+ */
+export async function startAll(parts: ReturnType<typeof allParts>): Promise<void> {
+  await parts.prepareKey.ensureSchema();
+  await parts.idempotency.ensureSchema();
+  await parts.outbox.ensureTable();
+  await parts.repository.ensureSchema();
+  await parts.machineIds.distribute({ namespace: 'schema-parts', machineBits: 4, instanceId: 'schema-parts' });
+  await parts.machineIds.close();
+  // Its first block reserved: only reading the schema, the table is not there to reserve from.
+  await parts.segments.reserve('schema-parts', 1).catch((error: unknown) => {
+    if (!collectingSchema()) throw error;
+  });
 }

@@ -28,6 +28,8 @@ export {
   type IdentifierFailure,
 } from './identifiers.js';
 export { collectingSchema, collectSchemaStatements, PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
+export type { PgMigration, PgMigrationPlan, PgPendingMigration } from './migrations.js';
+export { runSchemaCommand, schemaCommand, type SchemaCommand } from './schema-command.js';
 export { checkPool, companionPool, guardPool, openPool, type OpenPoolOptions } from './pool.js';
 export {
   PgArgumentError,
