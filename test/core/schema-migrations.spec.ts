@@ -244,13 +244,15 @@ describe('the kit parts: one schema whichever way it is made', () => {
     expect(await layout(upgraded.pool, upgraded.schema)).toEqual(expected);
     expect(await recorded(upgraded.pool)).toEqual(await recorded(created.pool));
     expect(await recorded(migrated.pool)).toEqual(await recorded(created.pool));
-    expect((await recorded(created.pool)).map((row) => `${row.part} ${row.version}`)).toEqual([
-      '@ddd-kit/id-generator/machine-ids 1',
-      '@ddd-kit/id-generator/segments 1',
-      '@ddd-kit/idempotency 1',
-      '@ddd-kit/prepare-key 1',
-      '@ddd-kit/repository 1',
-      '@ddd-kit/repository/outbox 1',
-    ]);
+    expect(new Set((await recorded(created.pool)).map((row) => row.part))).toEqual(
+      new Set([
+        '@ddd-kit/id-generator/machine-ids',
+        '@ddd-kit/id-generator/segments',
+        '@ddd-kit/idempotency',
+        '@ddd-kit/prepare-key',
+        '@ddd-kit/repository',
+        '@ddd-kit/repository/outbox',
+      ]),
+    );
   });
 });
