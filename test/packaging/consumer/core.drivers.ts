@@ -22,7 +22,9 @@ export async function run(): Promise<void> {
       owner: 'core.drivers',
       create: true,
       tables: () => [{ name: table, columns: ['id'] }],
-      migrations: () => [{ name: 'create table', statements: [`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`] }],
+      migrations: () => [
+        { name: 'create table', statements: [`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`] },
+      ],
     });
     // Inside a transaction holding the pool's only connection: the table is made on another one.
     await runTransaction(pool, undefined, async (context) => {
