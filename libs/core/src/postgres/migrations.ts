@@ -20,16 +20,15 @@ export interface PgMigrationPlan {
   readonly part: string;
   /** The part's first table as its statements name it: one part may be configured with several tables. */
   readonly target: string;
+  /** In order: the first is number 1. */
   readonly migrations: readonly PgMigration[];
 }
 
-/** A migration the database has not recorded, numbered. */
-export interface PgPendingMigration {
+/** A migration the database has not recorded: its part and table (see PgMigrationPlan), its number, the step. */
+export interface PgPendingMigration extends PgMigration {
   readonly part: string;
   readonly target: string;
   readonly version: number;
-  readonly name: string;
-  readonly statements: readonly string[];
 }
 
 export const MIGRATIONS_TABLE = 'ddd_kit_migrations';

@@ -148,11 +148,15 @@ export class PgSchema {
   private ensured = false;
   private pending?: Promise<void>;
 
+  /** Where the part's tables are. */
+  readonly pool: PgPool;
+
   constructor(
-    /** Where the part's tables are. */
-    readonly pool: PgPool,
+    pool: PgPool,
     private readonly options: PgSchemaOptions,
-  ) {}
+  ) {
+    this.pool = pool;
+  }
 
   /** True once the tables are known to exist. */
   get ready(): boolean {
