@@ -88,6 +88,11 @@ describe('status, up and sql', () => {
     expect((await recorded(pool)).map((row) => row.version)).toEqual([1, 2]);
     expect(await command('status', current)).toEqual({ code: 0, output: 'up to date: 1 part(s)' });
     expect((await command('sql', current)).output).toBe('-- up to date: no migration pending');
+
+    // A shipped step edited afterwards is named (never run again), not counted as pending.
+    const edited = await command('status', [widgets(pool, [v1, { ...v2, statements: ['SELECT 1'] }])]);
+    expect(edited.code).toBe(0);
+    expect(edited.output).toMatch(/^changed {2}test\/widgets "widgets" #2: applied with other statements/m);
   });
 
   it('the printed sql, run by hand, brings the database to where up does', async () => {

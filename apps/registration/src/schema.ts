@@ -39,4 +39,8 @@ async function main(): Promise<void> {
   console.log(statements.map((statement) => `${statement.trim().replace(/;$/, '')};`).join('\n\n'));
 }
 
-void main();
+main().catch((error: unknown) => {
+  // The database's refusal or absence, said once, without a stack.
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+});

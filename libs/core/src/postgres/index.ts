@@ -1,6 +1,6 @@
 // `@ddd-kit/core/postgres`: the one PostgreSQL transaction path every ddd-kit part joins, the
-// identifier checks and the table creation they share. Types are structural: nothing here
-// requires `pg`'s own types.
+// identifier checks and the versioned migrations of their tables (PgSchema, runSchemaCommand).
+// Types are structural: nothing here requires `pg`'s own types.
 export type { PgPool, PgPoolClient, PgQueryable, PgQueryConfig, PgResult } from './pg.interfaces.js';
 export { preparedStatement, usePreparedStatements } from './prepared-statements.js';
 export {

@@ -59,8 +59,9 @@ export async function schemaCommand(
       continue;
     }
     for (const step of status.pending) write(`pending  ${line(step)}`);
+    const { part, target } = schema.migrationPlan();
     for (const version of status.changed)
-      write(`changed  ${schema.migrationPlan().part} #${version}: applied with other statements than this version's`);
+      write(`changed  ${part} ${target} #${version}: applied with other statements than this version's`);
   }
   if (command === 'sql') {
     if (pending === 0) write('-- up to date: no migration pending');
