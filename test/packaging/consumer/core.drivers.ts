@@ -21,8 +21,9 @@ export async function run(): Promise<void> {
     const schema = new PgSchema(pool, {
       owner: 'core.drivers',
       create: true,
-      tables: () => [
-        { name: table, ddl: [`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`], columns: ['id'] },
+      tables: () => [{ name: table, columns: ['id'] }],
+      migrations: () => [
+        { name: 'create table', statements: [`CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY)`] },
       ],
     });
     // Inside a transaction holding the pool's only connection: the table is made on another one.
@@ -33,6 +34,7 @@ export async function run(): Promise<void> {
     assert.equal((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n, 1);
   } finally {
     await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+    await pool.query(`DELETE FROM ddd_kit_migrations WHERE target = $1`, [table]).catch(() => undefined);
     await pool.end();
   }
 }

@@ -30,14 +30,16 @@ export class PostgresUserReadModel extends UserReadModel {
     this.schema = new PgSchema(pool, {
       owner: 'PostgresUserReadModel',
       create: true,
-      tables: () => [
+      part: 'registration/user-views',
+      tables: () => [{ name: table, columns: ['id', 'username', 'version', 'deleted'] }],
+      // Numbered by place: a change to the table is the next entry, never an edit of one.
+      migrations: () => [
         {
-          name: table,
-          ddl: [
+          name: 'create table',
+          statements: [
             `CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, username text NOT NULL, version bigint NOT NULL, deleted boolean NOT NULL DEFAULT false)`,
             `CREATE INDEX IF NOT EXISTS ${table}_username ON ${table} (username)`,
           ],
-          columns: ['id', 'username', 'version', 'deleted'],
         },
       ],
     });

@@ -1,6 +1,6 @@
 // `@ddd-kit/core/postgres`: the one PostgreSQL transaction path every ddd-kit part joins, the
-// identifier checks and the table creation they share. Types are structural: nothing here
-// requires `pg`'s own types.
+// identifier checks and the versioned migrations of their tables (PgSchema, runSchemaCommand).
+// Types are structural: nothing here requires `pg`'s own types.
 export type { PgPool, PgPoolClient, PgQueryable, PgQueryConfig, PgResult } from './pg.interfaces.js';
 export { preparedStatement, usePreparedStatements } from './prepared-statements.js';
 export {
@@ -28,6 +28,8 @@ export {
   type IdentifierFailure,
 } from './identifiers.js';
 export { collectingSchema, collectSchemaStatements, PgSchema, type PgSchemaOptions, type PgTable } from './schema.js';
+export type { PgMigration, PgMigrationPlan, PgPendingMigration } from './migrations.js';
+export { runSchemaCommand, schemaCommand, type SchemaCommand } from './schema-command.js';
 export { checkPool, companionPool, guardPool, openPool, type OpenPoolOptions } from './pool.js';
 export {
   PgArgumentError,

@@ -4,13 +4,20 @@ import { runTransaction } from './run-transaction.js';
 import type { PgPool, PgQueryable } from './pg.interfaces.js';
 import { isServerError, unreachable } from './pool.js';
 import { PgSchemaMissingError } from '../errors.js';
+import {
+  applyNext,
+  appliedVersions,
+  changedOf,
+  pendingOf,
+  type PgMigrationPlan,
+  type PgPendingMigration,
+  type PgMigration,
+} from './migrations.js';
 
-/** One table a part needs. */
+/** One table a part needs, checked after its migrations. */
 export interface PgTable {
   /** The table as its statements name it: quoted, schema-qualified when configured. */
   readonly name: string;
-  /** Idempotent statements creating it and its indexes (`CREATE … IF NOT EXISTS`), in order. */
-  readonly ddl: readonly string[];
   /** Columns its statements use: a table that lacks one is reported (CREATE IF NOT EXISTS would say nothing). */
   readonly columns?: readonly string[];
 }
@@ -18,9 +25,17 @@ export interface PgTable {
 export interface PgSchemaOptions {
   /** Who needs the tables, for messages: `'PostgresPrepareKeyFactory'`. */
   readonly owner: string;
-  /** The tables, computed once when first needed (a bad declaration then fails there). */
+  /** The package and part its migrations are recorded under (default `owner`): `'@ddd-kit/prepare-key'`. */
+  readonly part?: string;
+  /** The tables, computed once when first needed (a bad declaration then fails there). The first names the part's instance in the record. */
   readonly tables: () => readonly PgTable[];
-  /** Create missing tables (default) or only check that they exist (a team that migrates). */
+  /**
+   * The part's migrations, numbered by place (see PgMigration): the first creates the tables
+   * (`CREATE … IF NOT EXISTS`, so a database made before migrations were recorded takes it as
+   * a no-op); a later release appends a step, never edits one.
+   */
+  readonly migrations: () => readonly PgMigration[];
+  /** Apply pending migrations (default) or only check that the tables exist (a team that migrates). */
   readonly create: boolean;
   /** The error a missing table or column is reported as (default PgSchemaMissingError). */
   readonly fail?: (message: string) => Error;
@@ -32,41 +47,54 @@ export interface PgSchemaOptions {
 const CREATE_RACE = new Set(['23505', '42P07', '42710']);
 const ATTEMPTS = 3;
 
-/** While collectSchemaStatements runs: the schemas asked for, in order, instead of any DDL. */
+/** While an application is booted to read its schema: the schemas asked for, in order, instead of any DDL. */
 const collecting = processWide('pg-schema-collector', () => ({ schemas: null as PgSchema[] | null }));
 
-/** True while collectSchemaStatements boots an application to read its schema (no DDL, no lease). */
+/** True while collectSchemaStatements (or runSchemaCommand) boots an application to read its schema (no DDL, no lease). */
 export function collectingSchema(): boolean {
   return collecting.schemas !== null;
 }
 
 /**
- * Every statement creating the tables an application's configuration needs, in the order its
- * parts ask for them, for a migration: `bootstrap` starts the application (a Nest application
- * context); meanwhile no part creates, checks or queries a table — each records its DDL —, and
- * then the application is closed. The statements are idempotent (`IF NOT EXISTS`).
- *
- *   const ddl = await collectSchemaStatements(() => NestFactory.createApplicationContext(AppModule));
+ * The schemas of every PostgreSQL part an application's configuration has, in the order they
+ * ask: `bootstrap` starts the application (a Nest application context); meanwhile no part
+ * creates, checks or queries a table — each records its schema —; `use` then runs, and the
+ * application is closed.
  */
-export async function collectSchemaStatements(bootstrap: () => Promise<{ close(): Promise<void> }>): Promise<string[]> {
+export async function withCollectedSchemas<T>(
+  bootstrap: () => Promise<{ close(): Promise<void> }>,
+  use: (schemas: readonly PgSchema[]) => Promise<T>,
+): Promise<T> {
   if (collecting.schemas !== null) throw new Error('collectSchemaStatements is already running');
   const schemas: PgSchema[] = [];
   collecting.schemas = schemas;
   try {
     const app = await bootstrap();
-    await app.close();
+    try {
+      return await use(schemas);
+    } finally {
+      await app.close();
+    }
   } finally {
     collecting.schemas = null;
   }
+}
+
+/**
+ * Every statement of every migration an application's configuration needs, in the order its
+ * parts ask for them (see withCollectedSchemas), for a new database; runSchemaCommand gives
+ * what an existing one still lacks.
+ *
+ *   const ddl = await collectSchemaStatements(() => NestFactory.createApplicationContext(AppModule));
+ */
+export async function collectSchemaStatements(bootstrap: () => Promise<{ close(): Promise<void> }>): Promise<string[]> {
+  const schemas = await withCollectedSchemas(bootstrap, async (found) => [...found]);
   const statements: string[] = [];
   for (const schema of schemas)
     for (const statement of schema.statements()) if (!statements.includes(statement)) statements.push(statement);
   return statements;
 }
 
-// Every part creates its tables under this lock: two instances starting at once never race
-// `CREATE TABLE IF NOT EXISTS` into a duplicate-catalog-row error, whichever part they start.
-const SCHEMA_LOCK = `SELECT pg_advisory_xact_lock(hashtext('ddd-kit:schema'))`;
 const COLUMNS = `SELECT attname FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`;
 
 /** A connection outside the pool: pg.Pool keeps its Client class and options for exactly that. */
@@ -76,27 +104,33 @@ interface StandaloneClient extends PgQueryable {
   on(event: 'error', listener: (error: Error) => void): unknown;
 }
 
+/** Runs `work` in a transaction of its own (committed when it returns). */
+type InTransaction = <T>(work: (client: PgQueryable) => Promise<T>) => Promise<T>;
+
 /**
- * Runs `fn` in a transaction on a connection that does not come from `pool` (a Client made from
- * the pool's own settings): DDL never waits for a pooled connection, so it cannot starve behind
- * requests that each hold one. Anything but a pg.Pool (no Client class to make one with) gets
- * one of its connections instead.
+ * Runs `fn` on a connection that does not come from `pool` (a Client made from the pool's own
+ * settings), each step in a transaction: DDL never waits for a pooled connection, so it cannot
+ * starve behind requests that each hold one. Anything but a pg.Pool (no Client class to make
+ * one with) gets one of its connections per transaction instead.
  */
-async function onStandaloneConnection(pool: PgPool, fn: (client: PgQueryable) => Promise<void>): Promise<void> {
+async function onStandaloneConnection<T>(pool: PgPool, fn: (inTransaction: InTransaction) => Promise<T>): Promise<T> {
   const { Client, options } = pool as unknown as {
     Client?: new (options: object) => StandaloneClient;
     options?: object;
   };
   if (typeof Client !== 'function' || options === undefined) {
-    return runTransaction(pool, undefined, (context) => fn(context.guarded));
+    return fn((work) => runTransaction(pool, undefined, (context) => work(context.guarded)));
   }
   const client = new Client(options);
   client.on('error', () => undefined); // reported by the statement in flight
   await client.connect();
   try {
-    await client.query('BEGIN');
-    await fn(client);
-    await client.query('COMMIT');
+    return await fn(async (work) => {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    });
   } finally {
     // Closing rolls back whatever did not commit.
     await client.end().catch(() => undefined);
@@ -114,25 +148,50 @@ export class PgSchema {
   private ensured = false;
   private pending?: Promise<void>;
 
+  /** Where the part's tables are. */
+  readonly pool: PgPool;
+
   constructor(
-    private readonly pool: PgPool,
+    pool: PgPool,
     private readonly options: PgSchemaOptions,
-  ) {}
+  ) {
+    this.pool = pool;
+  }
 
   /** True once the tables are known to exist. */
   get ready(): boolean {
     return this.ensured;
   }
 
-  /** Every statement creating the part's tables, in order (for a migration). */
+  /** The part, the table that names it and its migrations, as recorded. */
+  migrationPlan(): PgMigrationPlan {
+    const first = this.options.tables()[0];
+    if (first === undefined) throw new Error(`${this.options.owner}: a PgSchema needs at least one table`);
+    return { part: this.options.part ?? this.options.owner, target: first.name, migrations: this.options.migrations() };
+  }
+
+  /** Every statement of every migration, in order: what a new database needs. */
   statements(): string[] {
-    return this.options.tables().flatMap((table) => [...table.ddl]);
+    return this.options.migrations().flatMap((migration) => [...migration.statements]);
+  }
+
+  /** The migrations the database has not recorded, and those recorded with other statements (edited since). */
+  async status(): Promise<{ pending: PgPendingMigration[]; changed: number[] }> {
+    const plan = this.migrationPlan();
+    try {
+      const applied = await outsideTransaction(() => appliedVersions(this.pool, plan));
+      return { pending: pendingOf(plan, applied), changed: changedOf(plan, applied) };
+    } catch (error) {
+      if (isServerError(error)) throw error;
+      throw unreachable(this.options.owner, this.pool, error, 'to read its migrations');
+    }
   }
 
   /**
-   * Creates or checks the tables, once: concurrent callers share one attempt; a failed attempt
-   * (the server down) is retried by the next call. Inside a transaction on this pool, tables
-   * that already exist are seen on that transaction's own connection (no second connection).
+   * Applies pending migrations or checks the tables, once: concurrent callers share one
+   * attempt; a failed attempt (the server down) is retried by the next call. Inside a
+   * transaction on this pool, a schema already current is seen on that transaction's own
+   * connection (no second connection).
    */
   ensure(): Promise<void> {
     if (collecting.schemas !== null) {
@@ -150,27 +209,37 @@ export class PgSchema {
     return this.pending;
   }
 
-  /** Creates the tables now, whatever the `create` option says (an explicit call is the intent). */
+  /** Applies pending migrations now, whatever the `create` option says (an explicit call is the intent). */
   async create(): Promise<void> {
     if (collecting.schemas !== null) return this.ensure();
-    await this.attempt(true);
-    this.ensured = true;
+    await this.migrate();
   }
 
-  private async attempt(create: boolean): Promise<void> {
+  /** Applies pending migrations now, each in a transaction of its own with its record, and names them. */
+  async migrate(): Promise<PgPendingMigration[]> {
+    const applied = await this.attempt(true);
+    this.ensured = true;
+    return applied;
+  }
+
+  private async attempt(create: boolean): Promise<PgPendingMigration[]> {
     const ambient = activeTransactionFor(this.pool);
-    if (ambient !== undefined && (await this.problems(ambient.client)).length === 0) return;
+    if (ambient !== undefined && (await this.current(ambient.client, create))) return [];
     let reported: Error | undefined;
+    const applied: PgPendingMigration[] = [];
     for (let attempt = 1; ; attempt++) {
       try {
         return await outsideTransaction(() =>
-          onStandaloneConnection(this.pool, async (client) => {
-            if (create) {
-              await client.query(SCHEMA_LOCK);
-              for (const statement of this.statements()) await client.query(statement);
+          onStandaloneConnection(this.pool, async (inTransaction) => {
+            const plan = create ? this.migrationPlan() : undefined;
+            while (plan !== undefined) {
+              const step = await inTransaction((client) => applyNext(client, plan));
+              if (step === undefined) break;
+              applied.push(step);
             }
-            const problems = await this.problems(client);
+            const problems = await inTransaction((client) => this.problems(client));
             if (problems.length > 0) throw (reported = this.missing(problems, create));
+            return applied;
           }),
         );
       } catch (error) {
@@ -180,6 +249,14 @@ export class PgSchema {
         throw unreachable(this.options.owner, this.pool, error, 'to create or check its tables');
       }
     }
+  }
+
+  /** True when nothing is missing (and, when this part migrates, no migration is pending), read on `client`. */
+  private async current(client: PgQueryable, create: boolean): Promise<boolean> {
+    if ((await this.problems(client)).length > 0) return false;
+    if (!create) return true;
+    const plan = this.migrationPlan();
+    return pendingOf(plan, await appliedVersions(client, plan)).length === 0;
   }
 
   /** Every missing table or column, as a message names it. */

@@ -7,7 +7,7 @@ import {
   runTransaction,
   type PgPool,
   type PgPoolClient,
-  type PgTable,
+  type PgSchemaOptions,
 } from '@ddd-kit/core/postgres';
 import { IdGeneratorOptionsError } from '../errors.js';
 
@@ -58,12 +58,7 @@ export function inOwnTransaction<T>(pool: PgPool, work: (client: PgPoolClient) =
  * The tables of an ID source, created (or, with `create: false`, checked) before its first
  * statement, outside any transaction of the caller's.
  */
-export function idSourceSchema(
-  pool: PgPool,
-  owner: string,
-  create: boolean,
-  tables: () => PgTable[],
-): () => Promise<void> {
-  const schema = new PgSchema(pool, { owner, create, tables });
+export function idSourceSchema(pool: PgPool, options: PgSchemaOptions): () => Promise<void> {
+  const schema = new PgSchema(pool, options);
   return () => (schema.ready ? Promise.resolve() : outsideTransaction(() => schema.ensure()));
 }

@@ -37,9 +37,14 @@ export class PostgresSegmentSource implements SegmentSource {
     const createTables = options.createTables ?? true;
     if (typeof createTables !== 'boolean')
       throw new IdGeneratorOptionsError('PostgresSegmentSource: createTables must be a boolean');
-    this.ensureTable = idSourceSchema(this.pool, 'PostgresSegmentSource', createTables, () => [
-      { name: this.table, ddl: this.ddl(), columns: ['name', 'max'] },
-    ]);
+    this.ensureTable = idSourceSchema(this.pool, {
+      owner: 'PostgresSegmentSource',
+      part: '@ddd-kit/id-generator/segments',
+      create: createTables,
+      tables: () => [{ name: this.table, columns: ['name', 'max'] }],
+      // Numbered by place, forward only: a change appends the next step (docs/postgresql.md, Migrations).
+      migrations: () => [{ name: 'create table', statements: this.ddl() }],
+    });
     this.statement = `INSERT INTO ${this.table} AS s (name, max) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET max = s.max + EXCLUDED.max RETURNING max`;
   }
 

@@ -74,16 +74,19 @@ export class PostgresMachineIdDistributor extends LeasedMachineIdDistributor {
     const createTables = options.createTables ?? true;
     if (typeof createTables !== 'boolean')
       throw new IdGeneratorOptionsError(`${where}: createTables must be a boolean`);
-    this.ensureTables = idSourceSchema(this.pool, where, createTables, () => {
-      const [namespaces, ids, instanceIndex] = this.ddl();
-      return [
-        { name: this.tables.namespaces, ddl: [namespaces], columns: ['namespace', 'machine_bits', 'next_machine_id'] },
+    this.ensureTables = idSourceSchema(this.pool, {
+      owner: where,
+      part: '@ddd-kit/id-generator/machine-ids',
+      create: createTables,
+      tables: () => [
+        { name: this.tables.namespaces, columns: ['namespace', 'machine_bits', 'next_machine_id'] },
         {
           name: this.tables.ids,
-          ddl: [ids, instanceIndex],
           columns: ['namespace', 'machine_id', 'instance_id', 'deadline_ms', 'bound_ms', 'last_timestamp', 'op'],
         },
-      ];
+      ],
+      // Numbered by place, forward only: a change appends the next step (docs/postgresql.md, Migrations).
+      migrations: () => [{ name: 'create tables', statements: this.ddl() }],
     });
     this.statements = {
       lockNamespace: sql.lockNamespace(this.tables),

@@ -87,7 +87,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.schema = new PgSchema(pool, {
       owner: OWNER,
       create: createTables,
-      tables: () => [{ name: this.table, ddl: ddl(this.table, index), columns: COLUMNS }],
+      part: '@ddd-kit/idempotency',
+      tables: () => [{ name: this.table, columns: COLUMNS }],
+      // Numbered by place, forward only: a change appends the next step (docs/postgresql.md, Migrations).
+      migrations: () => [{ name: 'create table', statements: ddl(this.table, index) }],
     });
     this.ttlMs = ttlMs;
     this.leaseMs = leaseMs;

@@ -79,7 +79,10 @@ export class PostgresPrepareKeyFactory extends PrepareKeyFactory {
     this.schema = new PgSchema(pool as PgPool, {
       owner: 'PostgresPrepareKeyFactory',
       create: createTables,
-      tables: () => [{ name: this.table, ddl: this.ddl, columns: COLUMNS }],
+      part: '@ddd-kit/prepare-key',
+      tables: () => [{ name: this.table, columns: COLUMNS }],
+      // Numbered by place, forward only: a change appends the next step (docs/postgresql.md, Migrations).
+      migrations: () => [{ name: 'create table', statements: this.ddl }],
     });
     this.context = {
       pool,

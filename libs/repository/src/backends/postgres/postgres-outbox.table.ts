@@ -53,7 +53,10 @@ export class PostgresOutboxTable {
     this.schema = new PgSchema(pool as unknown as PgPool, {
       owner: 'PostgresOutboxStore',
       create: createTables ?? true,
-      tables: () => [{ name: this.name, ddl: [this.createTableStatement()], columns: COLUMNS }],
+      part: '@ddd-kit/repository/outbox',
+      tables: () => [{ name: this.name, columns: COLUMNS }],
+      // Numbered by place, forward only: a change appends the next step (docs/postgresql.md, Migrations).
+      migrations: () => [{ name: 'create table', statements: [this.createTableStatement()] }],
     });
   }
 

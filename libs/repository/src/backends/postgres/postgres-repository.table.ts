@@ -52,11 +52,14 @@ export class PostgresRepositoryTable {
       owner: this.source.declaration().where,
       create: this.source.mayCreate(),
       fail: (message) => new RepositoryConfigurationError(message),
+      part: '@ddd-kit/repository',
       tables: () => {
         const s = this.statements();
         const { idColumn, versionColumn } = this.source.declaration();
-        return [{ name: s.table, ddl: [s.createTable], columns: [idColumn, versionColumn, ...s.columns] }];
+        return [{ name: s.table, columns: [idColumn, versionColumn, ...s.columns] }];
       },
+      // The subclass's own table: a column it adds later is its team's migration (the start-up check names it).
+      migrations: () => [{ name: 'create table', statements: [this.statements().createTable] }],
     }));
   }
 
