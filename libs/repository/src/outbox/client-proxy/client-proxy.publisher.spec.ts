@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ClientKafka, ClientMqtt, ClientRMQ, MqttRecord, RmqRecord } from '@nestjs/microservices';
 import { KafkaRequestSerializer } from '@nestjs/microservices/serializers/kafka-request.serializer.js';
-import { NEVER, Observable, Subject, of, throwError } from 'rxjs';
+import { NEVER, type Observable, Subject, of, throwError } from 'rxjs';
 import { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryConfigurationError } from '../../errors.js';
 import { InMemoryOutboxStore } from '../../backends/memory/in-memory-outbox.store.js';

@@ -80,7 +80,7 @@ export class ClientProxyPublisher {
     try {
       source = this.mode === 'emit' ? this.client.emit(pattern, record) : this.client.send(pattern, record);
     } catch (cause) {
-      throw new ClientProxyPublishError(`Event ${eventId} was not published: ${errorText(cause)}`, { cause });
+      throw new ClientProxyPublishError(`Event ${eventId} was not published: ${causeText(cause)}`, { cause });
     }
     try {
       await lastValueFrom(
@@ -100,7 +100,7 @@ export class ClientProxyPublisher {
       );
     } catch (cause) {
       if (cause instanceof ClientProxyPublishError) throw cause;
-      throw new ClientProxyPublishError(`Event ${eventId} was not published: ${errorText(cause)}`, { cause });
+      throw new ClientProxyPublishError(`Event ${eventId} was not published: ${causeText(cause)}`, { cause });
     }
   }
 
@@ -134,4 +134,13 @@ export class ClientProxyPublisher {
       );
     return { pattern, record: this.recordOf(event), eventId };
   }
+}
+
+/**
+ * A client's error as text: Nest's clients fail with an Error, a string, or an event object
+ * (ClientRMQ's `{ err, url }` when no broker answers), whose Error is what tells why.
+ */
+function causeText(cause: unknown): string {
+  const inner = (cause as { err?: unknown } | null)?.err;
+  return errorText(inner ?? cause);
 }
