@@ -42,7 +42,7 @@ export function consumerModule(
   kind: 'event' | 'message',
   handle: (event: DataSyncEvent, context: unknown) => Promise<unknown>,
 ): Type {
-  const route = (kind === 'event' ? EventPattern(pattern) : MessagePattern(pattern)) as MethodDecorator;
+  const route = kind === 'event' ? EventPattern<string>(pattern) : MessagePattern<string>(pattern);
   @Controller()
   class ConsumerController {
     @route
