@@ -4,6 +4,7 @@ import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 /** How a publish counts as done (see ClientProxyPublisherOptions.mode). */
 export type ClientProxyPublishMode = 'emit' | 'send';
 
+/** What a ClientProxyPublisher is made with. */
 export interface ClientProxyPublisherOptions {
   /** The client to publish with (`ClientsModule`, `ClientProxyFactory.create`); the caller owns and closes it. */
   client: Pick<ClientProxy, 'emit' | 'send'>;
