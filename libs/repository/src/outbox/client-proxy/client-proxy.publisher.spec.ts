@@ -71,7 +71,7 @@ describe('ClientProxyPublisher', () => {
     expect(client.calls[0].pattern).toBe('p.c-4');
   });
 
-  it('refuses, sending nothing, an event without eventId or with an empty pattern; refuses bad options', async () => {
+  it('refuses, sending nothing, an event without eventId, with an empty pattern or whose record fails; refuses bad options', async () => {
     const client = fakeClient();
     const publisher = new ClientProxyPublisher({ client: client as never });
     const { eventId: _dropped, ...plain } = event('c-5', 1);
@@ -79,6 +79,13 @@ describe('ClientProxyPublisher', () => {
     await expect(
       new ClientProxyPublisher({ client: client as never, pattern: () => '' }).publish(event('c-5', 1)),
     ).rejects.toThrow(/not a non-empty string/);
+    const unmade = new ClientProxyPublisher({
+      client: client as never,
+      record: () => {
+        throw new Error('no room for it');
+      },
+    });
+    await expect(unmade.publish(event('c-5', 1))).rejects.toThrow(/could not be made a message: Error: no room for it/);
     expect(client.calls).toEqual([]);
     expect(() => new ClientProxyPublisher({} as never)).toThrow(RepositoryConfigurationError);
     expect(() => new ClientProxyPublisher({ client: client as never, pattern: '' })).toThrow(/prefix/);

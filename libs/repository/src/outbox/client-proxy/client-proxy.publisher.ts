@@ -132,7 +132,13 @@ export class ClientProxyPublisher {
       throw new ClientProxyPublishError(
         `Event ${eventId} maps to the pattern ${String(pattern)}: not a non-empty string`,
       );
-    return { pattern, record: this.recordOf(event), eventId };
+    let record: unknown;
+    try {
+      record = this.recordOf(event);
+    } catch (cause) {
+      throw new ClientProxyPublishError(`Event ${eventId} could not be made a message: ${causeText(cause)}`, { cause });
+    }
+    return { pattern, record, eventId };
   }
 }
 
