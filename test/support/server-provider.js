@@ -1,6 +1,6 @@
 // Resolves the servers the tests and the bench need, in this order for each one:
 //   1. an explicit URL from the environment (REDIS_URL, REDIS_CLUSTER_NODES, MONGODB_URI,
-//      DATABASE_URL, NATS_URL);
+//      DATABASE_URL, NATS_URL, RABBITMQ_URL);
 //   2. testcontainers, when a Docker engine answers;
 //   3. a local process started here on a free port (`redis-server` from Debian; the
 //      `@jongodb/memory-server-bin-linux-x64-gnu` binary, a MongoDB-wire-compatible server).
@@ -9,6 +9,8 @@
 // a database of its own, created here and dropped at the end.
 // NATS with JetStream: the machine's own server on 127.0.0.1:4222 when it answers with
 // JetStream enabled, then testcontainers, then `nats-server -js` from Debian on a free port.
+// RabbitMQ: RABBITMQ_URL, else the machine's own broker on 127.0.0.1:5672 (guest/guest); nothing
+// is started (a broker takes long to boot).
 // Plain ESM JavaScript so Jest's globalSetup and `bench/run.js` share one implementation.
 // A server that cannot be provided does not abort the run: its reason is recorded in
 // DDD_KIT_<NAME>_ERROR and `test/support/servers.ts` turns it into a failing test that says
@@ -196,6 +198,8 @@ const HOW = {
   mongo:
     'set MONGODB_URI=mongodb://host:port, or run a Docker engine, or install the npm package @jongodb/memory-server-bin-linux-x64-gnu (npm install)',
   nats: 'set NATS_URL=nats://host:port (a server with JetStream), or run nats-server -js on 127.0.0.1:4222, or run a Docker engine, or install nats-server (apt-get install nats-server)',
+  rabbitmq:
+    'set RABBITMQ_URL=amqp://user:password@host:port, or run RabbitMQ on 127.0.0.1:5672 with the guest user (apt-get install rabbitmq-server)',
   postgres:
     'set DATABASE_URL=postgres://user@host:port/db, or run PostgreSQL on 127.0.0.1:5432 (trust auth), or run a Docker engine, or install PostgreSQL (apt-get install postgresql)',
 };
@@ -390,6 +394,25 @@ async function provideNats(docker) {
   };
 }
 
+async function provideRabbitMq() {
+  const fromEnv = process.env.RABBITMQ_URL;
+  const url = fromEnv ?? 'amqp://guest:guest@127.0.0.1:5672';
+  const { default: amqp } = await import('amqplib');
+  try {
+    const connection = await amqp.connect(url, { timeout: 2_000 });
+    await connection.close();
+  } catch (err) {
+    // A test then fails with this reason and how to provide a broker, not with the driver's error.
+    delete process.env.RABBITMQ_URL;
+    throw new Error(`RabbitMQ does not answer at ${fromEnv ? 'RABBITMQ_URL' : url} (${err.message})`, { cause: err });
+  }
+  return {
+    url,
+    source: fromEnv ? 'RABBITMQ_URL from the environment' : 'the local RabbitMQ on 127.0.0.1:5672',
+    stop: async () => {},
+  };
+}
+
 /** True when a PostgreSQL server answers at `url`. */
 async function postgresAnswers(url) {
   const { default: pg } = await import('pg');
@@ -530,6 +553,7 @@ const PROVIDERS = {
   MONGODB_URI: { name: 'mongo', provide: provideMongo },
   DATABASE_URL: { name: 'postgres', provide: providePostgres },
   NATS_URL: { name: 'nats', provide: provideNats },
+  RABBITMQ_URL: { name: 'rabbitmq', provide: provideRabbitMq },
 };
 
 /**

@@ -4,12 +4,14 @@ import mongoose from 'mongoose';
 import pg from 'pg';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import amqp from 'amqplib';
 import {
   mongoLabel,
   mongoUri,
   natsUrl,
   postgresSchema,
   postgresUrl,
+  rabbitMqUrl,
   redisClusterNodes,
   redisUrl,
   uniqueName,
@@ -71,6 +73,17 @@ describe('test servers', () => {
       expect(info.limits).toBeDefined();
     } finally {
       await nc.close();
+    }
+  });
+
+  it('RabbitMQ accepts a connection and declares a queue', async () => {
+    const connection = await amqp.connect(rabbitMqUrl());
+    try {
+      const channel = await connection.createChannel();
+      const queue = uniqueName('infra');
+      expect((await channel.assertQueue(queue, { exclusive: true })).queue).toBe(queue);
+    } finally {
+      await connection.close();
     }
   });
 });

@@ -15,6 +15,8 @@ export const mongoUri = (): string => required('MONGODB_URI', 'MongoDB');
 export const postgresUrl = (): string => required('DATABASE_URL', 'PostgreSQL');
 /** A NATS server with JetStream enabled. */
 export const natsUrl = (): string => required('NATS_URL', 'NATS with JetStream');
+/** A RabbitMQ broker (AMQP 0-9-1). */
+export const rabbitMqUrl = (): string => required('RABBITMQ_URL', 'RabbitMQ');
 
 /**
  * What the MongoDB-wire server of this run is, for test names: the jongodb emulator the setup

@@ -1,6 +1,6 @@
 // Every error class of @ddd-kit/repository. Each extends RepositoryError (and so DddKitError) but
 // HttpDrainOptionsError, a DddKitError; each has a stable `code`. The main entry exports those an
-// application handles at run time; the /nats entry exports NatsPublishError; the start-up errors
+// application handles at run time; the /nats entry exports NatsPublishError, the /client-proxy entry ClientProxyPublishError; the start-up errors
 // (a misconfigured module) are told apart by their `code`.
 import { DddKitError } from '@ddd-kit/core';
 
@@ -146,6 +146,11 @@ export class OutboxHandlerTimeoutError extends RepositoryError {
 
 /** An event that cannot be published as it is (no event id, a subject NATS refuses, bytes that cannot be made). */
 export class NatsPublishError extends RepositoryError {}
+
+/** An event a ClientProxyPublisher could not publish (no event id, no pattern) or whose publish failed or timed out. */
+export class ClientProxyPublishError extends RepositoryError {
+  override readonly code = 'CLIENT_PROXY_PUBLISH';
+}
 
 /** HttpDrainModule.forRoot got an option it cannot use. */
 export class HttpDrainOptionsError extends DddKitError {

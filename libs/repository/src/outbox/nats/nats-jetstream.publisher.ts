@@ -3,6 +3,7 @@ import { NatsPublishError, RepositoryConfigurationError } from '../../errors.js'
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import type { NatsJetStreamPublisherOptions, NatsPublishResult } from './nats-jetstream-publisher.interfaces.js';
 import { DEFAULT_NATS_SUBJECT_PREFIX, isPublishableSubject } from './nats-subject.utils.js';
+import { describeEvent } from '../event-description.js';
 
 /**
  * Publishes data-sync events to NATS JetStream for consumers outside the process. Each message
@@ -103,7 +104,7 @@ export class NatsJetStreamPublisher {
     const eventId = (event as Partial<DataSyncEvent> | undefined)?.eventId;
     if (typeof eventId !== 'string' || eventId.length === 0) {
       throw new NatsPublishError(
-        `A data-sync event without an eventId cannot be published to JetStream (the stream de-duplicates on it): ${describe(event)}`,
+        `A data-sync event without an eventId cannot be published to JetStream (the stream de-duplicates on it): ${describeEvent(event)}`,
       );
     }
     const subject = this.subjectOf(event);
@@ -123,10 +124,4 @@ export class NatsJetStreamPublisher {
     }
     return { subject, data, eventId };
   }
-}
-
-function describe(event: unknown): string {
-  if (event === null || typeof event !== 'object') return String(event);
-  const { aggregate, id, version, type } = event as Partial<DataSyncEvent>;
-  return `${String(type)} ${String(aggregate)} ${String(id)} v${String(version)}`;
 }
