@@ -69,7 +69,7 @@ describe('health of the built app on Redis (through the fault proxy) and the Mon
         remainingMs: expect.any(Number),
       },
       // RepositoryModule's relay over the users' documents.
-      outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 },
+      outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0, oldestDeadLetterAgeMs: null },
     });
     expect(body.info).toEqual(body.details);
   });

@@ -68,13 +68,23 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     await writeVersions(s.repository, 'a', 3);
     await writeVersions(s.repository, 'b', 2);
     expect(s.received).toEqual([]);
-    expect(await s.relay().status()).toEqual({ pending: 5, oldestPendingAgeMs: expect.any(Number), deadLetters: 0 });
+    expect(await s.relay().status()).toEqual({
+      pending: 5,
+      oldestPendingAgeMs: expect.any(Number),
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
     const relay = s.relay();
     expect(await relay.drain()).toBe(2);
     expect(s.received.filter((t) => t.startsWith('a'))).toEqual(['a@1', 'a@2', 'a@3']);
     expect(s.received.filter((t) => t.startsWith('b'))).toEqual(['b@1', 'b@2']);
     expect(relay.counters).toEqual({ delivered: 5, failed: 0, deadLettered: 0, lost: 0 });
-    expect(await relay.status()).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await relay.status()).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
   });
 
   it('a failure stops its aggregate (later versions wait), retries with a doubling backoff, then delivers in order', async () => {
@@ -136,7 +146,12 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     expect(s.received).toEqual(['a@2', 'a@1']);
     // Delivered late, a@1 is older than what the replica holds: it changes nothing.
     expect(replica.get('a')!.version).toBe(2);
-    expect(await relay.status()).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await relay.status()).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
   });
 
   it('a relay that stopped answering keeps its claim only until the lease expires; then another relay delivers, and the first can no longer ack', async () => {

@@ -14,6 +14,7 @@
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryError } from '../../errors.js';
+import { firstDueAt } from '../../outbox/outbox-arguments.js';
 import type { OutboxRecord } from '../../outbox/outbox.interfaces.js';
 
 export const OUTBOX = '_outbox';
@@ -65,7 +66,7 @@ export function isStorableEventId(value: unknown): value is string {
   return typeof value === 'string' && EVENT_ID.test(value);
 }
 
-/** The entries a write adds, stamped `storedAt`; refuses an event whose id cannot be a field name. */
+/** The entries a write adds, stamped `storedAt`; refuses an event whose id cannot be a field name, or whose `availableAt` is no time. */
 export function newEntries(events: readonly DataSyncEvent[], storedAt: number): OutboxEntry[] {
   return events.map((event, seq) => {
     const eventId = (event as { eventId?: unknown }).eventId;
@@ -82,7 +83,7 @@ export function newEntries(events: readonly DataSyncEvent[], storedAt: number): 
       seq,
       storedAt,
       attempts: 0,
-      nextAttemptAt: storedAt,
+      nextAttemptAt: firstDueAt(event, storedAt),
       lastError: null,
       deadAt: null,
       owner: null,
