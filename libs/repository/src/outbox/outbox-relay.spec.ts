@@ -5,7 +5,6 @@ import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   AbstractRepository,
-  DataSyncEventBus,
   OnDataSync,
   RepositoryModule,
   getRepositoryToken,
@@ -13,48 +12,11 @@ import {
   type IRepository,
 } from '../index.js';
 import { RepositoryConfigurationError } from '../errors.js';
-import { InMemoryRepository } from '../backends/memory/in-memory.repository.js';
 import { InMemoryReadReplica } from '../reconciliation/index.js';
 import { Counter, type CounterSnapshot } from '../testing/counter.aggregate.js';
 import { waitFor } from '../../../../test/support/wait.js';
-import { InMemoryOutboxStore, OutboxRelay, type OutboxRelayOptions } from './index.js';
-
-// Writes stamp their events with the real clock; the relay's runs ahead of it, moved by hand.
-class Clock {
-  now = Date.now() + 60_000;
-  readonly read = () => this.now;
-}
-
-function setup(extra: Partial<OutboxRelayOptions> = {}) {
-  const clock = new Clock();
-  const store = new InMemoryOutboxStore();
-  const bus = new DataSyncEventBus();
-  const repository = new InMemoryRepository<string, Counter>({ aggregate: Counter, outbox: store, publisher: bus });
-  const received: string[] = [];
-  const relay = (more: Partial<OutboxRelayOptions> = {}) =>
-    new OutboxRelay({
-      stores: [store],
-      deliver: (a, e) => bus.deliver(a, e),
-      clock: clock.read,
-      backoff: { initialMs: 1000, maxMs: 8000 },
-      autoStart: false,
-      ...extra,
-      ...more,
-    });
-  return { clock, store, bus, repository, received, relay };
-}
-
-async function writeVersions(repository: IRepository<string, Counter>, id: string, versions: number): Promise<Counter> {
-  const counter = new Counter(id, `label ${id}`);
-  await repository.insert(counter);
-  for (let v = 2; v <= versions; v++) {
-    counter.increment();
-    await repository.update(counter);
-  }
-  return counter;
-}
-
-const tag = (e: DataSyncEvent) => `${String(e.id)}@${e.version}`;
+import { OutboxRelay } from './index.js';
+import { setup, tag, writeVersions } from './__tests__/outbox-relay.fixture.js';
 
 describe('OutboxRelay (in-process store, fake clock)', () => {
   const stops: Array<() => Promise<void>> = [];
