@@ -22,4 +22,4 @@ export { PostgresOutboxStore } from '../backends/postgres/postgres-outbox.store.
 export type { PostgresOutboxStoreOptions } from '../backends/postgres/postgres-outbox.store.js';
 export { MongoOutboxStore } from '../backends/mongoose/mongo-outbox.store.js';
 export type { MongoOutboxStoreOptions } from '../backends/mongoose/mongo-outbox.store.js';
-export { recordOutboxLag } from '../telemetry/outbox.telemetry.js';
+export { observeOutboxDeadLetters, recordOutboxLag } from '../telemetry/outbox.telemetry.js';
