@@ -99,12 +99,15 @@ export function matchesDeadLetterFilter(
 }
 
 /**
- * When a write's event is first due: `storedAt`, or its later `availableAt`. Throws (before the
- * write changes anything) for an `availableAt` that is not a time.
+ * When a write's events are first due: `storedAt`, or the latest `availableAt` among them — one
+ * write's events are delivered together, so none is due before all are. Throws (before the write
+ * changes anything) for an `availableAt` that is not a time.
  */
-export function firstDueAt(event: { availableAt?: unknown }, storedAt: number): number {
-  if (event.availableAt === undefined) return storedAt;
-  return Math.max(storedAt, checkTime(event.availableAt, 'event.availableAt'));
+export function firstDueAt(events: readonly { availableAt?: unknown }[], storedAt: number): number {
+  let due = storedAt;
+  for (const event of events)
+    if (event.availableAt !== undefined) due = Math.max(due, checkTime(event.availableAt, 'event.availableAt'));
+  return due;
 }
 
 /**

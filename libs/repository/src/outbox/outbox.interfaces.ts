@@ -15,8 +15,10 @@ import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
  * - An event is **pending** from the commit of its write until it is acked or dead-lettered.
  *   A **dead letter** is an event that failed `maxAttempts` times; it stays stored, is never
  *   claimed, and returns to pending only through `requeueDeadLetters` (or `replayDeadLetters`).
- * - An event **held** until a time (`event.availableAt`, stored as its first `nextAttemptAt`) is
- *   pending but not due: as the head of its instance it holds the instance's later events too.
+ * - An event **held** until a time (`event.availableAt`, stored as its first `nextAttemptAt`, the
+ *   same for every event of its write) is pending but not due: as the head of its instance it
+ *   holds the instance's later events too. Behind a due head a claim returns it like any pending
+ *   event; the relay stops before it (OutboxLane).
  * - **Order** of an instance's events: by `version` ascending, then in the order one write
  *   collected them (one write may carry several events of the same version).
  * - The **head** of an instance is its first pending event in that order. An instance is
@@ -191,7 +193,10 @@ export interface OutboxRecord {
   readonly storedAt: number;
   /** Failed deliveries so far. */
   readonly attempts: number;
-  /** Not claimable before this time: at the write, `storedAt` or the event's later `availableAt`; after a failure, the retry's time. */
+  /**
+   * Not claimable before this time: at the write, `storedAt` or the latest `availableAt` of the
+   * write's events (they are delivered together); after a failure, the retry's time.
+   */
   readonly nextAttemptAt: number;
   /** The error message of the last failed delivery, or null. */
   readonly lastError: string | null;

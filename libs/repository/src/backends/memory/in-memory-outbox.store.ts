@@ -56,8 +56,8 @@ export class InMemoryOutboxStore implements OutboxStore {
    * storing the aggregate: an event it refuses leaves nothing written).
    */
   append(events: readonly DataSyncEvent[], now: number = Date.now()): void {
-    const due = events.map((event) => firstDueAt(event, now));
-    for (const [i, event] of events.entries()) {
+    const due = firstDueAt(events, now);
+    for (const event of events) {
       this.entries.set(event.eventId, {
         seq: ++this.seq,
         eventId: event.eventId,
@@ -67,7 +67,7 @@ export class InMemoryOutboxStore implements OutboxStore {
         event,
         storedAt: now,
         attempts: 0,
-        nextAttemptAt: due[i],
+        nextAttemptAt: due,
         lastError: null,
         deadAt: null,
         owner: null,

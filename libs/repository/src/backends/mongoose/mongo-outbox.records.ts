@@ -68,6 +68,7 @@ export function isStorableEventId(value: unknown): value is string {
 
 /** The entries a write adds, stamped `storedAt`; refuses an event whose id cannot be a field name, or whose `availableAt` is no time. */
 export function newEntries(events: readonly DataSyncEvent[], storedAt: number): OutboxEntry[] {
+  const due = firstDueAt(events, storedAt);
   return events.map((event, seq) => {
     const eventId = (event as { eventId?: unknown }).eventId;
     if (!isStorableEventId(eventId)) {
@@ -83,7 +84,7 @@ export function newEntries(events: readonly DataSyncEvent[], storedAt: number): 
       seq,
       storedAt,
       attempts: 0,
-      nextAttemptAt: firstDueAt(event, storedAt),
+      nextAttemptAt: due,
       lastError: null,
       deadAt: null,
       owner: null,

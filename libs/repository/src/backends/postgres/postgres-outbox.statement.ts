@@ -114,9 +114,9 @@ export class OutboxEventsStatements {
     const values: unknown[] = [...(write.values ?? [])];
     const layout = new EventsLayout(values.length, events.length, channel !== undefined, claim !== undefined);
     // Checked before the statement is sent: an event refused here leaves nothing written.
-    const due = events.map((event) => firstDueAt(event, now));
-    for (const [i, event] of events.entries())
-      values.push(event.eventId, event.aggregate, String(event.id), event.version, payloadOf(event), due[i]);
+    const due = firstDueAt(events, now);
+    for (const event of events)
+      values.push(event.eventId, event.aggregate, String(event.id), event.version, payloadOf(event), due);
     values.push(now);
     if (channel !== undefined) values.push(channel);
     if (claim !== undefined) values.push(claim.owner, claim.leaseUntil);

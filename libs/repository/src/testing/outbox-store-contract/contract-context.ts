@@ -14,20 +14,24 @@ export interface OutboxStoreContractTarget {
 }
 
 /** What each HeldCounter holds its events until: beside it, not a field (not in its snapshot, nor copied with it). */
-const holds = new WeakMap<object, unknown>();
+const holds = new WeakMap<object, { until: unknown; alongside: boolean }>();
 
-/** A Counter whose writes hold their UPSERT until a time (DataSyncEvent's `availableAt`) while `hold` set one. */
+/**
+ * A Counter whose writes hold their UPSERT until a time (DataSyncEvent's `availableAt`) while
+ * `hold` set one; with `alongside`, a write collects its usual UPSERT and a held one after it.
+ */
 export class HeldCounter extends Counter {
-  hold(until: unknown): this {
-    holds.set(this, until);
+  hold(until: unknown, alongside = false): this {
+    holds.set(this, { until, alongside });
     return this;
   }
 
   override triggerDataSyncHook(): void {
-    const until = holds.get(this);
-    if (until === undefined) return super.triggerDataSyncHook();
+    const held = holds.get(this);
+    if (held === undefined || held.until === undefined) return super.triggerDataSyncHook();
+    if (held.alongside) super.triggerDataSyncHook();
     const event = DataSyncEvent.upsert(this.aggregateTypeName(), this.id, this.newVersion, this.toSnapshot(), {
-      availableAt: until as number,
+      availableAt: held.until as number,
     });
     this.collectDataSyncEvent(event);
   }

@@ -28,6 +28,18 @@ export function describeHeldCases(context: OutboxStoreContractContext): void {
     expect(c.events[1].nextAttemptAt).toBeLessThanOrEqual(now);
   });
 
+  it('one held event holds the whole write it came with: its events are due together', async () => {
+    const { repository } = context.target();
+    const until = Date.now() + 60_000;
+    await repository.insert(new HeldCounter('w', 'two events').hold(until, true));
+    expect(await claim('r', Date.now())).toEqual([]);
+    const [c] = await claim('r', until);
+    expect(c.events.map((e) => [e.version, e.nextAttemptAt, e.event.availableAt])).toEqual([
+      [1, until, undefined],
+      [1, until, until],
+    ]);
+  });
+
   it('an availableAt already past is due at once; status ages a held event from availableAt, not from its write', async () => {
     const { store, repository } = context.target();
     const before = Date.now();
