@@ -211,7 +211,12 @@ describe('NatsJetStreamPublisher on NATS JetStream', () => {
         return (await store.status(Date.now())).pending === 0;
       });
       await fault.fired;
-      expect(await store.status(Date.now())).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+      expect(await store.status(Date.now())).toEqual({
+        pending: 0,
+        oldestPendingAgeMs: null,
+        deadLetters: 0,
+        oldestDeadLetterAgeMs: null,
+      });
       expect(relay.counters.failed).toBeGreaterThanOrEqual(1);
       // Six events written, six messages: the retried one was dropped by the stream as a duplicate.
       expect(await messages()).toBe(before + ids.length * 2);

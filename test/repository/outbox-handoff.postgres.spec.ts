@@ -6,7 +6,7 @@
 // LISTEN/NOTIFY: only the hand-off (or the relay's first round) can deliver quickly.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import pg from 'pg';
-import type { DataSyncEvent } from '@ddd-kit/repository';
+import { DataSyncEvent } from '@ddd-kit/repository';
 import { OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { runInTransaction } from '@ddd-kit/transactional-adapter-pg';
 import { proxyUrl, type FaultProxy } from '../support/fault-proxy/index.js';
@@ -14,6 +14,24 @@ import { postgresSchema } from '../support/servers.js';
 import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
 import { waitFor } from '../support/wait.js';
 import { observedPool } from './support/postgres.support.js';
+
+/** A Counter whose writes hold their UPSERT until `until`. */
+class HeldCounter extends Counter {
+  constructor(
+    id: string,
+    label: string,
+    private readonly until: number,
+  ) {
+    super(id, label);
+  }
+
+  override triggerDataSyncHook(): void {
+    const snapshot = this.toSnapshot();
+    this.collectDataSyncEvent(
+      DataSyncEvent.upsert(this.aggregateTypeName(), this.id, this.newVersion, snapshot, { availableAt: this.until }),
+    );
+  }
+}
 
 let schema: Awaited<ReturnType<typeof postgresSchema>>;
 let pool: pg.Pool;
@@ -293,5 +311,18 @@ describe('PostgresOutboxStore: a write handed to the relay of its own process', 
       expect(await relay.runOnce()).toBe(1);
       expect(delivered).toEqual(['h@1']);
     });
+  });
+
+  it('a write holding its event until later (availableAt) is not handed off: stored unclaimed, delivered once due', async () => {
+    const { store, repository, ownerOf } = await setUp();
+    let now = Date.now();
+    const until = now + 60_000;
+    const { relay, delivered } = await relayOn(store, { clock: () => now });
+    await repository.insert(new HeldCounter('h', 'later', until));
+    expect(await ownerOf(1)).toBeNull();
+    expect(await relay.runOnce()).toBe(0);
+    now = until;
+    await relay.runOnce();
+    expect(delivered).toEqual(['h@1']);
   });
 });

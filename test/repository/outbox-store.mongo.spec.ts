@@ -113,7 +113,12 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
       ).toBe(claim.events.length);
     }
     expect((await raw()).map((d) => d._id)).toEqual(['a']);
-    expect(await store.status(now)).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await store.status(now)).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
   });
 
   it("an id can be inserted again while its removal is still pending: the old life's events are delivered first", async () => {
@@ -242,7 +247,12 @@ describe(`MongooseRepository with a MongoOutboxStore on ${mongoLabel()}: the wri
       }
     };
     await Promise.all([writer, relay('one'), relay('two'), relay('three')]);
-    expect(await store.status(Date.now())).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await store.status(Date.now())).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
     expect(delivered.size).toBe(ids.length * 11);
     expect([...delivered.values()].every((n) => n === 1)).toBe(true);
   });

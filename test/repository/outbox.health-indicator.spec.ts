@@ -84,7 +84,7 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
   it('is up with a drained outbox (terminus JSON through HealthCheckService)', async () => {
     const { relay } = await outboxWithOneEvent();
     expect(await relay.drain()).toBe(1);
-    const up = { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 };
+    const up = { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0, oldestDeadLetterAgeMs: null };
     expect(await indicator().check({ relay })).toEqual({
       status: 'ok',
       info: { outbox: up },
@@ -133,17 +133,22 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
   });
 
   it('reports dead letters, and is down with one only when failOnDeadLetters', async () => {
+    // The relay's clock: the dead letter dies at its `now`, and is 5 s old when the check reads it.
+    let now = Date.now() + 1_000;
     const { relay } = await outboxWithOneEvent({
       maxAttempts: 1,
+      clock: () => now,
       deliver: async () => Promise.reject(new Error('handler broken')),
     });
     await relay.drain();
+    now += 5_000;
     expect(await relay.status()).toMatchObject({ pending: 0, deadLetters: 1 });
     expect((await indicator().outbox.isHealthy('outbox', { relay, timeoutMs: ANSWER_MS })).outbox).toEqual({
       status: 'up',
       pending: 0,
       oldestPendingAgeMs: null,
       deadLetters: 1,
+      oldestDeadLetterAgeMs: 5_000,
     });
     expect(
       (await indicator().outbox.isHealthy('outbox', { relay, failOnDeadLetters: true, timeoutMs: ANSWER_MS })).outbox,
@@ -152,7 +157,8 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
       pending: 0,
       oldestPendingAgeMs: null,
       deadLetters: 1,
-      message: '1 dead letter(s) wait for a replay',
+      oldestDeadLetterAgeMs: 5_000,
+      message: '1 dead letter(s) wait for an operator',
     });
   });
 
@@ -174,7 +180,13 @@ describe('OutboxHealthIndicator on PostgreSQL', () => {
       if (reported.status !== 'up') throw new Error(`reported ${JSON.stringify(reported)}`);
       return reported;
     });
-    expect(entry).toEqual({ status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(entry).toEqual({
+      status: 'up',
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
   });
 
   it('rejects a maxLagMs that is not a positive number', async () => {
@@ -235,6 +247,7 @@ describe(`OutboxHealthIndicator on ${mongoLabel()} (MongoOutboxStore)`, () => {
       pending: 0,
       oldestPendingAgeMs: null,
       deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
     });
 
     proxy.blackhole();
@@ -274,7 +287,9 @@ describe('OutboxHealthIndicator without an outbox', () => {
     try {
       expect(await app.get(HealthController).check()).toMatchObject({
         status: 'ok',
-        details: { outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 } },
+        details: {
+          outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0, oldestDeadLetterAgeMs: null },
+        },
       });
     } finally {
       await app.close();

@@ -35,6 +35,7 @@ import {
   InMemoryOutboxStore,
   OutboxRelay,
   type OutboxClaimRequest,
+  type OutboxDeadLetterFilter,
   type OutboxDeadLetterQuery,
   type OutboxFailure,
   type OutboxStore,
@@ -92,6 +93,12 @@ class MapOutboxStore implements OutboxStore {
   listDeadLetters(query?: OutboxDeadLetterQuery) {
     return this.events.listDeadLetters(query);
   }
+  requeueDeadLetters(filter: OutboxDeadLetterFilter, now: number) {
+    return this.events.requeueDeadLetters(filter, now);
+  }
+  purgeDeadLetters(filter: OutboxDeadLetterFilter) {
+    return this.events.purgeDeadLetters(filter);
+  }
   replayDeadLetters(eventIds: readonly string[], now: number) {
     return this.events.replayDeadLetters(eventIds, now);
   }
@@ -143,22 +150,26 @@ class MapRepository<ID extends AggregateId, T extends AggregateRoot<ID, any>> ex
   protected async doInsert(aggregate: T, events: readonly DataSyncEvent[]): Promise<void> {
     const rows = this.rows;
     if (rows.has(aggregate.id)) throw this.duplicate(aggregate);
-    rows.set(aggregate.id, { version: aggregate.newVersion, document: this.toDocument(aggregate) });
+    const document = this.toDocument(aggregate);
+    // Events first: one the outbox refuses (an availableAt that is no time) leaves nothing written.
     (this.outbox as MapOutboxStore | undefined)?.append(events);
+    rows.set(aggregate.id, { version: aggregate.newVersion, document });
   }
 
   protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[]): Promise<void> {
     const rows = this.rows;
     if (rows.get(aggregate.id)?.version !== aggregate.oldVersion) throw this.conflict(aggregate);
-    rows.set(aggregate.id, { version: aggregate.newVersion, document: this.toDocument(aggregate) });
+    const document = this.toDocument(aggregate);
+    // Events first: one the outbox refuses (an availableAt that is no time) leaves nothing written.
     (this.outbox as MapOutboxStore | undefined)?.append(events);
+    rows.set(aggregate.id, { version: aggregate.newVersion, document });
   }
 
   protected async doRemove(aggregate: T, events: readonly DataSyncEvent[]): Promise<void> {
     const rows = this.rows;
     if (rows.get(aggregate.id)?.version !== aggregate.oldVersion) throw this.conflict(aggregate);
-    rows.delete(aggregate.id);
     (this.outbox as MapOutboxStore | undefined)?.append(events);
+    rows.delete(aggregate.id);
   }
 
   protected override async doFindById(id: ID): Promise<LoadedAggregate<T> | null> {

@@ -8,7 +8,7 @@ import {
   UniqueKeyViolationError,
   type UniqueKeyOwner,
 } from '@ddd-kit/repository';
-import { recordOutboxLag } from '@ddd-kit/repository/outbox';
+import { observeOutboxDeadLetters, recordOutboxLag } from '@ddd-kit/repository/outbox';
 import { pointsOf, spanSummary, startTelemetry, type TelemetryRecorder } from '../support/telemetry.js';
 
 @UniqueKey('member-name', (member: Member) => member.name)
@@ -97,5 +97,29 @@ describe('repository telemetry (OpenTelemetry SDK with in-memory exporters)', ()
     recordOutboxLag('Member', -20); // clocks that disagree: 0, never negative
     const [lag] = pointsOf(await telemetry.metricPoints(), 'ddd_kit.outbox.lag');
     expect(lag).toMatchObject({ unit: 's', attributes: { 'ddd_kit.aggregate.name': 'Member' }, value: 2, sum: 1.5 });
+  });
+
+  it("observeOutboxDeadLetters: the dead letters and the oldest one's age at each collection, until stopped", async () => {
+    let status = { pending: 3, oldestPendingAgeMs: 10, deadLetters: 2, oldestDeadLetterAgeMs: 90_000 };
+    const stop = observeOutboxDeadLetters({ status: async () => status });
+    const read = async () =>
+      Object.fromEntries(
+        (await telemetry.metricPoints())
+          .filter((p) => p.name.startsWith('ddd_kit.outbox.dead_letters'))
+          .map((p) => [`${p.name} ${p.unit}`, p.value]),
+      );
+    expect(await read()).toEqual({
+      'ddd_kit.outbox.dead_letters {event}': 2,
+      'ddd_kit.outbox.dead_letters.oldest_age s': 90,
+    });
+    status = { ...status, deadLetters: 5, oldestDeadLetterAgeMs: 120_000 };
+    expect(await read()).toEqual({
+      'ddd_kit.outbox.dead_letters {event}': 5,
+      'ddd_kit.outbox.dead_letters.oldest_age s': 120,
+    });
+    stop();
+    status = { ...status, deadLetters: 7 };
+    // No longer read: the SDK keeps the last point it had, never 7.
+    expect(await read()).toMatchObject({ 'ddd_kit.outbox.dead_letters {event}': 5 });
   });
 });

@@ -69,7 +69,7 @@ describe('health of the built app on Redis (through the fault proxy) and the Mon
         remainingMs: expect.any(Number),
       },
       // RepositoryModule's relay over the users' documents.
-      outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0 },
+      outbox: { status: 'up', pending: 0, oldestPendingAgeMs: null, deadLetters: 0, oldestDeadLetterAgeMs: null },
     });
     expect(body.info).toEqual(body.details);
   });
@@ -290,10 +290,14 @@ describe('readiness of the app on PostgreSQL with the outbox relay parked', () =
       pending: 1,
       oldestPendingAgeMs: expect.any(Number),
       deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
     });
 
-    // The parked event, stored two minutes ago as far as the outbox can tell.
-    const { rowCount } = await pool.query('UPDATE ddd_kit_outbox SET stored_at = stored_at - $1', [120_000]);
+    // The parked event, stored (and due) two minutes ago as far as the outbox can tell.
+    const { rowCount } = await pool.query(
+      'UPDATE ddd_kit_outbox SET stored_at = stored_at - $1, next_attempt_at = next_attempt_at - $1',
+      [120_000],
+    );
     expect(rowCount).toBe(1);
     const down = await http.get('/health/ready').expect(503);
     expect(Object.keys(down.body.error)).toEqual(['outbox']);

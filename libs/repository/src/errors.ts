@@ -1,6 +1,7 @@
 // Every error class of @ddd-kit/repository. Each extends RepositoryError (and so DddKitError) but
 // HttpDrainOptionsError, a DddKitError; each has a stable `code`. The main entry exports those an
-// application handles at run time; the /nats entry exports NatsPublishError, the /client-proxy entry ClientProxyPublishError; the start-up errors
+// application handles at run time; the /nats entry exports NatsPublishError, /client-proxy ClientProxyPublishError,
+// /outbox NonRetryableError; the start-up errors
 // (a misconfigured module) are told apart by their `code`.
 import { DddKitError } from '@ddd-kit/core';
 
@@ -142,6 +143,16 @@ export class RepositoryConfigurationError extends RepositoryError {
  */
 export class OutboxHandlerTimeoutError extends RepositoryError {
   override readonly code = 'OUTBOX_HANDLER_TIMEOUT';
+}
+
+/**
+ * Thrown by a data-sync handler that an outbox relay delivers to: retrying cannot help (the event
+ * can never be handled as it is). The event becomes a dead letter at once, with no retry; so
+ * does a delivery where one of several handlers threw it (the others ran). Outside a relay it is
+ * an error like any other. Pass the original error as `cause`.
+ */
+export class NonRetryableError extends RepositoryError {
+  override readonly code = 'NON_RETRYABLE';
 }
 
 /** An event that cannot be published as it is (no event id, a subject NATS refuses, bytes that cannot be made). */

@@ -20,6 +20,11 @@ interface DataSyncEventBase<ID extends AggregateId> {
   readonly id: ID;
   /** The version the write stored: the aggregate's `newVersion` when the hook fired. */
   readonly version: number;
+  /**
+   * With an outbox: not delivered before this time (epoch ms), and neither are the later events
+   * of its instance (docs/outbox.md, "Held events"). Without one it is published at once.
+   */
+  readonly availableAt?: number;
 }
 
 export interface UpsertDataSyncEvent<ID extends AggregateId = AggregateId, S = unknown> extends DataSyncEventBase<ID> {
@@ -42,10 +47,18 @@ export const DataSyncEvent = {
     id: ID,
     version: number,
     snapshot: S,
+    options?: { availableAt?: number },
   ): UpsertDataSyncEvent<ID, S> {
-    return Object.freeze({ type: DataSyncEventType.UPSERT, eventId: newEventId(), aggregate, id, version, snapshot });
+    const event = { type: DataSyncEventType.UPSERT, eventId: newEventId(), aggregate, id, version, snapshot };
+    return Object.freeze(options?.availableAt === undefined ? event : { ...event, availableAt: options.availableAt });
   },
-  purge<ID extends AggregateId>(aggregate: string, id: ID, version: number): PurgeDataSyncEvent<ID> {
-    return Object.freeze({ type: DataSyncEventType.PURGE, eventId: newEventId(), aggregate, id, version });
+  purge<ID extends AggregateId>(
+    aggregate: string,
+    id: ID,
+    version: number,
+    options?: { availableAt?: number },
+  ): PurgeDataSyncEvent<ID> {
+    const event = { type: DataSyncEventType.PURGE, eventId: newEventId(), aggregate, id, version };
+    return Object.freeze(options?.availableAt === undefined ? event : { ...event, availableAt: options.availableAt });
   },
 };

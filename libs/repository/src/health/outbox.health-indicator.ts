@@ -13,8 +13,8 @@ export interface OutboxHealthCheckOptions {
    */
   maxLagMs?: number;
   /**
-   * Down while dead letters exist (default false): a dead letter waits for a replay by an
-   * operator, which no restart and no load balancer fixes, and failing readiness on every
+   * Down while dead letters exist (default false): a dead letter waits for an operator to
+   * requeue or purge it, which no restart and no load balancer fixes, and failing readiness on every
    * instance for one poisoned event would take the whole service out. They are always in
    * the details, for alerting.
    */
@@ -30,7 +30,7 @@ export const DEFAULT_OUTBOX_HEALTH_TIMEOUT_MS = 1_000;
 
 /**
  * `@nestjs/terminus` indicator of the outbox backlog, from the relay's `status()`: up with
- * `{ pending, oldestPendingAgeMs, deadLetters }`; down (same details and a `message`) when the
+ * `{ pending, oldestPendingAgeMs, deadLetters, oldestDeadLetterAgeMs }`; down (same details and a `message`) when the
  * oldest pending event is older than `maxLagMs`, or dead letters exist and `failOnDeadLetters`,
  * or down with a `message` alone when the stores do not answer within `timeoutMs`. Up with
  * `{ enabled: false }` when the outbox is off. Provide it in a module that imports `TerminusModule`.
@@ -62,6 +62,7 @@ export class OutboxHealthIndicator {
       pending: status.pending,
       oldestPendingAgeMs: status.oldestPendingAgeMs,
       deadLetters: status.deadLetters,
+      oldestDeadLetterAgeMs: status.oldestDeadLetterAgeMs,
     };
     if (status.oldestPendingAgeMs !== null && status.oldestPendingAgeMs > maxLagMs) {
       return session.down({
@@ -70,7 +71,7 @@ export class OutboxHealthIndicator {
       });
     }
     if (options.failOnDeadLetters === true && status.deadLetters > 0) {
-      return session.down({ ...details, message: `${status.deadLetters} dead letter(s) wait for a replay` });
+      return session.down({ ...details, message: `${status.deadLetters} dead letter(s) wait for an operator` });
     }
     return session.up(details);
   }

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
-import { OutboxHandlerTimeoutError } from '../errors.js';
+import { NonRetryableError, OutboxHandlerTimeoutError } from '../errors.js';
 import { errorText } from './outbox-arguments.js';
 import type { OutboxClaim, OutboxRecord, OutboxStore } from './outbox.interfaces.js';
 
@@ -25,6 +25,7 @@ export interface OutboxLaneContext {
     readonly handlerTimeoutMs: number;
     readonly maxAttempts: number;
     readonly backoff: { readonly initialMs: number; readonly maxMs: number };
+    readonly retryIf?: (error: unknown, record: OutboxRecord) => boolean;
   };
   readonly counters: OutboxRelayCounters;
   readonly logger: Logger;
@@ -74,7 +75,7 @@ export class OutboxLane {
     this.scheduleRenewal();
     try {
       for (const write of groupByWrite(this.claim.events)) {
-        if (!(await this.mayDeliver())) return;
+        if (!(await this.mayDeliver(write))) return;
         const outcome = await this.deliver(write);
         if (!outcome.ok) {
           await this.fail(write[0], outcome.error);
@@ -103,14 +104,21 @@ export class OutboxLane {
     return true;
   }
 
-  private async mayDeliver(): Promise<boolean> {
+  private async mayDeliver(write: readonly OutboxRecord[]): Promise<boolean> {
     if (this.gone) {
       this.lose();
       return false;
     }
     const { leaseMs } = this.context.settings;
-    // A renewal keeps leaseUntil two thirds of a lease ahead; this is the margin for when they fail.
-    if (this.context.stopping() || this.context.clock() >= this.leaseUntil - Math.floor(leaseMs / 5)) {
+    const now = this.context.clock();
+    // A renewal keeps leaseUntil two thirds of a lease ahead; this is the margin for when they
+    // fail. A write held until later (availableAt) ends the lane: it is the instance's head now,
+    // which no claim takes before it is due, and the events after it wait behind it.
+    if (
+      this.context.stopping() ||
+      now >= this.leaseUntil - Math.floor(leaseMs / 5) ||
+      write.some((record) => record.nextAttemptAt > now)
+    ) {
       await this.serial(async () => {
         await this.store.release(this.context.owner, [...this.remaining]);
         this.remaining.clear();
@@ -161,11 +169,13 @@ export class OutboxLane {
     counters.failed++;
     const delay = Math.min(settings.backoff.maxMs, settings.backoff.initialMs * 2 ** head.attempts);
     const now = this.context.clock();
+    const retry = this.mayRetry(error, head);
     const outcome = await this.serial(async () => {
       const failed = await this.store.fail(owner, head.eventId, {
         error: errorText(error),
         retryAt: now + delay,
-        maxAttempts: settings.maxAttempts,
+        // Not retried: this failure is its last (the store dead-letters once attempts reach it).
+        maxAttempts: retry ? settings.maxAttempts : 1,
         now,
       });
       // Every lease of this relay on the instance ended with it: nothing left to renew.
@@ -177,13 +187,26 @@ export class OutboxLane {
     else if (outcome.dead) {
       counters.deadLettered++;
       logger.error(
-        `Data-sync event ${head.eventId} (${aggregate} ${JSON.stringify(aggregateId)} v${head.version}) failed ${outcome.attempts} times: ` +
-          `it is a dead letter now, until replayed (OutboxRelay.replayDeadLetters). Last error: ${errorText(error)}`,
+        `Data-sync event ${head.eventId} (${aggregate} ${JSON.stringify(aggregateId)} v${head.version}) failed ${retry ? `${outcome.attempts} times` : 'with an error not to retry'}: ` +
+          `it is a dead letter now, until requeued (OutboxRelay.requeueDeadLetters). Last error: ${errorText(error)}`,
       );
     } else {
       logger.warn(
         `Delivering ${aggregate} ${JSON.stringify(aggregateId)} v${head.version} failed (attempt ${outcome.attempts}); retrying in ${delay} ms: ${errorText(error)}`,
       );
+    }
+  }
+
+  /** False when the failure must not be retried: a NonRetryableError (of any handler), or `retryIf` says so. */
+  private mayRetry(error: unknown, head: OutboxRecord): boolean {
+    if (isNonRetryable(error)) return false;
+    const { retryIf } = this.context.settings;
+    if (retryIf === undefined) return true;
+    try {
+      return retryIf(error, head) !== false;
+    } catch (thrown) {
+      this.context.logger.warn(`retryIf threw (${errorText(thrown)}); the delivery is retried`);
+      return true;
     }
   }
 
@@ -248,6 +271,12 @@ export class OutboxLane {
     this.lostCounted = true;
     this.context.counters.lost++;
   }
+}
+
+/** A NonRetryableError, or several handlers' failures (an AggregateError) of which one is. */
+function isNonRetryable(error: unknown): boolean {
+  if (error instanceof NonRetryableError) return true;
+  return error instanceof AggregateError && error.errors.some(isNonRetryable);
 }
 
 /** The events of one claim cut into writes: consecutive events of the same version. */

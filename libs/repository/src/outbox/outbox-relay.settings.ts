@@ -1,6 +1,6 @@
 import { RepositoryConfigurationError } from '../errors.js';
 import type { OutboxDelivery } from './outbox-lane.js';
-import type { OutboxClaim, OutboxStore } from './outbox.interfaces.js';
+import type { OutboxClaim, OutboxRecord, OutboxStore } from './outbox.interfaces.js';
 
 // What an OutboxRelay is configured with, and the checks that refuse what cannot work before it
 // starts (RepositoryModule checks its `outbox` options with the same function at bootstrap).
@@ -24,6 +24,13 @@ export interface OutboxRelaySettings {
   pollIntervalMs?: number;
   /** Failed deliveries after which an event becomes a dead letter (default 10). */
   maxAttempts?: number;
+  /**
+   * Whether a failed delivery is retried: called with the handler's error and the write's first
+   * event; false makes that event a dead letter at once. A NonRetryableError is never retried,
+   * whatever this says. Default: every other failure is retried (up to `maxAttempts`). A
+   * `retryIf` that throws counts as true.
+   */
+  retryIf?: (error: unknown, record: OutboxRecord) => boolean;
   /** Retry delays: `initialMs` (default 1 s) doubling per failed attempt up to `maxMs` (default 5 min). */
   backoff?: { initialMs?: number; maxMs?: number };
   /** How long shutdown waits for deliveries in progress before releasing what is left (default 10 s). */
@@ -69,8 +76,9 @@ export function checkRelayOptions(options: OutboxRelayOptions): void {
     throw new RepositoryConfigurationError('OutboxRelay: deliver must be a function');
 }
 
-export type ValidatedRelaySettings = Required<Omit<OutboxRelaySettings, 'backoff' | 'onClaimed'>> & {
+export type ValidatedRelaySettings = Required<Omit<OutboxRelaySettings, 'backoff' | 'onClaimed' | 'retryIf'>> & {
   backoff: { initialMs: number; maxMs: number };
+  retryIf: OutboxRelaySettings['retryIf'];
 };
 
 export function validateRelaySettings(options: OutboxRelaySettings): ValidatedRelaySettings {
@@ -82,6 +90,8 @@ export function validateRelaySettings(options: OutboxRelaySettings): ValidatedRe
   };
   if (options.onClaimed !== undefined && typeof options.onClaimed !== 'function')
     throw new RepositoryConfigurationError('outbox: onClaimed must be a function');
+  if (options.retryIf !== undefined && typeof options.retryIf !== 'function')
+    throw new RepositoryConfigurationError('outbox: retryIf must be a function (error, record) => boolean');
   if (options.backoff !== undefined && (options.backoff === null || typeof options.backoff !== 'object'))
     throw new RepositoryConfigurationError('outbox: backoff must be an object { initialMs?, maxMs? }');
   const settings = {
@@ -91,6 +101,7 @@ export function validateRelaySettings(options: OutboxRelaySettings): ValidatedRe
     pollIntervalMs: positive(options.pollIntervalMs, 'pollIntervalMs', 1_000),
     maxAttempts: positive(options.maxAttempts, 'maxAttempts', 10),
     shutdownTimeoutMs: positive(options.shutdownTimeoutMs, 'shutdownTimeoutMs', 10_000),
+    retryIf: options.retryIf,
     backoff: {
       initialMs: positive(options.backoff?.initialMs, 'backoff.initialMs', 1_000),
       maxMs: positive(options.backoff?.maxMs, 'backoff.maxMs', 300_000),

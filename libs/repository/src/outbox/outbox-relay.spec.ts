@@ -5,7 +5,6 @@ import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   AbstractRepository,
-  DataSyncEventBus,
   OnDataSync,
   RepositoryModule,
   getRepositoryToken,
@@ -13,48 +12,11 @@ import {
   type IRepository,
 } from '../index.js';
 import { RepositoryConfigurationError } from '../errors.js';
-import { InMemoryRepository } from '../backends/memory/in-memory.repository.js';
 import { InMemoryReadReplica } from '../reconciliation/index.js';
 import { Counter, type CounterSnapshot } from '../testing/counter.aggregate.js';
 import { waitFor } from '../../../../test/support/wait.js';
-import { InMemoryOutboxStore, OutboxRelay, type OutboxRelayOptions } from './index.js';
-
-// Writes stamp their events with the real clock; the relay's runs ahead of it, moved by hand.
-class Clock {
-  now = Date.now() + 60_000;
-  readonly read = () => this.now;
-}
-
-function setup(extra: Partial<OutboxRelayOptions> = {}) {
-  const clock = new Clock();
-  const store = new InMemoryOutboxStore();
-  const bus = new DataSyncEventBus();
-  const repository = new InMemoryRepository<string, Counter>({ aggregate: Counter, outbox: store, publisher: bus });
-  const received: string[] = [];
-  const relay = (more: Partial<OutboxRelayOptions> = {}) =>
-    new OutboxRelay({
-      stores: [store],
-      deliver: (a, e) => bus.deliver(a, e),
-      clock: clock.read,
-      backoff: { initialMs: 1000, maxMs: 8000 },
-      autoStart: false,
-      ...extra,
-      ...more,
-    });
-  return { clock, store, bus, repository, received, relay };
-}
-
-async function writeVersions(repository: IRepository<string, Counter>, id: string, versions: number): Promise<Counter> {
-  const counter = new Counter(id, `label ${id}`);
-  await repository.insert(counter);
-  for (let v = 2; v <= versions; v++) {
-    counter.increment();
-    await repository.update(counter);
-  }
-  return counter;
-}
-
-const tag = (e: DataSyncEvent) => `${String(e.id)}@${e.version}`;
+import { OutboxRelay } from './index.js';
+import { setup, tag, writeVersions } from './__tests__/outbox-relay.fixture.js';
 
 describe('OutboxRelay (in-process store, fake clock)', () => {
   const stops: Array<() => Promise<void>> = [];
@@ -68,13 +30,23 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     await writeVersions(s.repository, 'a', 3);
     await writeVersions(s.repository, 'b', 2);
     expect(s.received).toEqual([]);
-    expect(await s.relay().status()).toEqual({ pending: 5, oldestPendingAgeMs: expect.any(Number), deadLetters: 0 });
+    expect(await s.relay().status()).toEqual({
+      pending: 5,
+      oldestPendingAgeMs: expect.any(Number),
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
     const relay = s.relay();
     expect(await relay.drain()).toBe(2);
     expect(s.received.filter((t) => t.startsWith('a'))).toEqual(['a@1', 'a@2', 'a@3']);
     expect(s.received.filter((t) => t.startsWith('b'))).toEqual(['b@1', 'b@2']);
     expect(relay.counters).toEqual({ delivered: 5, failed: 0, deadLettered: 0, lost: 0 });
-    expect(await relay.status()).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await relay.status()).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
   });
 
   it('a failure stops its aggregate (later versions wait), retries with a doubling backoff, then delivers in order', async () => {
@@ -136,7 +108,12 @@ describe('OutboxRelay (in-process store, fake clock)', () => {
     expect(s.received).toEqual(['a@2', 'a@1']);
     // Delivered late, a@1 is older than what the replica holds: it changes nothing.
     expect(replica.get('a')!.version).toBe(2);
-    expect(await relay.status()).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await relay.status()).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
   });
 
   it('a relay that stopped answering keeps its claim only until the lease expires; then another relay delivers, and the first can no longer ack', async () => {

@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { RepositoryConfigurationError } from '../errors.js';
-import { errorText } from './outbox-arguments.js';
+import { checkDeadLetterFilter, errorText } from './outbox-arguments.js';
 import type { OutboxDelivery, OutboxLaneContext, OutboxRelayCounters } from './outbox-lane.js';
 import { OutboxLanes } from './outbox-relay.lanes.js';
 import {
@@ -18,6 +18,7 @@ import {
   type ValidatedRelaySettings,
 } from './outbox-relay.settings.js';
 import type {
+  OutboxDeadLetterFilter,
   OutboxDeadLetterQuery,
   OutboxLocalRelay,
   OutboxRecord,
@@ -45,7 +46,7 @@ export type { OutboxRelayOptions, OutboxRelaySettings } from './outbox-relay.set
  * a lane ends (its instance may have more), and every `pollIntervalMs` regardless. A store that
  * can (PostgreSQL) hands it the writes of its own process as they commit, already claimed for
  * it, whenever their instance had nothing pending (OutboxStore.attachRelay): those need no
- * claim at all. `status()` is for health checks.
+ * claim at all. `status()` is for health checks; dead letters are listed, requeued and purged here.
  */
 export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   readonly owner: string;
@@ -160,19 +161,23 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     return total;
   }
 
-  /** Pending events, the oldest pending event's age and dead letters, over every store: for health checks. */
+  /** Pending events and dead letters, and the oldest of each's age, over every store: for health checks. */
   async status(): Promise<OutboxStatus> {
     const now = this.clock();
     const all = await Promise.all(this.stores.map((store) => store.status(now)));
-    const ages = all.map((s) => s.oldestPendingAgeMs).filter((age): age is number => age !== null);
+    const oldest = (ages: Array<number | null>): number | null => {
+      const known = ages.filter((age): age is number => age !== null);
+      return known.length === 0 ? null : Math.max(...known);
+    };
     return {
       pending: all.reduce((sum, s) => sum + s.pending, 0),
-      oldestPendingAgeMs: ages.length === 0 ? null : Math.max(...ages),
+      oldestPendingAgeMs: oldest(all.map((s) => s.oldestPendingAgeMs)),
       deadLetters: all.reduce((sum, s) => sum + s.deadLetters, 0),
+      oldestDeadLetterAgeMs: oldest(all.map((s) => s.oldestDeadLetterAgeMs)),
     };
   }
 
-  /** Dead letters of every store, oldest first (see OutboxStore.listDeadLetters). */
+  /** Dead letters of every store matching the query, oldest first (see OutboxStore.listDeadLetters). */
   async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
     const lists = await Promise.all(this.stores.map((store) => store.listDeadLetters(query)));
     const merged = lists
@@ -181,12 +186,28 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
     return merged.slice(0, query.limit ?? 100);
   }
 
-  /** Makes these dead letters pending again (attempts from 0), in whichever store holds them; resolves how many. */
-  async replayDeadLetters(eventIds: readonly string[]): Promise<number> {
+  /**
+   * Makes the dead letters matching `filter` (`{}`: all) pending again, attempts from 0, in every
+   * store; resolves how many. A filter a store refuses is refused before any store changes.
+   */
+  async requeueDeadLetters(filter: OutboxDeadLetterFilter): Promise<number> {
+    checkDeadLetterFilter(filter);
     const now = this.clock();
-    const counts = await Promise.all(this.stores.map((store) => store.replayDeadLetters(eventIds, now)));
+    const counts = await Promise.all(this.stores.map((store) => store.requeueDeadLetters(filter, now)));
     this.wake();
     return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** Deletes the dead letters matching `filter` (`{}`: all) from every store; resolves how many. */
+  async purgeDeadLetters(filter: OutboxDeadLetterFilter): Promise<number> {
+    checkDeadLetterFilter(filter);
+    const counts = await Promise.all(this.stores.map((store) => store.purgeDeadLetters(filter)));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  /** `requeueDeadLetters({ eventIds })`. */
+  replayDeadLetters(eventIds: readonly string[]): Promise<number> {
+    return this.requeueDeadLetters({ eventIds });
   }
 
   // ---------------------------------------------------------------- internals

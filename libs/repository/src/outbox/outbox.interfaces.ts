@@ -8,13 +8,17 @@ import type { DataSyncEvent } from '../data-sync/data-sync-event.js';
  *
  * Writing events is not part of this port: each backend stores them inside its own write.
  * This port is the relay's side — claim, renew, ack, fail, release — and the operator's side —
- * status, dead letters, replay.
+ * status, dead letters listed, requeued and purged.
  *
  * Terms used by every contract below:
  * - An **instance** is one aggregate instance: the pair (`aggregate` name, `aggregateId`).
  * - An event is **pending** from the commit of its write until it is acked or dead-lettered.
  *   A **dead letter** is an event that failed `maxAttempts` times; it stays stored, is never
- *   claimed, and returns to pending only through `replayDeadLetters`.
+ *   claimed, and returns to pending only through `requeueDeadLetters` (or `replayDeadLetters`).
+ * - An event **held** until a time (`event.availableAt`, stored as its first `nextAttemptAt`, the
+ *   same for every event of its write) is pending but not due: as the head of its instance it
+ *   holds the instance's later events too. Behind a due head a claim returns it like any pending
+ *   event; the relay stops before it (OutboxLane).
  * - **Order** of an instance's events: by `version` ascending, then in the order one write
  *   collected them (one write may carry several events of the same version).
  * - The **head** of an instance is its first pending event in that order. An instance is
@@ -86,25 +90,37 @@ export interface OutboxStore {
 
   /**
    * Counts for health checks at time `now`: `pending` events (leased or not, due or not),
-   * `oldestPendingAgeMs` = `now - storedAt` of the oldest pending event (`null` when none),
-   * `deadLetters` = the number of dead letters.
+   * `oldestPendingAgeMs` = how long the longest-waiting due event has waited (`null` when none
+   * is due): `now - storedAt`, or `now - nextAttemptAt` for an event never attempted (held,
+   * or requeued, it waits from when it became due; one held beyond `now` does not count),
+   * `deadLetters` = the number of dead letters, `oldestDeadLetterAgeMs` = `now - deadAt` of the
+   * oldest (`null` when none).
    */
   status(now: number): Promise<OutboxStatus>;
 
   /**
-   * Dead letters, oldest `deadAt` first (ties in order of `eventId`), at most `query.limit`
-   * (default 100), only of `query.aggregate` when given, starting after the dead letter whose
-   * id is `query.after` when given (paging: pass the last `eventId` of the previous page; an
-   * `after` that is not a dead letter of this store yields `[]`).
+   * Dead letters matching the query's filter (see OutboxDeadLetterFilter), oldest `deadAt`
+   * first (ties in order of `eventId`), at most `query.limit` (default 100), starting after the
+   * dead letter whose id is `query.after` when given (paging: pass the last `eventId` of the
+   * previous page; an `after` that is not a dead letter of this store yields `[]`).
    */
   listDeadLetters(query?: OutboxDeadLetterQuery): Promise<OutboxRecord[]>;
 
   /**
-   * Makes these dead letters pending again: `attempts` 0, `nextAttemptAt = now`, no lease,
-   * `deadAt` and `lastError` cleared. Ids that are not dead letters are ignored. Resolves the
-   * number replayed. (A replayed event is older than the instance's later events that were
+   * Makes the dead letters matching `filter` pending again: `attempts` 0, `nextAttemptAt = now`,
+   * no lease, `deadAt` and `lastError` cleared. `{}` matches every dead letter. Resolves the
+   * number requeued. (A requeued event is older than the instance's later events that were
    * delivered meanwhile; handlers idempotent by version ignore it.)
    */
+  requeueDeadLetters(filter: OutboxDeadLetterFilter, now: number): Promise<number>;
+
+  /**
+   * Deletes the dead letters matching `filter` for good (`{}`: every one); pending events are
+   * never touched. Resolves the number deleted.
+   */
+  purgeDeadLetters(filter: OutboxDeadLetterFilter): Promise<number>;
+
+  /** `requeueDeadLetters({ eventIds }, now)`: ids that are not dead letters are ignored. */
   replayDeadLetters(eventIds: readonly string[], now: number): Promise<number>;
 
   /**
@@ -177,7 +193,10 @@ export interface OutboxRecord {
   readonly storedAt: number;
   /** Failed deliveries so far. */
   readonly attempts: number;
-  /** Not claimable before this time. */
+  /**
+   * Not claimable before this time: at the write, `storedAt` or the latest `availableAt` of the
+   * write's events (they are delivered together); after a failure, the retry's time.
+   */
   readonly nextAttemptAt: number;
   /** The error message of the last failed delivery, or null. */
   readonly lastError: string | null;
@@ -209,15 +228,32 @@ export interface OutboxStatus {
   readonly pending: number;
   /** Age of the oldest pending event, or null when none is pending. */
   readonly oldestPendingAgeMs: number | null;
-  /** Events that failed `maxAttempts` times and wait for a replay. */
+  /** Events that failed `maxAttempts` times (or failed for good) and wait for an operator. */
   readonly deadLetters: number;
+  /** How long ago the oldest dead letter died, or null when there is none. */
+  readonly oldestDeadLetterAgeMs: number | null;
 }
 
-export interface OutboxDeadLetterQuery {
-  /** At most this many (positive integer; default 100). */
-  readonly limit?: number;
+/**
+ * Which dead letters an operator's call acts on: those matching every field given (`{}`: all).
+ * Values are compared, never interpreted: no field becomes a query operator.
+ */
+export interface OutboxDeadLetterFilter {
+  /** Only events of this type (`event.type`, e.g. `UPSERT`). */
+  readonly type?: string;
   /** Only this aggregate name's. */
   readonly aggregate?: string;
+  /** Only this instance's (requires `aggregate`); ids compare as text (`7` matches `'7'`). */
+  readonly aggregateId?: AggregateId;
+  /** Only those that died before this time (`deadAt < deadBefore`, epoch ms). */
+  readonly deadBefore?: number;
+  /** Only these events. */
+  readonly eventIds?: readonly string[];
+}
+
+export interface OutboxDeadLetterQuery extends OutboxDeadLetterFilter {
+  /** At most this many (positive integer; default 100). */
+  readonly limit?: number;
   /** The `eventId` of the last dead letter of the previous page. */
   readonly after?: string;
 }

@@ -1,4 +1,4 @@
-import type { Counter, Histogram } from '@opentelemetry/api';
+import type { Counter, Histogram, Meter, ObservableGauge } from '@opentelemetry/api';
 import { DuplicateAggregateError, OptimisticLockError, UniqueKeyViolationError } from '../errors.js';
 import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from '@ddd-kit/core/telemetry';
 
@@ -10,7 +10,8 @@ import { DURATION_BUCKETS, LibraryTelemetry, type OperationInstruments } from '@
  * histogram, seconds), with `ddd_kit.aggregate.name`, `ddd_kit.repository.operation` and
  * `ddd_kit.outcome`: `ok`, `conflict` (OptimisticLockError), `taken` (UniqueKeyViolationError),
  * `duplicate` (DuplicateAggregateError) or `error`; `error.type` on every failure. An outbox relay
- * reports its lag with `recordOutboxLag` (`ddd_kit.outbox.lag`).
+ * reports its lag with `recordOutboxLag` (`ddd_kit.outbox.lag`), its dead letters with
+ * `observeOutboxDeadLetters` (`ddd_kit.outbox.dead_letters`, `ddd_kit.outbox.dead_letters.oldest_age`).
  */
 export const AGGREGATE_NAME = 'ddd_kit.aggregate.name';
 export const REPOSITORY_OPERATION = 'ddd_kit.repository.operation';
@@ -18,6 +19,10 @@ export const REPOSITORY_OPERATION = 'ddd_kit.repository.operation';
 interface RepositoryInstruments {
   readonly writes: OperationInstruments;
   readonly outboxLag: Histogram;
+  /** The meter the instruments are on: observable ones get their callbacks there. */
+  readonly meter: Meter;
+  readonly deadLetters: ObservableGauge;
+  readonly oldestDeadLetterAge: ObservableGauge;
 }
 
 export const repositoryTelemetry = new LibraryTelemetry<RepositoryInstruments>(
@@ -41,7 +46,15 @@ export const repositoryTelemetry = new LibraryTelemetry<RepositoryInstruments>(
         explicitBucketBoundaries: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
       },
     });
-    return { writes: { count, duration }, outboxLag };
+    const deadLetters = meter.createObservableGauge('ddd_kit.outbox.dead_letters', {
+      unit: '{event}',
+      description: 'Data-sync events that became dead letters and wait for an operator',
+    });
+    const oldestDeadLetterAge = meter.createObservableGauge('ddd_kit.outbox.dead_letters.oldest_age', {
+      unit: 's',
+      description: 'How long ago the oldest dead letter died (0 when there is none)',
+    });
+    return { writes: { count, duration }, outboxLag, meter, deadLetters, oldestDeadLetterAge };
   },
 );
 

@@ -4,6 +4,8 @@
 import { afterEach, beforeEach, describe } from '@jest/globals';
 import { describeBadInputCases } from './outbox-store-contract/bad-input.cases.js';
 import { describeClaimCases } from './outbox-store-contract/claims.cases.js';
+import { describeDeadLetterFilterCases } from './outbox-store-contract/dead-letter-filters.cases.js';
+import { describeHeldCases } from './outbox-store-contract/held.cases.js';
 import {
   outboxStoreContractContext,
   type OutboxStoreContractTarget,
@@ -47,6 +49,8 @@ export function describeOutboxStoreContract(
     describeClaimCases(context);
     describeDeliveryCases(context);
     describeOperatorCases(context);
+    describeDeadLetterFilterCases(context);
+    describeHeldCases(context);
     describeBadInputCases(context);
   });
 }

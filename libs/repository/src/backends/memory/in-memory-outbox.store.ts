@@ -1,16 +1,21 @@
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import {
+  checkDeadLetterFilter,
   checkEventId,
   checkEventIds,
   checkOwner,
   checkPositiveInteger,
   checkText,
   checkTime,
+  firstDueAt,
+  matchesDeadLetterFilter,
+  waitingSince,
 } from '../../outbox/outbox-arguments.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
+  OutboxDeadLetterFilter,
   OutboxDeadLetterQuery,
   OutboxFailure,
   OutboxFailureOutcome,
@@ -46,8 +51,12 @@ export class InMemoryOutboxStore implements OutboxStore {
   private readonly listeners = new Set<() => void>();
   private seq = 0;
 
-  /** Stores the events of one committed write (InMemoryRepository calls it inside its write). */
+  /**
+   * Stores the events of one committed write (InMemoryRepository calls it inside its write, before
+   * storing the aggregate: an event it refuses leaves nothing written).
+   */
   append(events: readonly DataSyncEvent[], now: number = Date.now()): void {
+    const due = firstDueAt(events, now);
     for (const event of events) {
       this.entries.set(event.eventId, {
         seq: ++this.seq,
@@ -58,7 +67,7 @@ export class InMemoryOutboxStore implements OutboxStore {
         event,
         storedAt: now,
         attempts: 0,
-        nextAttemptAt: now,
+        nextAttemptAt: due,
         lastError: null,
         deadAt: null,
         owner: null,
@@ -166,23 +175,31 @@ export class InMemoryOutboxStore implements OutboxStore {
     let pending = 0;
     let deadLetters = 0;
     let oldest: number | null = null;
+    let oldestDead: number | null = null;
     for (const e of this.entries.values()) {
       if (e.deadAt !== null) {
         deadLetters++;
+        if (oldestDead === null || e.deadAt < oldestDead) oldestDead = e.deadAt;
         continue;
       }
       pending++;
-      if (oldest === null || e.storedAt < oldest) oldest = e.storedAt;
+      const since = waitingSince(e);
+      if (since <= now && (oldest === null || since < oldest)) oldest = since;
     }
-    return { pending, oldestPendingAgeMs: oldest === null ? null : now - oldest, deadLetters };
+    return {
+      pending,
+      oldestPendingAgeMs: oldest === null ? null : now - oldest,
+      deadLetters,
+      oldestDeadLetterAgeMs: oldestDead === null ? null : now - oldestDead,
+    };
   }
 
   async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {
+    const filter = checkDeadLetterFilter(query);
     const limit = query.limit === undefined ? 100 : checkPositiveInteger(query.limit, 'limit');
-    const aggregate = query.aggregate === undefined ? undefined : checkText(query.aggregate, 'aggregate');
     const after = query.after === undefined ? undefined : checkEventId(query.after);
     const dead = [...this.entries.values()]
-      .filter((e) => e.deadAt !== null && (aggregate === undefined || e.aggregate === aggregate))
+      .filter((e) => matchesDeadLetterFilter(filter, e))
       .sort((a, b) => a.deadAt! - b.deadAt! || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
     let start = 0;
     if (after !== undefined) {
@@ -196,13 +213,12 @@ export class InMemoryOutboxStore implements OutboxStore {
     return dead.slice(start, start + limit).map(toRecord);
   }
 
-  async replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
-    const ids = checkEventIds(eventIds);
+  async requeueDeadLetters(filter: OutboxDeadLetterFilter, now: number): Promise<number> {
+    const checked = checkDeadLetterFilter(filter);
     checkTime(now, 'now');
     let replayed = 0;
-    for (const id of ids) {
-      const e = this.entries.get(id);
-      if (e === undefined || e.deadAt === null) continue;
+    for (const e of this.entries.values()) {
+      if (!matchesDeadLetterFilter(checked, e)) continue;
       Object.assign(e, {
         attempts: 0,
         nextAttemptAt: now,
@@ -215,6 +231,21 @@ export class InMemoryOutboxStore implements OutboxStore {
     }
     if (replayed > 0) queueMicrotask(() => this.listeners.forEach((listener) => listener()));
     return replayed;
+  }
+
+  async purgeDeadLetters(filter: OutboxDeadLetterFilter): Promise<number> {
+    const checked = checkDeadLetterFilter(filter);
+    let purged = 0;
+    for (const e of [...this.entries.values()]) {
+      if (!matchesDeadLetterFilter(checked, e)) continue;
+      this.entries.delete(e.eventId);
+      purged++;
+    }
+    return purged;
+  }
+
+  replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
+    return this.requeueDeadLetters({ eventIds }, now);
   }
 
   async watch(listener: () => void): Promise<() => Promise<void>> {

@@ -43,27 +43,28 @@ export class InMemoryRepository<ID extends AggregateId, T extends AggregateRoot<
   }
 
   // With an InMemoryOutboxStore, each write appends its events in the same synchronous step as
-  // the check-and-set: no other write or claim can run in between.
+  // the check-and-set: no other write or claim can run in between; first, so that events it
+  // refuses leave nothing written.
   protected async doInsert(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     if (this.records.has(aggregate.id)) throw this.duplicate(aggregate);
     const document = this.toDocument(aggregate);
-    this.records.set(aggregate.id, { version: aggregate.newVersion, document });
     (this.outbox as InMemoryOutboxStore | undefined)?.append(events);
+    this.records.set(aggregate.id, { version: aggregate.newVersion, document });
   }
 
   protected async doUpdate(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     const record = this.records.get(aggregate.id);
     if (record === undefined || record.version !== aggregate.oldVersion) throw this.conflict(aggregate);
     const document = this.toDocument(aggregate);
-    this.records.set(aggregate.id, { version: aggregate.newVersion, document });
     (this.outbox as InMemoryOutboxStore | undefined)?.append(events);
+    this.records.set(aggregate.id, { version: aggregate.newVersion, document });
   }
 
   protected async doRemove(aggregate: T, events: readonly DataSyncEvent[] = []): Promise<void> {
     const record = this.records.get(aggregate.id);
     if (record === undefined || record.version !== aggregate.oldVersion) throw this.conflict(aggregate);
-    this.records.delete(aggregate.id);
     (this.outbox as InMemoryOutboxStore | undefined)?.append(events);
+    this.records.delete(aggregate.id);
   }
 
   protected override acceptsOutbox(outbox: OutboxStore): boolean {

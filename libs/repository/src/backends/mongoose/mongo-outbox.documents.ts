@@ -1,8 +1,8 @@
 import type { mongo } from 'mongoose';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import { RepositoryError } from '../../errors.js';
-import { checkEventIds } from '../../outbox/outbox-arguments.js';
-import type { OutboxClaim } from '../../outbox/outbox.interfaces.js';
+import { checkEventIds, waitingSince } from '../../outbox/outbox-arguments.js';
+import type { OutboxClaim, OutboxStatus } from '../../outbox/outbox.interfaces.js';
 import {
   DELETED,
   entriesOf,
@@ -178,14 +178,12 @@ export async function changeDocumentsHolding<R>(
   }
 }
 
-/** Pending events, the oldest one's storage time and dead letters, over the documents that have any. */
-export async function countOutbox(
-  collections: readonly OutboxCollection[],
-  now: number,
-): Promise<{ pending: number; oldestPendingAgeMs: number | null; deadLetters: number }> {
+/** Pending events, the longest wait of a due one, dead letters and the oldest's death, over the documents that have any (see OutboxStore.status). */
+export async function countOutbox(collections: readonly OutboxCollection[], now: number): Promise<OutboxStatus> {
   let pending = 0;
   let oldest: number | null = null;
   let deadLetters = 0;
+  let oldestDead: number | null = null;
   for (const collection of collections) {
     const documents = await collection
       .find({
@@ -198,14 +196,21 @@ export async function countOutbox(
       for (const entry of entriesOf(document)) {
         if (entry.deadAt !== null) {
           deadLetters++;
+          if (oldestDead === null || entry.deadAt < oldestDead) oldestDead = entry.deadAt;
           continue;
         }
         pending++;
-        if (oldest === null || entry.storedAt < oldest) oldest = entry.storedAt;
+        const since = waitingSince(entry);
+        if (since <= now && (oldest === null || since < oldest)) oldest = since;
       }
     }
   }
-  return { pending, oldestPendingAgeMs: oldest === null ? null : now - oldest, deadLetters };
+  return {
+    pending,
+    oldestPendingAgeMs: oldest === null ? null : now - oldest,
+    deadLetters,
+    oldestDeadLetterAgeMs: oldestDead === null ? null : now - oldestDead,
+  };
 }
 
 /** Every dead letter, with the id of the document holding it. */

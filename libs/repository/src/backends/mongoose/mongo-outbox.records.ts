@@ -14,6 +14,7 @@
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import { RepositoryError } from '../../errors.js';
+import { firstDueAt } from '../../outbox/outbox-arguments.js';
 import type { OutboxRecord } from '../../outbox/outbox.interfaces.js';
 
 export const OUTBOX = '_outbox';
@@ -65,8 +66,9 @@ export function isStorableEventId(value: unknown): value is string {
   return typeof value === 'string' && EVENT_ID.test(value);
 }
 
-/** The entries a write adds, stamped `storedAt`; refuses an event whose id cannot be a field name. */
+/** The entries a write adds, stamped `storedAt`; refuses an event whose id cannot be a field name, or whose `availableAt` is no time. */
 export function newEntries(events: readonly DataSyncEvent[], storedAt: number): OutboxEntry[] {
+  const due = firstDueAt(events, storedAt);
   return events.map((event, seq) => {
     const eventId = (event as { eventId?: unknown }).eventId;
     if (!isStorableEventId(eventId)) {
@@ -82,7 +84,7 @@ export function newEntries(events: readonly DataSyncEvent[], storedAt: number): 
       seq,
       storedAt,
       attempts: 0,
-      nextAttemptAt: storedAt,
+      nextAttemptAt: due,
       lastError: null,
       deadAt: null,
       owner: null,

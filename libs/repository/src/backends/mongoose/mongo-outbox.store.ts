@@ -4,6 +4,7 @@ import { RepositoryConfigurationError } from '../../errors.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
+  OutboxDeadLetterFilter,
   OutboxDeadLetterQuery,
   OutboxFailure,
   OutboxFailureOutcome,
@@ -22,7 +23,7 @@ import {
   type Change,
   type OutboxCollection,
 } from './mongo-outbox.documents.js';
-import { listDeadLetters, replayDeadLetters } from './mongo-outbox.operator.js';
+import { listDeadLetters, purgeDeadLetters, requeueDeadLetters } from './mongo-outbox.operator.js';
 import { OUTBOX, OUTBOX_NEXT, type OutboxDocument } from './mongo-outbox.records.js';
 
 export interface MongoOutboxStoreOptions {
@@ -290,8 +291,16 @@ export class MongoOutboxStore implements OutboxStore {
     return listDeadLetters(this.collections, query);
   }
 
+  requeueDeadLetters(filter: OutboxDeadLetterFilter, now: number): Promise<number> {
+    return requeueDeadLetters(this.collections, filter, now);
+  }
+
+  purgeDeadLetters(filter: OutboxDeadLetterFilter): Promise<number> {
+    return purgeDeadLetters(this.collections, filter);
+  }
+
   replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
-    return replayDeadLetters(this.collections, eventIds, now);
+    return this.requeueDeadLetters({ eventIds }, now);
   }
 
   // ---------------------------------------------------------------- internals

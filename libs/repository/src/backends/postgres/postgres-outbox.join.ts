@@ -103,11 +103,15 @@ export class OutboxWriteJoin {
    */
   private readonly wakeAfterWrite = (): void => this.target.wakeUp.afterWrite();
 
-  /** An attached relay that takes more now, when every event is of one instance (one write's are). */
+  /**
+   * An attached relay that takes more now, when every event is of one instance (one write's are)
+   * and none is held for later (a held event waits in the table, unclaimed, until it is due).
+   */
   private relayWithRoom(events: readonly DataSyncEvent[]): OutboxLocalRelay | undefined {
     if (this.relays.size === 0) return undefined;
     const [{ aggregate, id }] = events;
-    if (events.some((event) => event.aggregate !== aggregate || event.id !== id)) return undefined;
+    if (events.some((event) => event.aggregate !== aggregate || event.id !== id || event.availableAt !== undefined))
+      return undefined;
     for (const relay of this.relays) if (relay.hasRoom()) return relay;
     return undefined;
   }
@@ -125,7 +129,8 @@ function handedOffClaim(
   joined: OutboxEventsStatement,
 ): OutboxClaim {
   const records = events.map((written, i): OutboxRecord => {
-    const event = eventOf(joined.stored(i));
+    const stored = joined.stored(i);
+    const event = eventOf(stored);
     return {
       eventId: event.eventId,
       aggregate: event.aggregate,
@@ -134,7 +139,7 @@ function handedOffClaim(
       event,
       storedAt,
       attempts: 0,
-      nextAttemptAt: storedAt,
+      nextAttemptAt: Number(stored.next_attempt_at),
       lastError: null,
       deadAt: null,
     };

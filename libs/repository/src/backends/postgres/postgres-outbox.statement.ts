@@ -1,11 +1,12 @@
 import { preparedStatement } from '@ddd-kit/core/postgres';
 import type { Pool } from 'pg';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { firstDueAt } from '../../outbox/outbox-arguments.js';
 import { payloadOf, type Row } from './postgres-outbox.rows.js';
 import type { PostgresStatement } from './postgres-repository.statements.js';
 
-/** The values each event binds: event_id, aggregate, aggregate_id, version, payload. */
-const PER_EVENT = 5;
+/** The values each event binds: event_id, aggregate, aggregate_id, version, payload, next_attempt_at. */
+const PER_EVENT = 6;
 
 /**
  * Where each value of an events statement sits, as `$n` numbers: the write's own values first
@@ -16,7 +17,7 @@ const PER_EVENT = 5;
 class EventsLayout {
   /** The parameter number of the first event's first value. */
   readonly first: number;
-  /** The parameter number of the time (stored_at and next_attempt_at). */
+  /** The parameter number of the time (stored_at). */
   readonly time: number;
 
   constructor(
@@ -66,7 +67,7 @@ export class OutboxEventsStatement {
   ) {}
 
   /** Event `i`'s columns as the statement binds them, its payload parsed back from the JSON sent. */
-  stored(i: number): Pick<Row, 'event_id' | 'aggregate' | 'aggregate_id' | 'version' | 'payload'> {
+  stored(i: number): Pick<Row, 'event_id' | 'aggregate' | 'aggregate_id' | 'version' | 'payload' | 'next_attempt_at'> {
     const values = this.statement.values;
     const at = this.layout.event(i) - 1; // `$n` counts from 1
     return {
@@ -75,6 +76,7 @@ export class OutboxEventsStatement {
       aggregate_id: values[at + 2] as string,
       version: String(values[at + 3]),
       payload: JSON.parse(values[at + 4] as string),
+      next_attempt_at: String(values[at + 5]),
     };
   }
 }
@@ -111,8 +113,10 @@ export class OutboxEventsStatements {
   ): OutboxEventsStatement {
     const values: unknown[] = [...(write.values ?? [])];
     const layout = new EventsLayout(values.length, events.length, channel !== undefined, claim !== undefined);
+    // Checked before the statement is sent: an event refused here leaves nothing written.
+    const due = firstDueAt(events, now);
     for (const event of events)
-      values.push(event.eventId, event.aggregate, String(event.id), event.version, payloadOf(event));
+      values.push(event.eventId, event.aggregate, String(event.id), event.version, payloadOf(event), due);
     values.push(now);
     if (channel !== undefined) values.push(channel);
     if (claim !== undefined) values.push(claim.owner, claim.leaseUntil);
@@ -130,7 +134,7 @@ export class OutboxEventsStatements {
     const { count, notify, claim } = layout;
     const event = (i: number) => {
       const at = layout.event(i);
-      return `$${at}::text, $${at + 1}::text, $${at + 2}::text, $${at + 3}::bigint, $${at + 4}::json`;
+      return `$${at}::text, $${at + 1}::text, $${at + 2}::text, $${at + 3}::bigint, $${at + 4}::json, $${at + 5}::bigint`;
     };
     const time = `$${layout.time}::bigint`;
     const t = this.table;
@@ -147,13 +151,13 @@ export class OutboxEventsStatements {
     // in the order the write collected them, which is the order their seq is drawn in.
     const source =
       count === 1
-        ? `SELECT ${event(0)}, ${time}, ${time}${lease} ${from}`
-        : `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, ${time}, ${time}${lease} ${from} ` +
+        ? `SELECT ${event(0)}, ${time}${lease} ${from}`
+        : `SELECT v.event_id, v.aggregate, v.aggregate_id, v.version, v.payload, v.next_attempt_at, ${time}${lease} ${from} ` +
           `CROSS JOIN (VALUES ${Array.from({ length: count }, (_, i) => `(${i}, ${event(i)})`).join(', ')}) ` +
-          'AS v(ord, event_id, aggregate, aggregate_id, version, payload) ORDER BY v.ord';
+          'AS v(ord, event_id, aggregate, aggregate_id, version, payload, next_attempt_at) ORDER BY v.ord';
     text =
       `WITH w AS (${write} RETURNING 1)${free} ` +
-      `INSERT INTO ${t} (event_id, aggregate, aggregate_id, version, payload, stored_at, next_attempt_at${claim ? ', owner, lease_until' : ''}) ` +
+      `INSERT INTO ${t} (event_id, aggregate, aggregate_id, version, payload, next_attempt_at, stored_at${claim ? ', owner, lease_until' : ''}) ` +
       source +
       (notify
         ? ` RETURNING pg_notify($${layout.channel}, '')`

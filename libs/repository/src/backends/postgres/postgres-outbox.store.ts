@@ -5,6 +5,7 @@ import { RepositoryConfigurationError } from '../../errors.js';
 import type {
   OutboxClaim,
   OutboxClaimRequest,
+  OutboxDeadLetterFilter,
   OutboxDeadLetterQuery,
   OutboxFailure,
   OutboxFailureOutcome,
@@ -15,7 +16,7 @@ import type {
 } from '../../outbox/outbox.interfaces.js';
 import { OutboxWriteJoin, type OutboxJoinedWrite } from './postgres-outbox.join.js';
 import { listenOnChannel } from './postgres-outbox.listener.js';
-import { listDeadLetters, outboxStatus, replayDeadLetters } from './postgres-outbox.operator.js';
+import { listDeadLetters, outboxStatus, purgeDeadLetters, requeueDeadLetters } from './postgres-outbox.operator.js';
 import { ackEvents, claimEvents, failEvent, releaseLeases, renewLeases } from './postgres-outbox.relay-side.js';
 import { OutboxEventsStatements } from './postgres-outbox.statement.js';
 import { PostgresOutboxTable } from './postgres-outbox.table.js';
@@ -69,7 +70,7 @@ export interface PostgresOutboxStoreOptions {
  * A claim locks each instance's head row `FOR UPDATE SKIP LOCKED` and leases every pending row
  * of the instance in the same statement: concurrent relays skip what another is claiming, and
  * the lease keeps it theirs after the statement; a lease that ran out is free again.
- * Delivered rows are deleted; dead letters stay until replayed (or deleted by hand).
+ * Delivered rows are deleted; dead letters stay until requeued or purged.
  *
  * The parts, a file each: the table and its one way to run a statement (postgres-outbox.table.ts),
  * the statement that joins a write with its events (postgres-outbox.statement.ts) and the hand-off
@@ -198,13 +199,16 @@ export class PostgresOutboxStore implements OutboxStore {
     return listDeadLetters(this.table, query);
   }
 
+  requeueDeadLetters(filter: OutboxDeadLetterFilter, now: number): Promise<number> {
+    return requeueDeadLetters(this.table, { pool: this.pool, channel: this.channel, wakeUp: this.wakeUp }, filter, now);
+  }
+
+  purgeDeadLetters(filter: OutboxDeadLetterFilter): Promise<number> {
+    return purgeDeadLetters(this.table, filter);
+  }
+
   replayDeadLetters(eventIds: readonly string[], now: number): Promise<number> {
-    return replayDeadLetters(
-      this.table,
-      { pool: this.pool, channel: this.channel, wakeUp: this.wakeUp },
-      eventIds,
-      now,
-    );
+    return this.requeueDeadLetters({ eventIds }, now);
   }
 
   /**

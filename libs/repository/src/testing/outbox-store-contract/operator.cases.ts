@@ -9,7 +9,12 @@ export function describeOperatorCases(context: OutboxStoreContractContext): void
   const { writeVersions, claim } = context;
   it('status counts pending events (leased or not) and dead letters, and ages the oldest pending one', async () => {
     const { store } = context.target();
-    expect(await store.status(Date.now())).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await store.status(Date.now())).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
     await writeVersions('a', 2);
     await writeVersions('b', 1);
     const now = Date.now();
@@ -59,6 +64,11 @@ export function describeOperatorCases(context: OutboxStoreContractContext): void
       nextAttemptAt: now + 100,
     });
     expect(await store.ack('r', [byId.get('a')!])).toBe(1);
-    expect(await store.status(now + 100)).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 2 });
+    expect(await store.status(now + 100)).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 2,
+      oldestDeadLetterAgeMs: 100,
+    });
   });
 }
