@@ -89,7 +89,9 @@ describe.each(['typeorm', 'drizzle'])('%s: one transaction for the entity and th
     const outcomes = await app.call<string[]>('race', 'SKU-1');
     expect([...outcomes].sort()).toEqual(['UNIQUE_KEY_VIOLATION', 'committed']);
     const winner = `race-${outcomes.indexOf('committed') + 1}`;
-    expect(await rows()).toMatchObject({ notes: [winner], products: [winner], reservations: 1, outbox: 1 });
+    const after = await rows();
+    expect(after).toMatchObject({ notes: [winner], products: [winner], reservations: 1, outbox: 1 });
+    expect(after.writers).toHaveLength(1);
   });
 
   it.each(['entity', 'aggregate'])(
@@ -124,6 +126,18 @@ describe.each(['typeorm', 'drizzle'])('%s: one transaction for the entity and th
     expect(message).toContain('/postgres');
     expect(message).toContain(`${database})`);
     expect((await rows()).notes).toEqual([]);
+  });
+
+  it.each([
+    ['nested', false, { notes: ['outer'], products: ['after'] }], // the savepoint's aggregate undone
+    ['requiresNew', true, { notes: [], products: ['inner'] }], // committed on its own
+    ['notSupported', true, { notes: [], products: ['inner'] }], // autocommitted
+  ])('the parts follow the propagation: %s (outer fails: %s)', async (propagation, fail, left) => {
+    const app = await freshApp();
+    const outcome = app.call('withInner', propagation, 'inner', fail);
+    if (fail) await expect(outcome).rejects.toThrow('outer failed');
+    else await outcome;
+    expect(await rows()).toMatchObject(left);
   });
 
   it('a statement left running after the commit is refused', async () => {

@@ -6,7 +6,7 @@ import 'reflect-metadata';
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClsModule } from 'nestjs-cls';
-import { ClsPluginTransactional, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import { ClsPluginTransactional, Propagation, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { TransactionalAdapterDrizzleOrm } from '@nestjs-cls/transactional-adapter-drizzle-orm';
 import { DataSource, EntitySchema } from 'typeorm';
@@ -130,6 +130,24 @@ class Registration {
     return seen;
   }
 
+  /** An aggregate alone, in whatever transaction the propagation gives it. */
+  async addProduct(id, sku, fail) {
+    await this.products.insert(new Product(id, sku));
+    if (fail) throw new Error('inner failed');
+  }
+
+  /**
+   * The entity, then the aggregate `inner` through `propagation`, then the aggregate `after`;
+   * throws at the end when `fail`.
+   */
+  async withInner(propagation, inner, fail) {
+    await orm.insert(this.txHost.tx, 'outer');
+    const method = { nested: 'addNested', requiresNew: 'addNew', notSupported: 'addWithout' }[propagation];
+    await this[method](inner, `SKU-${inner}`, propagation === 'nested').catch(() => undefined);
+    await this.products.insert(new Product('after', 'SKU-after'));
+    if (fail) throw new Error('outer failed');
+  }
+
   /** A part on another database, called inside the ORM's transaction. */
   async onOtherDatabase(id) {
     await orm.insert(this.txHost.tx, id);
@@ -141,6 +159,13 @@ Inject(TransactionHost)(Registration, undefined, 0);
 Inject(getRepositoryToken(Product))(Registration, undefined, 1);
 decorateMethod(Registration, 'register', Transactional());
 decorateMethod(Registration, 'onOtherDatabase', Transactional());
+decorateMethod(Registration, 'withInner', Transactional());
+Registration.prototype.addNested = Registration.prototype.addProduct;
+Registration.prototype.addNew = Registration.prototype.addProduct;
+Registration.prototype.addWithout = Registration.prototype.addProduct;
+decorateMethod(Registration, 'addNested', Transactional(Propagation.Nested));
+decorateMethod(Registration, 'addNew', Transactional(Propagation.RequiresNew));
+decorateMethod(Registration, 'addWithout', Transactional(Propagation.NotSupported));
 
 class DatabaseModule {}
 Module({
@@ -202,5 +227,6 @@ await serve(
         outcomes.map((o) => (o.status === 'fulfilled' ? 'committed' : (o.reason.code ?? o.reason.message))),
       ),
     onOtherDatabase: (id) => registration.onOtherDatabase(id),
+    withInner: (propagation, inner, fail) => registration.withInner(propagation, inner, fail),
   },
 );
