@@ -14,6 +14,7 @@ export interface OrmTransactionSeam {
   connectionOf(tx: unknown): PgQueryable;
 }
 
+/** What joinOrmTransactions returns. */
 export interface JoinedOrmTransactions {
   /** The pool the ORM's transactions are started from: give it to the ddd-kit parts. */
   readonly pool: PgPool;

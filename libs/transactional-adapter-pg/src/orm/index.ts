@@ -2,4 +2,3 @@
 // opened by @nestjs-cls/transactional's own adapter for that ORM.
 export { getOrmPoolToken, OrmTransactionsModule, type OrmTransactionsOptions } from './orm-transactions.module.js';
 export { drizzleOrm, typeOrm } from './seams.js';
-export type { OrmTransactionSeam } from '@ddd-kit/core/postgres';

@@ -1,5 +1,6 @@
-import { Module, type DynamicModule, type OnApplicationShutdown } from '@nestjs/common';
-import { getTransactionHostToken, type TransactionHost } from '@nestjs-cls/transactional';
+import { createRequire } from 'node:module';
+import { Module, type DynamicModule, type InjectionToken, type OnApplicationShutdown } from '@nestjs/common';
+import type { getTransactionHostToken, TransactionHost } from '@nestjs-cls/transactional';
 import { joinOrmTransactions, PgArgumentError, type OrmTransactionSeam, type PgPool } from '@ddd-kit/core/postgres';
 
 export interface OrmTransactionsOptions {
@@ -55,7 +56,7 @@ export class OrmTransactionsModule {
       providers: [
         {
           provide: joined,
-          inject: [getTransactionHostToken(connectionName)],
+          inject: [transactionHostToken(connectionName)],
           useFactory: (host: TransactionHost<any>) => new Joined(orm, host),
         },
         { provide: pool, inject: [joined], useFactory: (j: Joined) => j.pool },
@@ -63,4 +64,15 @@ export class OrmTransactionsModule {
       exports: [pool],
     };
   }
+}
+
+/**
+ * nestjs-cls's token of the TransactionHost, required when forRoot runs rather than imported:
+ * importing this entry must not load nestjs-cls (see TransactionalAdapterPg's clsService).
+ */
+function transactionHostToken(connectionName: string | undefined): InjectionToken {
+  const cls = createRequire(import.meta.url)('@nestjs-cls/transactional') as {
+    getTransactionHostToken: typeof getTransactionHostToken;
+  };
+  return cls.getTransactionHostToken(connectionName);
 }
