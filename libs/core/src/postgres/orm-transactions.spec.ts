@@ -16,21 +16,27 @@ const connection = (name: string, sent: string[]): PgQueryable => ({
   },
 });
 
-/** A Drizzle-like ORM: `transaction(fn)` hands `fn` a transaction object; a nested one is another object. */
+/**
+ * `transaction(fn)` hands `fn` a transaction object; a nested one (a savepoint) is another object
+ * (Drizzle), or with `same` the same one (TypeORM's EntityManager).
+ */
 class Tx {
-  constructor(readonly conn: PgQueryable) {}
+  constructor(
+    readonly conn: PgQueryable,
+    private readonly same = false,
+  ) {}
   transaction<R>(fn: (tx: Tx) => Promise<R>): Promise<R> {
-    return fn(new Tx(this.conn));
+    return fn(this.same ? this : new Tx(this.conn));
   }
 }
 
-function setUp() {
+function setUp(same = false) {
   const sent: string[] = [];
   const pool = { ...connection('pool', sent), connect: async () => undefined, idleCount: 0 } as unknown as PgPool;
   const current = new AsyncLocalStorage<Tx>();
   const seam: OrmTransactionSeam = { orm: 'Fake', poolOf: () => pool, connectionOf: (tx) => (tx as Tx).conn };
   const db = {
-    transaction: <R>(fn: (tx: Tx) => Promise<R>): Promise<R> => fn(new Tx(connection('tx', sent))),
+    transaction: <R>(fn: (tx: Tx) => Promise<R>): Promise<R> => fn(new Tx(connection('tx', sent), same)),
   };
   // As nestjs-cls's adapters do: the transaction object is current while the callback runs.
   const run = <R>(target: { transaction: Tx['transaction'] }, fn: () => Promise<R>) =>
@@ -51,35 +57,41 @@ describe('joinOrmTransactions', () => {
     }
   });
 
-  it('runs what waits for the commit after it, never after a rollback or a failed savepoint', async () => {
-    const { pool, db, run, current, joined } = setUp();
-    const ran: string[] = [];
-    try {
-      const afterCommit = () => activeTransactionFor(pool)!.afterCommit!;
-      await run(db, async () => {
-        afterCommit()(() => ran.push('committed'));
-        const inner = current.getStore()!;
-        await run(inner, async () => {
-          afterCommit()(() => ran.push('savepoint kept'));
+  it.each([
+    ['another object', false],
+    ['the same object', true],
+  ])(
+    'runs what waits for the commit after it, never after a rollback or a failed savepoint (on %s)',
+    async (_, same) => {
+      const { pool, db, run, current, joined } = setUp(same);
+      const ran: string[] = [];
+      try {
+        const afterCommit = () => activeTransactionFor(pool)!.afterCommit!;
+        await run(db, async () => {
+          afterCommit()(() => ran.push('committed'));
+          const inner = current.getStore()!;
+          await run(inner, async () => {
+            afterCommit()(() => ran.push('savepoint kept'));
+          });
+          await run(inner, async () => {
+            afterCommit()(() => ran.push('savepoint undone'));
+            throw new Error('nested failed');
+          }).catch(() => undefined);
+          expect(ran).toEqual([]);
         });
-        await run(inner, async () => {
-          afterCommit()(() => ran.push('savepoint undone'));
-          throw new Error('nested failed');
-        }).catch(() => undefined);
-        expect(ran).toEqual([]);
-      });
-      expect(ran).toEqual(['committed', 'savepoint kept']);
-      await expect(
-        run(db, async () => {
-          afterCommit()(() => ran.push('rolled back'));
-          throw new Error('failed');
-        }),
-      ).rejects.toThrow('failed');
-      expect(ran).toEqual(['committed', 'savepoint kept']);
-    } finally {
-      joined.detach();
-    }
-  });
+        expect(ran).toEqual(['committed', 'savepoint kept']);
+        await expect(
+          run(db, async () => {
+            afterCommit()(() => ran.push('rolled back'));
+            throw new Error('failed');
+          }),
+        ).rejects.toThrow('failed');
+        expect(ran).toEqual(['committed', 'savepoint kept']);
+      } finally {
+        joined.detach();
+      }
+    },
+  );
 
   it('refuses a statement after the end, on a client kept and on work left running', async () => {
     const { sent, pool, db, run, joined } = setUp();
