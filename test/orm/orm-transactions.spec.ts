@@ -8,13 +8,14 @@ import { ChildApp } from '../support/child-app.js';
 import { postgresSchema, postgresUrl } from '../support/servers.js';
 
 const FIXTURE = new URL('./support/orm.fixture.mjs', import.meta.url);
-const PACKAGES = ['libs/transactional-adapter-pg', 'libs/repository', 'libs/prepare-key'];
+const PACKAGES = ['libs/transactional-adapter-pg', 'libs/repository', 'libs/prepare-key', 'libs/idempotency'];
 
 interface Rows {
   notes: string[];
   products: string[];
   reservations: number;
   outbox: number;
+  idempotency: number;
   /** The distinct transactions (xmin) that wrote every row above. */
   writers: string[];
 }
@@ -38,12 +39,16 @@ describe.each(['typeorm', 'drizzle'])('%s: one transaction for the entity and th
       const products = await read('products');
       const reservations = (await client.query('SELECT xmin::text FROM ddd_kit_prepare_keys')).rows;
       const outbox = (await client.query('SELECT xmin::text FROM ddd_kit_outbox')).rows;
-      const writers = new Set([...notes, ...products, ...reservations, ...outbox].map((r) => r.xmin as string));
+      const idempotency = (await client.query('SELECT xmin::text FROM ddd_kit_idempotency')).rows;
+      const writers = new Set(
+        [...notes, ...products, ...reservations, ...outbox, ...idempotency].map((r) => r.xmin as string),
+      );
       return {
         notes: notes.map((r) => r.id),
         products: products.map((r) => r.id),
         reservations: reservations.length,
         outbox: outbox.length,
+        idempotency: idempotency.length,
         writers: [...writers],
       };
     } finally {
@@ -66,21 +71,21 @@ describe.each(['typeorm', 'drizzle'])('%s: one transaction for the entity and th
     return start();
   }
 
-  it('a use case that throws leaves nothing: no entity, aggregate, reservation or event', async () => {
+  it('a use case that throws leaves nothing: no entity, aggregate, reservation, event or idempotency record', async () => {
     const app = await freshApp();
     await expect(app.call('register', 'p1', 'SKU-1', { fail: true })).rejects.toThrow('use case failed');
-    expect(await rows()).toEqual({ notes: [], products: [], reservations: 0, outbox: 0, writers: [] });
+    expect(await rows()).toEqual({ notes: [], products: [], reservations: 0, outbox: 0, idempotency: 0, writers: [] });
     // The SKU is free again.
     await app.call('register', 'p2', 'SKU-1');
     expect((await rows()).products).toEqual(['p2']);
   });
 
-  it('a use case that commits leaves all, written by one transaction', async () => {
+  it('a use case that commits leaves all (idempotency record included), written by one transaction', async () => {
     const app = await freshApp();
     const seen = await app.call<{ entity: string; dddKit: string }>('register', 'p1', 'SKU-1');
     expect(seen.dddKit).toBe(seen.entity); // txid_current() through the ORM and through the repository
     const after = await rows();
-    expect(after).toMatchObject({ notes: ['p1'], products: ['p1'], reservations: 1, outbox: 1 });
+    expect(after).toMatchObject({ notes: ['p1'], products: ['p1'], reservations: 1, outbox: 1, idempotency: 1 });
     expect(after.writers).toEqual([String(BigInt(seen.entity) % 2n ** 32n)]);
   });
 
@@ -99,7 +104,14 @@ describe.each(['typeorm', 'drizzle'])('%s: one transaction for the entity and th
     async (step) => {
       const app = await freshApp();
       await expect(app.call('register', 'p1', 'SKU-1', { killAfter: step })).rejects.toThrow(/exited/);
-      expect(await rows()).toEqual({ notes: [], products: [], reservations: 0, outbox: 0, writers: [] });
+      expect(await rows()).toEqual({
+        notes: [],
+        products: [],
+        reservations: 0,
+        outbox: 0,
+        idempotency: 0,
+        writers: [],
+      });
       const again = await start();
       await again.call('register', 'p2', 'SKU-1');
       expect(await rows()).toMatchObject({ notes: ['p2'], products: ['p2'], reservations: 1, outbox: 1 });

@@ -23,6 +23,7 @@ import {
   UniqueKey,
 } from '@ddd-kit/repository';
 import { PostgresPrepareKeyFactory, PrepareKeyModule } from '@ddd-kit/prepare-key';
+import { PostgresIdempotencyStore } from '@ddd-kit/idempotency';
 import { queryableFor } from '@ddd-kit/core/postgres';
 import { drizzleOrm, getOrmPoolToken, OrmTransactionsModule, typeOrm } from '@ddd-kit/transactional-adapter-pg/orm';
 import { decorateMethod, serve } from '../../support/child-app.serve.mjs';
@@ -119,6 +120,8 @@ class Registration {
     if (options.killAfter === 'entity') process.kill(process.pid, 'SIGKILL');
     if (options.barrier) await barrier(options.barrier, 2);
     await this.products.insert(new Product(id, sku));
+    // The request's idempotency record, in the same transaction.
+    await idempotency.run({ key: id, fingerprint: sku }, async () => 'registered');
     seen.dddKit = await this.products.txid();
     if (options.killAfter === 'aggregate') process.kill(process.pid, 'SIGKILL');
     if (options.fail) throw new Error('use case failed');
@@ -197,13 +200,17 @@ Module({
 
 let registration;
 let app;
+let idempotency;
 await serve(
   async () => {
     app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
     app.enableShutdownHooks();
     registration = app.get(Registration);
+    idempotency = new PostgresIdempotencyStore(app.get(POOL));
+    await idempotency.ensureSchema();
     const close = app.close.bind(app);
     app.close = async () => {
+      await idempotency.close();
       await close();
       await orm.close(app.get(ORM_DB, { strict: false }));
       await other?.end();
