@@ -35,7 +35,26 @@ export const ambientStorage = processWide(
   () => new AsyncLocalStorage<AmbientPgTransaction>(),
 );
 
-const ENDED: PgQueryable = { query: () => Promise.reject(new PgTransactionEndedError()) };
+/**
+ * A transaction opened by another library (an ORM, through its nestjs-cls adapter), read where
+ * the ambient chain is read: `current()` says which one the calling code runs in, if any.
+ */
+export interface AmbientTransactionSource {
+  current(): AmbientPgTransaction | undefined;
+}
+
+const sources = processWide('pg-ambient-sources', () => new Set<AmbientTransactionSource>());
+// Under outsideTransaction: the sources' transactions it was entered in, hidden like the chain's
+// (one started inside, an event handler's own, is not).
+const detached = processWide('pg-outside-transaction', () => new AsyncLocalStorage<ReadonlySet<object>>());
+
+/** Makes `source`'s transactions ambient ones (after ddd-kit's own: those are inner); returns its removal. */
+export function addTransactionSource(source: AmbientTransactionSource): () => void {
+  sources.add(source);
+  return () => void sources.delete(source);
+}
+
+export const ENDED: PgQueryable = { query: () => Promise.reject(new PgTransactionEndedError()) };
 
 /**
  * One transaction on one connection, as the transaction path publishes it. Every consumer gets
@@ -153,7 +172,7 @@ function isActive(t: AmbientPgTransaction): boolean {
 
 /** The innermost transaction of the ambient chain started from `pool`, whatever its state. */
 function ambientOn(pool: object): AmbientPgTransaction | undefined {
-  for (let t = ambientStorage.getStore(); t !== undefined; t = t.outer) if (t.pool === pool) return t;
+  for (const t of ambientTransactions()) if (t.pool === pool) return t;
   return undefined;
 }
 
@@ -203,19 +222,36 @@ export function foreignTransaction(part: string, pool: object, other: object): P
 }
 
 function innermostActive(): AmbientPgTransaction | undefined {
-  for (let t = ambientStorage.getStore(); t !== undefined; t = t.outer) if (isActive(t) && !t.local) return t;
+  for (const t of ambientTransactions()) if (isActive(t) && !t.local) return t;
   return undefined;
 }
 
 /**
- * The ambient transactions, innermost first (read only: a transaction is published by
- * runTransaction alone). The nestjs-cls adapter finds in it the transaction of a `tx` it handed out.
+ * The ambient transactions, innermost first: ddd-kit's own (published by runTransaction alone),
+ * then those of the added sources. The nestjs-cls adapter finds in it the transaction of a `tx`
+ * it handed out.
  */
 export function* ambientTransactions(): Generator<AmbientPgTransaction, void, undefined> {
   for (let t = ambientStorage.getStore(); t !== undefined; t = t.outer) yield t;
+  if (sources.size === 0) return;
+  const hidden = detached.getStore();
+  for (const source of sources) {
+    const t = source.current();
+    if (t !== undefined && hidden?.has(t) !== true) yield t;
+  }
+}
+
+function sourceTransactions(): Set<object> {
+  const seen = new Set<object>(detached.getStore());
+  for (const source of sources) {
+    const t = source.current();
+    if (t !== undefined) seen.add(t);
+  }
+  return seen;
 }
 
 /** Runs `fn` with no ambient transaction (housekeeping, health checks, DDL: never part of a use case). */
 export function outsideTransaction<R>(fn: () => R): R {
-  return ambientStorage.exit(fn);
+  if (sources.size === 0) return ambientStorage.exit(fn);
+  return detached.run(sourceTransactions(), () => ambientStorage.exit(fn));
 }

@@ -40,3 +40,4 @@ export {
   PgTransactionEndedError,
 } from '../errors.js';
 export { isPostgresUnreachable } from './unreachable-error.js';
+export { joinOrmTransactions, type JoinedOrmTransactions, type OrmTransactionSeam } from './orm-transactions.js';
