@@ -129,7 +129,12 @@ describe('ClientProxyPublisher', () => {
     expect((await store.status(now)).pending).toBe(1);
     now += 1000;
     await relay.runOnce();
-    expect(await store.status(now)).toEqual({ pending: 0, oldestPendingAgeMs: null, deadLetters: 0 });
+    expect(await store.status(now)).toEqual({
+      pending: 0,
+      oldestPendingAgeMs: null,
+      deadLetters: 0,
+      oldestDeadLetterAgeMs: null,
+    });
     expect(client.calls.map((c) => (c.data as DataSyncEvent).eventId)).toEqual([
       (client.calls[0].data as DataSyncEvent).eventId,
       (client.calls[0].data as DataSyncEvent).eventId,
