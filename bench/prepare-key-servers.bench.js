@@ -1,9 +1,10 @@
 // PrepareKey.prepare on Redis (single node and Cluster) and on the MongoDB wire, each beside the
 // raw driver doing the same work, and one Node process against the Redis server's own limit.
-//  - Redis: ioredis sending the very command the backend sends for a fresh key, the native
-//    `SET <key> <record> PXAT <dropAt> NX GET`, with the arguments built by the library's own
-//    helpers (record encoding and operation ids, from dist/); before each row the bench checks
-//    that the raw call and the library's call are the same but for the operation id each call gets.
+//  - Redis: ioredis sending the very command the backend sends for a fresh key: EVALSHA of its
+//    prepare script (the seal check that recognises a store that lost its data, then
+//    `SET <key> <record> PXAT <dropAt>`), with the script and the arguments built by the library's
+//    own helpers (from dist/); before each row the bench checks that the raw call and the
+//    library's call are the same but for the operation id each call gets.
 //  - MongoDB wire: the driver's updateOne(..., { upsert: true }) on the same kind of document.
 //  - The server's limit: redis-benchmark pipelining the same SET (same arguments, fresh random
 //    keys), in slices alternating with the Node process.
@@ -22,6 +23,8 @@ import { Cluster, Redis } from 'ioredis';
 import mongoose from 'mongoose';
 import { MongoPrepareKeyFactory, RedisPrepareKeyFactory, toTtlAt } from '@ddd-kit/prepare-key';
 import { encodeRecord, recordKeyHead } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.utils.js';
+import { PREPARE } from '../libs/prepare-key/dist/backends/redis/redis-prepare-key.scripts.js';
+import { RedisSeals } from '../libs/prepare-key/dist/backends/redis/redis-seals.js';
 import { newOperationId } from '../libs/prepare-key/dist/operation-id.js';
 import { isDeepStrictEqual } from 'node:util';
 import {
@@ -75,16 +78,30 @@ const count = (n) => Math.round(n).toLocaleString('en-US');
 const run = `${Date.now().toString(36)}${process.pid}`;
 
 /**
- * The raw call: the library's native prepare of a fresh key, `SET <head><key>} <record> PXAT
- * <dropAt> NX GET`, with the library's record encoding, drop time (ttlAt + retentionMs 0) and a
- * fresh operation id. Nil: the key was free and holds the record now.
+ * The raw call: the library's prepare of a fresh key, `EVALSHA <prepare script> 2 <head><key>}
+ * <seal> <record> <dropAt> <op>`, with the library's record encoding, drop time (ttlAt +
+ * retentionMs 0), seal key and a fresh operation id. 1: the key was free and holds the record now.
  */
 function rawPrepare(client, head, key, ttlAt, op = newOperationId()) {
-  return client.set(`${head}${key}}`, encodeRecord(encoded(), ttlAt, op), 'PXAT', String(ttlAt), 'NX', 'GET');
+  const recordKey = `${head}${key}}`;
+  const seal = new RedisSeals(client, head.slice(0, head.indexOf('{')), undefined, 0).keyOf(recordKey);
+  return client.evalsha(PREPARE.sha, 2, recordKey, seal, encodeRecord(encoded(), ttlAt, op), String(ttlAt), op);
 }
 
-/** The operation id inside a recorded SET's record (`['SET', key, '<ttlAt>|<op>|<json>', …]`). */
-const opOf = (call) => (typeof call?.[2] === 'string' ? call[2].split('|')[1] : undefined);
+/**
+ * Makes `prefix` ready for rawPrepare: the script cached on every node (EVALSHA alone, as the
+ * library's first EVAL leaves it), and the store sealed as the library seals it (one seal on a
+ * single node, one a slot on a Cluster) by one prepare of the library under that prefix.
+ */
+async function readyForRaw(client, prefix) {
+  const nodes = client.isCluster ? client.nodes('master') : [client];
+  await Promise.all(nodes.map((node) => node.script('LOAD', PREPARE.lua)));
+  const pk = new RedisPrepareKeyFactory(client, { keyPrefix: prefix, retentionMs: 0 }).create('raw');
+  checkTrue(await pk.prepare('sealed', toTtlAt(value, Date.now() + TTL_MS)));
+}
+
+/** The operation id inside a recorded EVALSHA's record (`['EVALSHA', sha, 2, key, seal, '<ttlAt>|<op>|<json>', …]`). */
+const opOf = (call) => (typeof call?.[5] === 'string' ? call[5].split('|')[1] : undefined);
 
 /**
  * Fails the bench unless the raw call sends what the library sends for the same fresh key: the
@@ -120,7 +137,7 @@ async function assertSameCall(prefix) {
   const raw = rawCalls.map((call) => blank(call, op)).join();
   if (typeof libraryOp !== 'string' || library !== raw) {
     throw new Error(
-      `the raw SET is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`,
+      `the raw EVALSHA is not the library's call any more (update rawPrepare in this file):\n  library: ${library}\n  raw:     ${raw}`,
     );
   }
 }
@@ -129,10 +146,10 @@ const checkTrue = (won) => {
   if (won !== true) throw new Error(`prepare of a fresh key answered ${won}`);
 };
 const checkWrote = (reply) => {
-  if (reply !== null) throw new Error(`SET … NX GET on a fresh key answered ${reply}`);
+  if (reply !== 1) throw new Error(`the prepare script on a fresh key answered ${reply}`);
 };
 
-/** The library's prepare and the raw SET on one client, as two measurable sides. */
+/** The library's prepare and the raw EVALSHA on one client, as two measurable sides. */
 function redisSides(client, prefix) {
   const pk = new RedisPrepareKeyFactory(client, { keyPrefix: prefix, retentionMs: 0 }).create('sku');
   const subjectKey = freshKeys('k');
@@ -147,8 +164,8 @@ const settingsOf = (concurrency, autoPipelining, sliceMs = SLICE_MS, pairs = PAI
   `enableAutoPipelining ${autoPipelining}; ttlAt now + ${TTL_MS / 1000} s, retentionMs 0 (default 24 h)`;
 
 /**
- * The library's prepare against the raw SET … NX GET, one row per case, each followed by its A/A
- * control on the same client: the raw SET against itself (two key spaces, nothing else differs),
+ * The library's prepare against the raw EVALSHA of its script, one row per case, each followed by its
+ * A/A control on the same client: the raw EVALSHA against itself (two key spaces, nothing else differs),
  * whose distance from 1.00× is what that row cannot resolve.
  */
 async function redisRows(log, label, makeClient, cases) {
@@ -158,6 +175,7 @@ async function redisRows(log, label, makeClient, cases) {
     try {
       const prefix = `ddd-kit:bench:${run}:${label.replace(/\W/g, '')}${concurrency}${autoPipelining ? 'ap' : ''}`;
       await assertSameCall(prefix);
+      for (const side of [prefix, `${prefix}:a`, `${prefix}:b`]) await readyForRaw(client, side);
       const { subject, baseline } = redisSides(client, prefix);
       const measure = (op) => () => measureConcurrent(op, { concurrency, ms: SLICE_MS });
       const result = await alternate(measure(subject), measure(baseline), { pairs: PAIRS });
@@ -171,13 +189,13 @@ async function redisRows(log, label, makeClient, cases) {
       const mode = autoPipelining ? ', auto-pipelining' : '';
       const callers = `${concurrency} caller${concurrency > 1 ? 's' : ''}${mode}`;
       log(
-        `${label} prepare ×${concurrency}${mode}: ${count(result.ops)} vs raw SET … NX GET ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×); A/A ${control.ratio.toFixed(2)}×`,
+        `${label} prepare ×${concurrency}${mode}: ${count(result.ops)} vs raw EVALSHA ${count(result.baselineOps)} ops/s (${result.ratio.toFixed(2)}×); A/A ${control.ratio.toFixed(2)}×`,
       );
       rows.push(
         {
           case: `${label} prepare, ${callers}`,
           subject: 'RedisPrepareKeyFactory',
-          baseline: 'ioredis SET … PXAT … NX GET, same command and arguments',
+          baseline: 'ioredis EVALSHA of the prepare script, same command and arguments',
           ...result,
           target: TARGET,
           control: { interval: control.interval },
@@ -189,8 +207,8 @@ async function redisRows(log, label, makeClient, cases) {
         },
         {
           case: `${label} A/A control (the resolution of the row above), ${callers}`,
-          subject: 'ioredis SET … PXAT … NX GET',
-          baseline: 'ioredis SET … PXAT … NX GET, same command and arguments',
+          subject: 'ioredis EVALSHA of the prepare script',
+          baseline: 'ioredis EVALSHA of the prepare script, same command and arguments',
           ...control,
           settings: settingsOf(concurrency, autoPipelining),
           note: notes(
@@ -206,7 +224,7 @@ async function redisRows(log, label, makeClient, cases) {
   return rows;
 }
 
-/** The raw SET … NX GET of fresh keys under one prefix, every answer checked. */
+/** The raw EVALSHA of fresh keys under one prefix (readyForRaw first), every answer checked. */
 function rawSide(client, prefix) {
   const head = recordKeyHead(prefix, 'raw');
   const key = freshKeys('k');
@@ -400,7 +418,7 @@ function redisBenchmarkTarget(url) {
 }
 
 /**
- * One redis-benchmark run of `requests` native prepares (the SET of rawPrepare), pipelined, each
+ * One redis-benchmark run of `requests` prepares (the EVALSHA of rawPrepare), pipelined, each
  * on a fresh key (two random 31-bit numbers in the key) under `prefix`. Resolves to the
  * requests per second it reports, once every request is found to have written its record.
  */
@@ -408,6 +426,7 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
   const ttlAt = Date.now() + 120_000; // outlives the run and the count below
   const head = recordKeyHead(prefix, 'rb');
   const op = newOperationId(); // one for the run: every key is fresh, so no record holds it
+  await readyForRaw(client, prefix);
   const args = [
     ...redisBenchmarkTarget(process.env.REDIS_URL),
     '-n',
@@ -420,15 +439,16 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
     '2000000000',
     '--csv',
     // The same call as rawPrepare, with redis-benchmark's random placeholders as the key.
-    'SET',
+    'EVALSHA',
+    PREPARE.sha,
+    '2',
     `${head}k__rand_int____rand_int__}`,
+    new RedisSeals(client, prefix, undefined, 0).keyOf(`${head}k}`), // one seal on a single node
     encodeRecord(json, ttlAt, op),
-    'PXAT',
     String(ttlAt),
-    'NX',
-    'GET',
+    op,
   ];
-  const calls = async () => Number(/cmdstat_set:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+  const calls = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
   const callsBefore = await calls();
   let stdout;
   try {
@@ -446,12 +466,12 @@ async function redisBenchmark(client, prefix, requests, serverShares = () => und
   if (!(rps > 0)) throw new Error(`redis-benchmark printed no rate:\n${stdout}`);
   const server = serverShares(); // before the count below, which is not part of the run
   // redis-benchmark may send a few more than `requests` (whole pipelines): at least `requests`
-  // records, none more than the SETs the server ran (other clients' SETs on a shared server
+  // records, none more than the EVALSHAs the server ran (other clients' on a shared server
   // count there too, so no equality).
   const ran = (await calls()) - callsBefore;
   const written = await countAndDelete(client, `${head}*`);
   if (written < requests || written > ran) {
-    throw new Error(`redis-benchmark: ${written} records written for ${requests} requests, by ${ran} SET calls`);
+    throw new Error(`redis-benchmark: ${written} records written for ${requests} requests, by ${ran} EVALSHA calls`);
   }
   return { opsPerSec: rps, server };
 }
@@ -481,6 +501,7 @@ async function serverLimitRows(log) {
   try {
     const prefix = `ddd-kit:bench:${run}:limit`;
     await assertSameCall(prefix);
+    await readyForRaw(client, prefix);
     // Size the redis-benchmark runs to about one slice.
     const probe = 100_000;
     const { opsPerSec: calibrated } = await redisBenchmark(admin, `${prefix}:probe`, probe);
@@ -500,7 +521,7 @@ async function serverLimitRows(log) {
     const { subject, baseline } = redisSides(client, prefix);
     const sides = [
       ['RedisPrepareKeyFactory', subject],
-      ['raw ioredis SET … NX GET (same command and arguments)', baseline],
+      ['raw ioredis EVALSHA (same command and arguments)', baseline],
     ];
     for (const [name, op] of sides) {
       const node = async () => {
@@ -528,7 +549,7 @@ async function serverLimitRows(log) {
       rows.push({
         case: `Redis prepare, one Node process vs the server's limit${name === 'RedisPrepareKeyFactory' ? '' : ' (raw client, for reference)'}`,
         subject: name,
-        baseline: `redis-benchmark -P ${RB_PIPELINE} -c ${RB_CLIENTS}, same SET … NX GET`,
+        baseline: `redis-benchmark -P ${RB_PIPELINE} -c ${RB_CLIENTS}, same EVALSHA`,
         ...result,
         settings:
           `Node: ${settingsOf(NODE_CALLERS, autoPipelining, SERVER_SLICE_MS, SERVER_PAIRS)}; ` +
