@@ -1,6 +1,6 @@
 // A docs page's complete app as a child process, compiled and started the way
 // the docs' specs do: its `ts file=…` blocks transpiled into a scratch directory that
-// sees the repository's node_modules (the built libraries), then `node main.js`.
+// sees the repository's node_modules (the built libraries), then `node main.js` (or another block).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
@@ -21,7 +21,12 @@ export interface CompleteApp {
   remove: () => Promise<void>;
 }
 
-export async function startCompleteApp(markdown: string, env: Record<string, string>): Promise<CompleteApp> {
+/** `main`: the block (```ts file=<main>.ts) to run, when the page holds more than one app. */
+export async function startCompleteApp(
+  markdown: string,
+  env: Record<string, string>,
+  main = 'main',
+): Promise<CompleteApp> {
   const scratch = await mkdtemp(join(tmpdir(), 'ddd-kit-app-'));
   await symlink(join(root, 'node_modules'), join(scratch, 'node_modules'), 'dir');
   await writeFile(join(scratch, 'package.json'), JSON.stringify({ type: 'module' }));
@@ -38,7 +43,7 @@ export async function startCompleteApp(markdown: string, env: Record<string, str
     await writeFile(join(scratch, `${name}.js`), js);
   }
   const port = await freePort();
-  const child = spawn(process.execPath, ['main.js'], {
+  const child = spawn(process.execPath, [`${main}.js`], {
     cwd: scratch,
     env: { ...process.env, ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
