@@ -78,7 +78,7 @@ export class HealthController {
   @ApiOperation({ summary: 'Readiness: each store in use answers and the machine ID is held' })
   @ApiOkResponse({
     description:
-      'ready: `details` has one entry a check (`prepare-key`, `repository`, `machine-id`, and `redis` when only the machine IDs use it), each `up`; `outbox` with the outbox on (`pending`, `oldestPendingAgeMs`, `deadLetters`)',
+      'ready: `details` has one entry a check (`prepare-key`, `repository`, `machine-id`, and `redis` when only the machine IDs use it), each `up`; `outbox` with the outbox on (`pending`, `oldestPendingAgeMs`, `deadLetters`, `oldestDeadLetterAgeMs`)',
     schema: healthCheckSchema('ok'),
   })
   @ApiServiceUnavailableResponse({
