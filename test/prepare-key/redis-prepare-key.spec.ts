@@ -9,6 +9,7 @@ import {
 } from '@ddd-kit/prepare-key';
 import { describePrepareKeyContract, PREPARE_KEY_FAULTS } from '@ddd-kit/prepare-key/testing';
 import { redisFaultTarget } from '../support/fault-proxy/prepare-key-fault-targets.js';
+import { startRedisServer } from '../support/server-provider.js';
 import { redisUrl, uniqueName } from '../support/servers.js';
 import { sleep } from '../support/wait.js';
 import { primitivesOf } from '../../libs/prepare-key/src/prepare-key.primitives.js';
@@ -242,15 +243,28 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
     });
   });
 
+  // SCRIPT FLUSH empties a whole server's script cache: on a Redis of the test's own, so that no
+  // other test file loads a script between the flush and the check that it is gone.
   describe('scripts', () => {
+    let own: Awaited<ReturnType<typeof startRedisServer>>;
+    let admin: Redis;
+    beforeAll(async () => {
+      own = await startRedisServer();
+      admin = new Redis(own.url);
+    });
+    afterAll(async () => {
+      await admin?.quit();
+      await own?.stop();
+    });
+
     it.each([false, true])(
       'runs by SHA and reloads a script Redis has forgotten (SCRIPT FLUSH; auto-pipelining: %s)',
       async (enableAutoPipelining) => {
-        const client = new Redis(redisUrl(), { enableAutoPipelining });
+        const client = new Redis(own.url, { enableAutoPipelining });
         try {
           const pk = new RedisPrepareKeyFactory(client, { keyPrefix: `${uniqueName('noscript')}:` }).create('n');
-          await redis.script('FLUSH');
-          expect(await redis.script('EXISTS', PREPARE.sha)).toEqual([0]);
+          await admin.script('FLUSH');
+          expect(await admin.script('EXISTS', PREPARE.sha)).toEqual([0]);
           const keys = ['a', 'b', 'c'];
           const ttlAt = Date.now() + 60_000;
           expect(await Promise.all(keys.map((key) => pk.prepare(key, toTtlAt(key, ttlAt))))).toEqual([
@@ -263,7 +277,7 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
           expect(await Promise.all(keys.map((key) => pk.get(key)))).toEqual(keys);
           expect(await pk.reprepare('a', 'a', 'w')).toBe(true);
           expect(await pk.rollback('a', 'w')).toBe(true);
-          expect(await redis.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([
+          expect(await admin.script('EXISTS', PREPARE.sha, READ.sha, REPREPARE.sha, ROLLBACK.sha)).toEqual([
             1, 1, 1, 1,
           ]);
         } finally {
