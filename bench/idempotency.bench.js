@@ -12,7 +12,7 @@ import http from 'node:http';
 import { Body, Controller, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Redis } from 'ioredis';
-import { benchPool } from './postgres.js';
+import { benchPool, dropBenchTables } from './postgres.js';
 import {
   IdempotencyModule,
   Idempotent,
@@ -155,7 +155,7 @@ export default async function bench({ log }) {
       )),
     );
   } finally {
-    await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+    await dropBenchTables(pool, [table]);
     await pool.end();
   }
   agent.destroy();

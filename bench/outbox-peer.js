@@ -28,7 +28,7 @@ import {
   WRITERS,
 } from './outbox-support.js';
 import { waitFor } from '../test/support/wait.js';
-import { COMMIT_MODES, serverFacts, benchPool } from './postgres.js';
+import { COMMIT_MODES, serverFacts, benchPool, dropBenchTables } from './postgres.js';
 import {
   alternate,
   cpuNote,
@@ -151,7 +151,7 @@ export async function peerRows({ log, url }) {
     ];
   } finally {
     await peer?.close().catch(() => undefined);
-    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`).catch(() => undefined);
+    await dropBenchTables(pool, tables).catch(() => undefined);
     await pool.end();
   }
 }

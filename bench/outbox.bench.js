@@ -35,7 +35,7 @@ import {
   WRITERS,
 } from './outbox-support.js';
 import { waitFor } from '../test/support/wait.js';
-import { COMMIT_MODES, privateLogicalCluster, serverFacts, benchPool } from './postgres.js';
+import { COMMIT_MODES, privateLogicalCluster, serverFacts, benchPool, dropBenchTables } from './postgres.js';
 import {
   alternate,
   cpuNote,
@@ -240,7 +240,7 @@ async function postgresWriteRows({ log, url, mode }) {
       },
     ];
   } finally {
-    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`).catch(() => undefined);
+    await dropBenchTables(pool, tables).catch(() => undefined);
     await pool.end();
   }
 }
@@ -565,7 +565,7 @@ async function relayRows({ log, url }) {
         })),
       );
     } finally {
-      await pool.query('DROP TABLE IF EXISTS "outbox_bench_relay", "outbox_bench_relay_events"').catch(() => undefined);
+      await dropBenchTables(pool, ['outbox_bench_relay', 'outbox_bench_relay_events']).catch(() => undefined);
       await pool.end();
     }
   }

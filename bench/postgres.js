@@ -56,3 +56,12 @@ export function benchPool(config) {
   pool.on('error', () => undefined);
   return pool;
 }
+
+/**
+ * Drops a bench's tables, and the record of the migrations that made them (ddd_kit_migrations),
+ * so that the next row's parts create them again: a table dropped while its migrations stay
+ * recorded is reported missing, as it would be in an application.
+ */
+export async function dropBenchTables(pool, tables) {
+  await pool.query(`DROP TABLE IF EXISTS ${[...tables, 'ddd_kit_migrations'].map((t) => `"${t}"`).join(', ')}`);
+}

@@ -16,7 +16,7 @@ import mongoose from 'mongoose';
 import { DataSyncEventBus, MongooseRepository, PostgresRepository } from '@ddd-kit/repository';
 import { Counter } from './outbox-support.js';
 import { mikroOrmSide, typeOrmSide } from './peers/orms.js';
-import { COMMIT_MODES, serverFacts, benchPool } from './postgres.js';
+import { COMMIT_MODES, serverFacts, benchPool, dropBenchTables } from './postgres.js';
 import { alternate, cpuNote, measureBatches, notes, pairsOf, perWriterOpsPerSecond, sliceMs } from './util.js';
 
 class CounterRepository extends MongooseRepository {
@@ -252,12 +252,15 @@ async function postgresLibraryOverheadMicros() {
   const answer = { rowCount: 1, rows: [] };
   // The table check before the first statement (on a connection of its own) sees the table and its columns.
   const columns = ['id', 'version', 'label', 'count'].map((attname) => ({ attname }));
-  const check = async (sql) =>
-    sql.includes('attname')
+  // pg takes a statement as text or as { text, values }.
+  const check = async (sql) => {
+    const text = typeof sql === 'string' ? sql : sql.text;
+    return text.includes('attname')
       ? { rowCount: columns.length, rows: columns }
-      : sql.includes('to_regclass')
+      : text.includes('to_regclass')
         ? { rowCount: 1, rows: [{ present: true }] }
         : answer;
+  };
   // The table check runs on a connection of its own made from the pool's Client class and
   // options, as with a pg.Pool. (Without them it would run in a transaction on a pooled
   // connection, and the AsyncLocalStorage that publishes it would switch async hooks on for the
@@ -317,7 +320,7 @@ async function postgresRowsIn(mode, { url, overheadUs, log, orms }) {
   try {
     const server = `${await serverFacts(pool)}, ${mode.label} on every side`;
     const repository = new CounterRows({ pool, aggregate: Counter, publisher: new DataSyncEventBus() });
-    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`);
+    await dropBenchTables(pool, tables);
     await repository.ensureTable();
     // The raw side (and its A/A twin): tables of the same shape, and the statement the
     // repository sends, verbatim but for the table.
@@ -517,7 +520,7 @@ async function postgresRowsIn(mode, { url, overheadUs, log, orms }) {
       },
     ];
   } finally {
-    await pool.query(`DROP TABLE IF EXISTS ${tables.map((t) => `"${t}"`).join(', ')}`).catch(() => undefined);
+    await dropBenchTables(pool, tables).catch(() => undefined);
     await pool.end();
   }
 }

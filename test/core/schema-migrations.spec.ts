@@ -113,6 +113,18 @@ describe('status, up and sql', () => {
     expect((await recorded(pool)).map((row) => row.version)).toEqual([1, 2]);
   });
 
+  it('a table dropped outside its recorded migrations is named with the way back, and comes back once its rows are deleted', async () => {
+    const { pool } = await freshDatabase('migrate_dropped');
+    await widgets(pool, [v1]).create();
+    await pool.query('DROP TABLE "widgets"');
+    const refused = widgets(pool, [v1]).ensure();
+    await expect(refused).rejects.toThrow(/table "widgets" does not exist/);
+    await expect(refused).rejects.toThrow(/recorded as applied in ddd_kit_migrations \(part 'test\/widgets'\)/);
+    await pool.query("DELETE FROM ddd_kit_migrations WHERE part = 'test/widgets'");
+    await widgets(pool, [v1]).ensure();
+    expect(await columnsOf(pool, 'widgets')).toEqual(['id']);
+  });
+
   it('each migration commits with its record: one that fails leaves the earlier ones applied and itself not', async () => {
     const { pool } = await freshDatabase('migrate_fail');
     const broken: PgMigration = {

@@ -6,6 +6,7 @@ import { isServerError, unreachable } from './pool.js';
 import { PgSchemaMissingError } from '../errors.js';
 import {
   applyNext,
+  MIGRATIONS_TABLE,
   appliedVersions,
   changedOf,
   pendingOf,
@@ -279,7 +280,9 @@ export class PgSchema {
 
   private missing(problems: string[], created: boolean): Error {
     const how = created
-      ? 'It was created earlier with other columns: migrate it (ALTER TABLE … ADD COLUMN …).'
+      ? `Its migrations are recorded as applied in ${MIGRATIONS_TABLE} (part '${this.options.part ?? this.options.owner}'), so it was ` +
+        "dropped or altered outside them: restore it, or delete the part's rows there to create it again; a column " +
+        'the application needs comes with a migration of its own (ALTER TABLE … ADD COLUMN …).'
       : "Create it in a migration with the statements of collectSchemaStatements() (every part of the application) or of this part's schemaStatements(), or let the part create it (createTables: true):\n" +
         `${this.statements().join(';\n')};`;
     const message = `${this.options.owner}: ${problems.join('; ')}. ${how}`;
