@@ -26,7 +26,9 @@ async function main(): Promise<void> {
   });
   app.enableShutdownHooks();
   try {
-    const report = await app.get(RegistrationReconciler).run();
+    const report = await app
+      .get(RegistrationReconciler)
+      .run(({ done, perSecond }) => console.error(`usernames: ${done} records, ${Math.round(perSecond)}/s`));
     console.log(JSON.stringify(report, null, 2));
   } finally {
     await app.close();

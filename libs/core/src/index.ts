@@ -3,3 +3,4 @@
 // rest of this package serves the other @ddd-kit packages: `/internal` (not for applications;
 // it may change in any release), and `/postgres`, `/redis`, `/telemetry`, which load drivers.
 export { DddKitError, DddKitTypeError, dddKitErrorCode, OperationTimeoutError } from './errors.js';
+export type { SweepProgress } from './batches/batches.js';

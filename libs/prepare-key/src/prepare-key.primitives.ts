@@ -11,6 +11,7 @@ export interface PrepareKeyPrimitives {
   doPrepare(key: string, value: string, ttlAt: number, op: string): Promise<boolean>;
   doPrepareOrUndo(key: string, value: string, ttlAt: number, op: string): Promise<boolean>;
   doGetValue(key: string): Promise<StoredRecord | undefined>;
+  doGetValues(keys: readonly string[]): Promise<Array<StoredRecord | undefined>>;
   doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean>;
   doReprepare(key: string, value: string, ttlAt: number, op: string, expected?: string): Promise<boolean>;
   doListPage(cursor: string | undefined, pageSize: number): Promise<RecordPage>;
@@ -21,6 +22,7 @@ export const PRIMITIVE_NAMES = [
   'doPrepare',
   'doPrepareOrUndo',
   'doGetValue',
+  'doGetValues',
   'doRollback',
   'doReprepare',
   'doListPage',

@@ -92,6 +92,24 @@ export abstract class PrepareKey<V = unknown> {
   }
 
   /**
+   * `getValue` of many keys in as few round trips as the backend allows (reconciliation reads a
+   * page of keys at a time): the keys that have a record, with its value, expired or not.
+   */
+  async getValues(keys: readonly string[]): Promise<Map<string, PreparedValue<V>>> {
+    const found = new Map<string, PreparedValue<V>>();
+    // A class that overrides getValue (normalising keys, say) is asked key by key: its rule holds.
+    if (this.getValue !== PrepareKey.prototype.getValue) {
+      const values = await Promise.all(keys.map((key) => this.getValue(key)));
+      for (const [i, value] of values.entries()) if (value !== undefined) found.set(keys[i], value);
+      return found;
+    }
+    for (const key of keys) assertKey(key);
+    const records = keys.length === 0 ? [] : await this.doGetValues(keys);
+    for (const [i, record] of records.entries()) if (record !== undefined) found.set(keys[i], decodeRecord<V>(record));
+    return found;
+  }
+
+  /**
    * `rollback(key)` deletes the record whatever its value or expiry;
    * `rollback(key, value)` deletes it only while its value equals `value`.
    * Resolves false when nothing was deleted.
@@ -303,6 +321,11 @@ export abstract class PrepareKey<V = unknown> {
 
   /** The record, expired or not; undefined when there is none (a tombstone is none). */
   protected abstract doGetValue(key: string): Promise<StoredRecord | undefined>;
+
+  /** doGetValue of each key, in order; a backend that reads many keys in one round trip overrides it. */
+  protected doGetValues(keys: readonly string[]): Promise<Array<StoredRecord | undefined>> {
+    return Promise.all(keys.map((key) => this.doGetValue(key)));
+  }
 
   /**
    * Deletes the record — with `condition`, only while its value (or its op) equals it — and

@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { SweepProgress } from '@ddd-kit/core';
 import {
   AbstractRepository,
   InjectRepository,
@@ -38,9 +39,11 @@ export class RegistrationReconciler {
     @Inject(RECONCILE_GRACE_MS) private readonly graceMs: number,
   ) {}
 
-  async run(): Promise<RegistrationReconciliationReport> {
+  /** `onProgress` hears how the usernames' sweep goes, every few seconds (it runs long on millions of users). */
+  async run(onProgress?: (progress: SweepProgress) => void): Promise<RegistrationReconciliationReport> {
     const usernames = await reconcileUniqueKeys(this.users as AbstractRepository<string, User>, {
       graceMs: this.graceMs,
+      onProgress,
     });
     const readModel = await new ReadReplicaReconciler(this.users, this.readModel).run();
     return { usernames, readModel };

@@ -9,6 +9,13 @@ export {
   operationTimeoutProblem,
   withDeadline,
 } from '../deadline/with-deadline.js';
+export {
+  forEachLimited,
+  inBatches,
+  progressMeter,
+  type ProgressMeter,
+  type SweepProgress,
+} from '../batches/batches.js';
 export { keyProblem, MAX_KEY_LENGTH } from '../keys/key-problem.js';
 export { processWide } from '../process-wide.js';
 export { PREPARE_KEY_LOOKUP, type PrepareKeyLookup } from '../tokens/prepare-key-lookup.js';

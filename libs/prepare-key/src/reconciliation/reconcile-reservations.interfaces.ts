@@ -1,3 +1,4 @@
+import type { SweepProgress } from '@ddd-kit/core';
 import type { PreparedValue } from '../prepared-value.js';
 
 /**
@@ -26,6 +27,10 @@ export interface ReconcileReservationsOptions {
   now?: () => number;
   /** Called for each record whose check or release failed (it is counted in `failed`). */
   onError?: (error: unknown, key: string) => void;
+  /** Called with the records done so far and the rate, at most every `progressIntervalMs`, and once at the end. */
+  onProgress?: (progress: SweepProgress) => void;
+  /** Default 5 seconds. */
+  progressIntervalMs?: number;
 }
 
 export interface ReservationsReconciliationReport {

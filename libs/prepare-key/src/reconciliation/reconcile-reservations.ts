@@ -1,3 +1,4 @@
+import { progressMeter } from '@ddd-kit/core/internal';
 import { PrepareKeyArgumentError } from '../errors.js';
 import type { PrepareKey } from '../prepare-key.js';
 import type { PreparedRecord } from '../prepare-key.interfaces.js';
@@ -31,6 +32,8 @@ export async function reconcileReservations<V>(
     includeExpired = false,
     now = Date.now,
     onError,
+    onProgress,
+    progressIntervalMs,
   } = options;
   if (typeof isLive !== 'function')
     throw new PrepareKeyArgumentError('reconcileReservations: isLive must be a function');
@@ -47,6 +50,8 @@ export async function reconcileReservations<V>(
     skipped: 0,
     failed: 0,
   };
+
+  const progress = progressMeter(onProgress, { intervalMs: progressIntervalMs, now });
 
   const fail = (error: unknown, key: string): void => {
     report.failed++;
@@ -89,8 +94,10 @@ export async function reconcileReservations<V>(
     for (let next = await records.next(); !next.done; next = await records.next()) {
       report.scanned++;
       await settle(next.value);
+      progress.add(1);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  progress.finish();
   return report;
 }

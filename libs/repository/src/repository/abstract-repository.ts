@@ -205,6 +205,17 @@ export abstract class AbstractRepository<
     } while (cursor !== undefined);
   }
 
+  /** The stored aggregates among `ids` by `String(id)`, in few round trips (reconciliation's pages). */
+  async findByIds(ids: readonly ID[]): Promise<Map<string, T>> {
+    const storable = ids.filter((id) => !isUnstorableId(this.aggregateName(), id));
+    const found = (
+      this.findById !== AbstractRepository.prototype.findById // hand-written: it decides what a load is
+        ? await Promise.all(storable.map((id) => this.findById(id)))
+        : (await this.doFindByIds(storable)).map(this.#takeLoaded)
+    ) as Array<T | null>;
+    return new Map(found.filter((a) => a !== null).map((aggregate): [string, T] => [String(aggregate.id), aggregate]));
+  }
+
   async existsById(id: ID): Promise<boolean> {
     return (await this.currentVersion(id)) !== -1;
   }
@@ -241,6 +252,11 @@ export abstract class AbstractRepository<
         `${this.constructor.name} must implement doFindById(id) (or override findById(id))`,
       ),
     );
+  }
+
+  /** doFindById of each id (their order need not be kept); a store that reads many in one round trip overrides it. */
+  protected doFindByIds(ids: readonly ID[]): Promise<Array<LoadedAggregate<T> | null>> {
+    return Promise.all(ids.map((id) => this.doFindById(id)));
   }
 
   /** One page of aggregates in id order, after `cursor` (undefined: from the first). Override to make `aggregates()` work. */

@@ -28,6 +28,10 @@ export interface UniqueKeyReservations {
   getValue(
     key: string,
   ): Promise<{ value: UniqueKeyOwner; ttlAt: number; isExpired(now?: number): boolean } | undefined>;
+  /** getValue of many keys in few round trips (a PrepareKey has it); without it, getValue is called for each. */
+  getValues?(
+    keys: readonly string[],
+  ): Promise<Map<string, { value: UniqueKeyOwner; ttlAt: number; isExpired(now?: number): boolean }>>;
   reprepare(key: string, oldValue: UniqueKeyOwner, newValue: UniqueKeyOwner): Promise<boolean>;
   rollback(key: string, value: UniqueKeyOwner): Promise<boolean>;
   records(options?: {

@@ -73,6 +73,16 @@ export class MongoPrepareKey<V = unknown> extends PrepareKey<V> {
     return record === null || record.value === undefined ? undefined : { value: record.value, ttlAt: record.ttlAt! };
   }
 
+  /** One query per batch (`_id: { $in }`), its documents read through a cursor. */
+  protected override async doGetValues(keys: readonly string[]): Promise<Array<StoredRecord | undefined>> {
+    const collection = this.store.collection ?? (await this.store.open());
+    const found = new Map<string, StoredRecord>();
+    const ids = keys.map(stringKey);
+    for await (const record of collection.find({ _id: { $in: ids } }, { projection: { value: 1, ttlAt: 1 } }))
+      if (record.value !== undefined) found.set(record._id, { value: record.value, ttlAt: record.ttlAt! });
+    return keys.map((key) => found.get(key));
+  }
+
   protected async doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean> {
     const collection = this.store.collection ?? (await this.store.open());
     const id = stringKey(key);

@@ -33,6 +33,8 @@ export interface PrepareKeyStatements {
   prepare: string;
   /** $1 name, $2 key → now, and value/ttl_at when a live record exists. */
   read: string;
+  /** $1 name, $2 keys (text[]) → now (every row), and key/value/ttl_at of each live record among them. */
+  readMany: string;
   /** $1 name, $2 key, $3 op [, $4 expected value or op] → a row when deleted. */
   rollback: string;
   rollbackIfValue: string;
@@ -58,6 +60,8 @@ WHERE r.value IS NULL OR r.ttl_at <= ${NOW} OR r.op = EXCLUDED.op OR r.drop_at <
 RETURNING 1`,
     read: `SELECT ${NOW} AS now, r.value, r.ttl_at FROM (SELECT 1) AS one
 LEFT JOIN ${table} AS r ON r.name = $1 AND r.key = $2 AND r.value IS NOT NULL AND (r.drop_at IS NULL OR r.drop_at > ${NOW})`,
+    readMany: `SELECT ${NOW} AS now, r.key, r.value, r.ttl_at FROM (SELECT 1) AS one
+LEFT JOIN ${table} AS r ON r.name = $1 AND r.key = ANY($2::text[]) AND r.value IS NOT NULL AND (r.drop_at IS NULL OR r.drop_at > ${NOW})`,
     rollback: `UPDATE ${table} SET ${tombstone} WHERE name = $1 AND key = $2 AND ((${live}) OR ${own}) RETURNING 1`,
     rollbackIfValue: `UPDATE ${table} SET ${tombstone} WHERE name = $1 AND key = $2 AND ((${live} AND value = $4) OR ${own}) RETURNING 1`,
     rollbackIfOp: `UPDATE ${table} SET ${tombstone} WHERE name = $1 AND key = $2 AND ((${live} AND op = $4) OR ${own}) RETURNING 1`,

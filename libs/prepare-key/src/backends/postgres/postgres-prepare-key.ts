@@ -54,6 +54,18 @@ export class PostgresPrepareKey<V = unknown> extends PrepareKey<V> {
     return row.value === null ? undefined : { value: row.value, ttlAt: Number(row.ttl_at) };
   }
 
+  /** One statement for the whole batch (`key = ANY($2)`), not one per key. */
+  protected override async doGetValues(keys: readonly string[]): Promise<Array<StoredRecord | undefined>> {
+    await this.context.ready();
+    const stored = keys.map(textKey);
+    const { rows } = await this.queryable().query(this.context.statements.readMany, [this.storedName, stored]);
+    const found = rows as Array<{ now: string; key: string | null; value: string; ttl_at: string }>;
+    this.context.clock.observe(Number(found[0].now));
+    const byKey = new Map<string, StoredRecord>();
+    for (const row of found) if (row.key !== null) byKey.set(row.key, { value: row.value, ttlAt: Number(row.ttl_at) });
+    return stored.map((key) => byKey.get(key));
+  }
+
   protected async doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean> {
     const { statements } = this.context;
     if (condition === undefined) return this.changed(statements.rollback, [this.storedName, textKey(key), op]);

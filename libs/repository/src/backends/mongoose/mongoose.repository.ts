@@ -289,6 +289,16 @@ export abstract class MongooseRepository<
     return { aggregate: this.toAggregate(this.ownFields(document) as unknown as StoredDocument<ID, D>), version };
   }
 
+  /** One query per batch (`_id: { $in: ids }`; the ids are checked values, never operators). */
+  protected override async doFindByIds(ids: readonly ID[]): Promise<Array<LoadedAggregate<T> | null>> {
+    const collection = this.nativeCollection ?? (await this.resolveCollection());
+    const documents = await collection.find(this.live({ _id: { $in: [...ids] } })).toArray();
+    return documents.map((document) => ({
+      aggregate: this.toAggregate(this.ownFields(document) as unknown as StoredDocument<ID, D>),
+      version: this.versionOf(document, document._id as ID),
+    }));
+  }
+
   protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
     const collection = this.nativeCollection ?? (await this.resolveCollection());
     const filter = this.live(cursor === undefined ? {} : { _id: { $gt: cursor } });

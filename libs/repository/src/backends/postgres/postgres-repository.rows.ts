@@ -36,6 +36,12 @@ export class PostgresRowCodec<ID extends AggregateId, T extends AggregateRoot<ID
     return checkBoundId(this.mapping.idType(), this.mapping.aggregateName(), id);
   }
 
+  /** The ids among `ids` that the id column can hold (the others are stored nowhere). */
+  bindable(ids: readonly ID[]): ID[] {
+    const idType = this.mapping.idType();
+    return ids.filter((id) => (idType === 'bigint' ? Number.isSafeInteger(id) : typeof id === 'string'));
+  }
+
   /**
    * The values of `operation`'s statement (see buildStatements): the checked `id`, the version it
    * expects (an insert's: the new one), the row's columns (json/jsonb serialised), then an

@@ -38,6 +38,8 @@ export interface PostgresRepositoryStatements {
   update: string;
   remove: string;
   find: string;
+  /** $1 an array of ids: every row among them (reconciliation loads a page of owners at once). */
+  findMany: string;
   firstPage: string;
   nextPage: string;
   version: string;
@@ -108,6 +110,7 @@ export function buildStatements(d: PostgresDeclaration): PostgresRepositoryState
     update: `UPDATE ${table} SET ${assignments.join(', ')} WHERE ${id} = $1 AND ${version} = $2`,
     remove: `DELETE FROM ${table} WHERE ${id} = $1 AND ${version} = $2`,
     find: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} = $1`,
+    findMany: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} = ANY($1::${idType}[])`,
     firstPage: `SELECT ${selected.join(', ')} FROM ${table} ORDER BY ${id} LIMIT $1`,
     nextPage: `SELECT ${selected.join(', ')} FROM ${table} WHERE ${id} > $1 ORDER BY ${id} LIMIT $2`,
     version: `SELECT ${version} AS "version" FROM ${table} WHERE ${id} = $1`,

@@ -49,9 +49,9 @@ export type { PostgresRepositoryOptions } from './postgres-repository.options.js
  *                                              no row deleted → OptimisticLockError
  *   findById       SELECT id, version, c… FROM t WHERE id = $1            no row → null
  *   currentVersion SELECT version FROM t WHERE id = $1                     no row → -1
+ *   findByIds      SELECT id, version, c… FROM t WHERE id = ANY($1)       (reconciliation's pages)
  * `ON CONFLICT (id)` makes a taken id a zero-row insert rather than an error: it says exactly
- * "this id", where a unique violation could come from any other unique index of the table,
- * and it leaves an enclosing transaction usable.
+ * "this id" (not any other unique index), and it leaves an enclosing transaction usable.
  *
  * Transactions: every statement runs on the client of the ambient transaction started from
  * this repository's pool (`@Transactional()` with `@ddd-kit/transactional-adapter-pg`, or its
@@ -286,6 +286,14 @@ export abstract class PostgresRepository<
     }
   }
 
+  protected override async doFindByIds(ids: readonly ID[]): Promise<Array<LoadedAggregate<T> | null>> {
+    const s = this.#table.ready ?? (await this.ready());
+    const statement = this.#statements.prepared(s.findMany, [this.#rows.bindable(ids)]);
+    return this.#statements.query<Record<string, unknown>, LoadedAggregate<T>[]>(statement, (result) =>
+      result.rows.map((row) => this.#rows.loaded(row, row.id as ID)),
+    );
+  }
+
   protected override async doListPage(cursor: ID | undefined, pageSize: number): Promise<AggregatePage<ID, T>> {
     const s = this.#table.ready ?? (await this.ready());
     const statement =
@@ -329,11 +337,7 @@ export abstract class PostgresRepository<
     );
   }
 
-  /**
-   * In an ambient transaction the write is not durable until it commits: the events wait for
-   * the commit (and are dropped by a rollback) when the transaction offers `afterCommit`, as
-   * @ddd-kit/transactional-adapter-pg's do.
-   */
+  /** In an ambient transaction offering `afterCommit`, the events wait for its commit (a rollback drops them). */
   protected override whenWriteCommits(publish: () => Promise<void>): Promise<void> {
     const transaction = this.pool === undefined ? undefined : activeTransactionFor(this.pool);
     if (transaction?.afterCommit === undefined) return publish();
