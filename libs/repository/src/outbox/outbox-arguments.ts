@@ -1,6 +1,7 @@
 // Argument checks shared by the OutboxStore implementations: bad input is refused before a
 // store changes anything (and before a value could reach a query as anything but a string or
 // a number); and the few rules the stores that filter in code share.
+import type { OutboxStatus } from './outbox.interfaces.js';
 
 export function checkOwner(owner: unknown): string {
   if (typeof owner !== 'string' || owner.length === 0 || owner.length > 200) {
@@ -116,6 +117,42 @@ export function firstDueAt(events: readonly { availableAt?: unknown }[], storedA
  */
 export function waitingSince(entry: { attempts: number; storedAt: number; nextAttemptAt: number }): number {
   return entry.attempts === 0 ? Math.max(entry.storedAt, entry.nextAttemptAt) : entry.storedAt;
+}
+
+/** What OutboxStore.status counts of one stored event. */
+export interface OutboxTallied {
+  readonly attempts: number;
+  readonly storedAt: number;
+  readonly nextAttemptAt: number;
+  readonly deadAt: number | null;
+}
+
+/**
+ * OutboxStore.status over events a store holds in memory or has read: pending ones, the longest
+ * wait of a due one (see waitingSince; one held beyond `now` does not count), dead letters and
+ * how long ago the oldest died.
+ */
+export function tallyOutboxStatus(entries: Iterable<OutboxTallied>, now: number): OutboxStatus {
+  let pending = 0;
+  let deadLetters = 0;
+  let oldest: number | null = null;
+  let oldestDead: number | null = null;
+  for (const entry of entries) {
+    if (entry.deadAt !== null) {
+      deadLetters++;
+      if (oldestDead === null || entry.deadAt < oldestDead) oldestDead = entry.deadAt;
+      continue;
+    }
+    pending++;
+    const since = waitingSince(entry);
+    if (since <= now && (oldest === null || since < oldest)) oldest = since;
+  }
+  return {
+    pending,
+    oldestPendingAgeMs: oldest === null ? null : now - oldest,
+    deadLetters,
+    oldestDeadLetterAgeMs: oldestDead === null ? null : now - oldestDead,
+  };
 }
 
 /** The message kept as `lastError`: an Error's message (its name when it has none), bounded. */

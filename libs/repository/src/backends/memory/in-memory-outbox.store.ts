@@ -10,7 +10,7 @@ import {
   checkTime,
   firstDueAt,
   matchesDeadLetterFilter,
-  waitingSince,
+  tallyOutboxStatus,
 } from '../../outbox/outbox-arguments.js';
 import type {
   OutboxClaim,
@@ -172,26 +172,7 @@ export class InMemoryOutboxStore implements OutboxStore {
 
   async status(now: number): Promise<OutboxStatus> {
     checkTime(now, 'now');
-    let pending = 0;
-    let deadLetters = 0;
-    let oldest: number | null = null;
-    let oldestDead: number | null = null;
-    for (const e of this.entries.values()) {
-      if (e.deadAt !== null) {
-        deadLetters++;
-        if (oldestDead === null || e.deadAt < oldestDead) oldestDead = e.deadAt;
-        continue;
-      }
-      pending++;
-      const since = waitingSince(e);
-      if (since <= now && (oldest === null || since < oldest)) oldest = since;
-    }
-    return {
-      pending,
-      oldestPendingAgeMs: oldest === null ? null : now - oldest,
-      deadLetters,
-      oldestDeadLetterAgeMs: oldestDead === null ? null : now - oldestDead,
-    };
+    return tallyOutboxStatus(this.entries.values(), now);
   }
 
   async listDeadLetters(query: OutboxDeadLetterQuery = {}): Promise<OutboxRecord[]> {

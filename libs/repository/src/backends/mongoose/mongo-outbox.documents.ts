@@ -1,7 +1,7 @@
 import type { mongo } from 'mongoose';
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import { RepositoryError } from '../../errors.js';
-import { checkEventIds, waitingSince } from '../../outbox/outbox-arguments.js';
+import { checkEventIds, tallyOutboxStatus } from '../../outbox/outbox-arguments.js';
 import type { OutboxClaim, OutboxStatus } from '../../outbox/outbox.interfaces.js';
 import {
   DELETED,
@@ -180,10 +180,7 @@ export async function changeDocumentsHolding<R>(
 
 /** Pending events, the longest wait of a due one, dead letters and the oldest's death, over the documents that have any (see OutboxStore.status). */
 export async function countOutbox(collections: readonly OutboxCollection[], now: number): Promise<OutboxStatus> {
-  let pending = 0;
-  let oldest: number | null = null;
-  let deadLetters = 0;
-  let oldestDead: number | null = null;
+  const entries: OutboxEntry[] = [];
   for (const collection of collections) {
     const documents = await collection
       .find({
@@ -192,25 +189,9 @@ export async function countOutbox(collections: readonly OutboxCollection[], now:
       // Only the events: a health check must not read every pending aggregate's whole state.
       .project<OutboxDocument>({ [OUTBOX]: 1 })
       .toArray();
-    for (const document of documents) {
-      for (const entry of entriesOf(document)) {
-        if (entry.deadAt !== null) {
-          deadLetters++;
-          if (oldestDead === null || entry.deadAt < oldestDead) oldestDead = entry.deadAt;
-          continue;
-        }
-        pending++;
-        const since = waitingSince(entry);
-        if (since <= now && (oldest === null || since < oldest)) oldest = since;
-      }
-    }
+    for (const document of documents) entries.push(...entriesOf(document));
   }
-  return {
-    pending,
-    oldestPendingAgeMs: oldest === null ? null : now - oldest,
-    deadLetters,
-    oldestDeadLetterAgeMs: oldestDead === null ? null : now - oldestDead,
-  };
+  return tallyOutboxStatus(entries, now);
 }
 
 /** Every dead letter, with the id of the document holding it. */
