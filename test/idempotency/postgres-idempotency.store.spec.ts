@@ -158,6 +158,28 @@ describe('PostgresIdempotencyStore', () => {
     }
   });
 
+  it('a claim that reaches the server twice, run by name on its connection, is still this run’s: once, not in progress', async () => {
+    const injector = await postgresIdempotencyFaults(schema.url, 'idem_resent');
+    const faulty = await injector.faults.open('lost-reply-resent');
+    try {
+      // The claim prepared on the connection first: the resend below is Bind and Execute alone (a
+      // second Parse of one name would be refused, an error rather than a second claim).
+      await faulty.store.run({ key: 'warm', fingerprint: 'f' }, async () => 0);
+      let calls = 0;
+      const armed = injector.faults.arm('lost-reply-resent', 1);
+      expect(await faulty.store.run({ key: 'resent', fingerprint: 'f' }, async () => ++calls)).toEqual({
+        result: 1,
+        replayed: false,
+      });
+      await armed.fired;
+      armed.cancel();
+      expect(calls).toBe(1);
+    } finally {
+      await faulty.close();
+      await injector.close();
+    }
+  });
+
   it('refuses a run inside another pool’s transaction, unless told to autocommit there', async () => {
     const other = new pg.Pool({ connectionString: schema.url, max: 2 });
     try {
