@@ -1,10 +1,17 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PgForeignTransactionError, PgSchemaMissingError, queryableFor, runTransaction } from '@ddd-kit/core/postgres';
+import {
+  PgForeignTransactionError,
+  PgSchemaMissingError,
+  queryableFor,
+  runTransaction,
+  usePreparedStatements,
+} from '@ddd-kit/core/postgres';
 import { IdempotencyInProgressError, IdempotencyModule, PostgresIdempotencyStore } from '@ddd-kit/idempotency';
 import { describeIdempotencyStoreContract, IDEMPOTENCY_FAULTS } from '@ddd-kit/idempotency/testing';
 import { Test } from '@nestjs/testing';
 import pg from 'pg';
+import { observedPool } from '../repository/support/postgres.support.js';
 import { postgresIdempotencyFaults } from '../support/fault-proxy/idempotency-fault-targets.js';
 import { postgresSchema } from '../support/servers.js';
 import { waitFor } from '../support/wait.js';
@@ -120,6 +127,59 @@ describe('PostgresIdempotencyStore', () => {
     expect(await effectCount('rb')).toBe(1);
   });
 
+  it('replays a run committed after the claim’s snapshot was taken: read again, never a conflict or a second run', async () => {
+    const table = 'idem_race';
+    const racing = new PostgresIdempotencyStore(pool, { table, sweepIntervalMs: 0 });
+    await racing.run({ key: 'race', fingerprint: 'f' }, async () => 'first');
+    // The row hidden, then put back by a transaction left open: the next claim's snapshot misses
+    // it, and its insert waits for that transaction, which commits the row meanwhile.
+    await pool.query(`UPDATE ${table} SET key = key || '#'`);
+    const other = await pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE ${table} SET key = rtrim(key, '#')`);
+      let ran = false;
+      const repeat = racing.run({ key: 'race', fingerprint: 'f' }, async () => ((ran = true), 'second'));
+      await waitFor(
+        'the claim to wait for the transaction holding the key',
+        async () =>
+          (
+            await pool.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`,
+              [`%INSERT INTO "${table}"%`],
+            )
+          ).rowCount || null,
+      );
+      await other.query('COMMIT');
+      expect(await repeat).toEqual({ result: 'first', replayed: true });
+      expect(ran).toBe(false);
+    } finally {
+      other.release();
+    }
+  });
+
+  it('a claim that reaches the server twice, run by name on its connection, is still this run’s: once, not in progress', async () => {
+    const injector = await postgresIdempotencyFaults(schema.url, 'idem_resent');
+    const faulty = await injector.faults.open('lost-reply-resent');
+    try {
+      // The claim prepared on the connection first: the resend below is Bind and Execute alone (a
+      // second Parse of one name would be refused, an error rather than a second claim).
+      await faulty.store.run({ key: 'warm', fingerprint: 'f' }, async () => 0);
+      let calls = 0;
+      const armed = injector.faults.arm('lost-reply-resent', 1);
+      expect(await faulty.store.run({ key: 'resent', fingerprint: 'f' }, async () => ++calls)).toEqual({
+        result: 1,
+        replayed: false,
+      });
+      await armed.fired;
+      armed.cancel();
+      expect(calls).toBe(1);
+    } finally {
+      await faulty.close();
+      await injector.close();
+    }
+  });
+
   it('refuses a run inside another pool’s transaction, unless told to autocommit there', async () => {
     const other = new pg.Pool({ connectionString: schema.url, max: 2 });
     try {
@@ -163,6 +223,65 @@ describe('PostgresIdempotencyStore', () => {
       async () => (await store.sweep()) || null,
     );
     expect(swept).toBeGreaterThan(0);
+  });
+});
+
+describe('PostgresIdempotencyStore: statements', () => {
+  /** A store on a pool of one connection, every statement recorded; the pool is ended after `fn`. */
+  async function onOneConnection(
+    table: string,
+    fn: (store: PostgresIdempotencyStore, sent: Array<{ text: string; name?: string }>, pool: pg.Pool) => Promise<void>,
+    prepared = true,
+  ): Promise<void> {
+    const onePool = new pg.Pool({ connectionString: schema.url, max: 1 });
+    const observed = observedPool(onePool);
+    // Said of the pool the store is given.
+    if (!prepared) usePreparedStatements(observed.pool, false);
+    try {
+      const store = new PostgresIdempotencyStore(observed.pool, { table, sweepIntervalMs: 0 });
+      await store.ensureSchema();
+      observed.sent.length = 0;
+      await fn(store, observed.sent, onePool);
+    } finally {
+      await onePool.end();
+    }
+  }
+
+  /** What the server holds prepared on the one connection of `onePool`, with how often each ran. */
+  const preparedOn = async (onePool: pg.Pool) =>
+    (
+      await onePool.query('SELECT statement, generic_plans + custom_plans AS runs FROM pg_prepared_statements')
+    ).rows.map((row: { statement: string; runs: string }) => ({ statement: row.statement, runs: Number(row.runs) }));
+
+  it('a fresh key costs two statements, claim and completion, each prepared once per connection', async () => {
+    await onOneConnection('idem_statements', async (store, sent, onePool) => {
+      await store.run({ key: 'a', fingerprint: 'f' }, async () => 1);
+      expect(sent.map((s) => s.text.split(/\s/)[0])).toEqual(['BEGIN', 'WITH', 'UPDATE', 'COMMIT']);
+      expect(sent.slice(1, 3).every((s) => s.name !== undefined)).toBe(true);
+      await store.run({ key: 'b', fingerprint: 'f' }, async () => 2);
+      sent.length = 0;
+      // A replay is the claim alone.
+      expect(await store.run({ key: 'a', fingerprint: 'f' }, async () => 3)).toEqual({ result: 1, replayed: true });
+      expect(sent.map((s) => s.text.split(/\s/)[0])).toEqual(['BEGIN', 'WITH', 'COMMIT']);
+      const runs = (await preparedOn(onePool)).filter((p) => p.statement.includes('"idem_statements"'));
+      expect(runs.map((p) => [p.statement.split(/\s/)[0], p.runs]).sort()).toEqual([
+        ['UPDATE', 2],
+        ['WITH', 3],
+      ]);
+    });
+  });
+
+  it('sends its statements unnamed on a pool that keeps none prepared (usePreparedStatements(pool, false))', async () => {
+    await onOneConnection(
+      'idem_unnamed',
+      async (store, sent, onePool) => {
+        await store.run({ key: 'a', fingerprint: 'f' }, async () => 1);
+        expect(await store.run({ key: 'a', fingerprint: 'f' }, async () => 2)).toEqual({ result: 1, replayed: true });
+        expect(sent.filter((s) => s.name !== undefined)).toEqual([]);
+        expect(await preparedOn(onePool)).toEqual([]);
+      },
+      false,
+    );
   });
 });
 

@@ -1,7 +1,6 @@
 /** The statements of one PostgresIdempotencyStore, on its (quoted, checked) table. */
 export interface IdempotencyStatements {
-  lock: string;
-  take: string;
+  claim: string;
   read: string;
   complete: string;
   release: string;
@@ -29,16 +28,28 @@ export function ddl(table: string, index: string): string[] {
 // so every instance agrees on expiry whatever its own clock says.
 export function statements(table: string): IdempotencyStatements {
   return {
-    // One run of a key at a time, held to the end of the transaction the run is part of.
-    // Not waiting for it is the point: a repeat while the first runs answers "in progress".
-    lock: `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked`,
-    // Absent, or expired: the row is this run's, in progress until its lease ends.
-    take: `INSERT INTO ${table} AS t (key, fingerprint, token, state, result, expires_at)
-VALUES ($1, $2, $3, 'p', NULL, clock_timestamp() + $4 * interval '1 millisecond')
-ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token, state = 'p',
-  result = NULL, expires_at = EXCLUDED.expires_at
-WHERE t.expires_at <= clock_timestamp()
-RETURNING t.token`,
+    // One statement, one round trip, for a run's start. $1 key, $2 fingerprint, $3 token,
+    // $4 lease, $5 the advisory lock's text.
+    // - The lock: one run of a key at a time, held to the end of the transaction the run is part
+    //   of. Not waiting for it is the point: a repeat while the first runs answers "in progress".
+    // - Then, locked only: absent, or expired, the row is this run's (taken), in progress until
+    //   its lease ends.
+    // - Else the row as this statement's snapshot saw it, and whether it is still live. The
+    //   snapshot predates the lock: a run that committed in between is not in it. A live row is
+    //   current all the same (a committed row changes only once expired), so the caller trusts
+    //   only a live one, and reads again otherwise.
+    claim: `WITH lock AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($5, 0)) AS locked),
+taken AS (
+  INSERT INTO ${table} AS t (key, fingerprint, token, state, result, expires_at)
+  SELECT $1, $2, $3, 'p', NULL, clock_timestamp() + $4 * interval '1 millisecond' FROM lock WHERE lock.locked
+  ON CONFLICT (key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, token = EXCLUDED.token, state = 'p',
+    result = NULL, expires_at = EXCLUDED.expires_at
+  WHERE t.expires_at <= clock_timestamp()
+  RETURNING t.token
+)
+SELECT lock.locked, EXISTS (SELECT 1 FROM taken) AS taken, r.fingerprint, r.token, r.state, r.result,
+  r.expires_at > clock_timestamp() AS live
+FROM lock LEFT JOIN ${table} r ON lock.locked AND r.key = $1 AND NOT EXISTS (SELECT 1 FROM taken)`,
     read: `SELECT fingerprint, token, state, result FROM ${table} WHERE key = $1`,
     complete: `UPDATE ${table} SET state = 'd', result = $3, expires_at = clock_timestamp() + $4 * interval '1 millisecond'
 WHERE key = $1 AND token = $2`,

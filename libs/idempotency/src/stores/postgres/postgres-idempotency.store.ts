@@ -7,8 +7,10 @@ import {
   PgSchema,
   qualifiedName,
   queryableFor,
+  preparedStatement,
   runTransaction,
   type PgPool,
+  type PgQueryConfig,
   type PgQueryable,
 } from '@ddd-kit/core/postgres';
 import { IdempotencyArgumentError, IdempotencyConflictError, IdempotencyInProgressError } from '../../errors.js';
@@ -26,6 +28,21 @@ import type { PostgresIdempotencyStoreOptions } from './postgres-idempotency.int
 import { COLUMNS, ddl, statements, type IdempotencyStatements } from './postgres-idempotency.sql.js';
 
 const OWNER = 'PostgresIdempotencyStore';
+
+/** A record as stored. */
+interface StoredRow {
+  fingerprint: string;
+  token: string;
+  state: string;
+  result: string | null;
+}
+
+/** What the claim answers: locked, taken, else the row its snapshot saw (all null when none) and whether it is live. */
+interface Claim extends StoredRow {
+  locked: boolean;
+  taken: boolean;
+  live: boolean | null;
+}
 const SWEEP_BATCH = 1_000;
 
 /**
@@ -39,6 +56,9 @@ const SWEEP_BATCH = 1_000;
  * repeat (another transaction) answers IdempotencyInProgressError at once instead of blocking on
  * the row, and sees the result once the first transaction committed. A crash rolls back record
  * and effect together: the key is simply free again.
+ *
+ * A run with a fresh key costs two statements in the transaction, each prepared once per
+ * connection: the claim (lock, insert, or the row found instead) and the completion.
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
   /** The quoted, schema-qualified table. */
@@ -162,16 +182,21 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   ): Promise<IdempotencyOutcome<R>> {
     const key = createHash('sha256').update(request.key).digest('base64url');
     const fingerprint = fingerprintDigest(request.fingerprint);
-    const { rows: locked } = await client.query(this.sql.lock, [`${this.table}\n${key}`]);
-    if (!(locked[0] as { locked: boolean }).locked) throw new IdempotencyInProgressError();
     const token = randomUUID();
-    const { rows: taken } = await client.query(this.sql.take, [key, fingerprint, token, this.leaseMs]);
-    if (taken.length === 0) {
-      const { rows } = await client.query(this.sql.read, [key]);
-      const row = rows[0] as { fingerprint: string; token: string; state: string; result: string | null } | undefined;
+    const { rows: claimed } = await client.query(
+      this.statement(this.sql.claim, [key, fingerprint, token, this.leaseMs, `${this.table}\n${key}`]),
+    );
+    const claim = claimed[0] as Claim;
+    if (!claim.locked) throw new IdempotencyInProgressError();
+    if (!claim.taken) {
+      // The row as the claim's snapshot saw it, when still live; else as it is now.
+      const row =
+        claim.live === true
+          ? claim
+          : ((await client.query(this.statement(this.sql.read, [key]))).rows[0] as StoredRow | undefined);
       // No row: the sweep took an expired one meanwhile; the caller retries like any in-progress answer.
       if (row === undefined) throw new IdempotencyInProgressError();
-      // This run's own row: its insert reached the server twice (a resent statement), the first took it.
+      // This run's own row: its claim reached the server twice (a resent statement), the first took it.
       const own = row.token === token && row.state === 'p';
       if (!own) {
         if (row.fingerprint !== fingerprint) throw new IdempotencyConflictError();
@@ -180,18 +205,22 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         return { result: decodeResult<R>(row.result ?? '{}'), replayed: true };
       }
     }
-
     let result: R;
     try {
       result = await work();
     } catch (error) {
       // Usually the transaction rolls back anyway; this keeps nothing when its owner commits
       // regardless. A transaction the work broke refuses the statement: nothing to undo then.
-      await client.query(this.sql.release, [key, token]).catch(() => undefined);
+      await client.query(this.statement(this.sql.release, [key, token])).catch(() => undefined);
       throw error;
     }
-    await client.query(this.sql.complete, [key, token, encodeResult(result), ttlMs]);
+    await client.query(this.statement(this.sql.complete, [key, token, encodeResult(result), ttlMs]));
     return { result, replayed: false };
+  }
+
+  /** A statement of this store, named (prepared once per connection) unless the pool says otherwise. */
+  private statement(text: string, values: unknown[]): PgQueryConfig {
+    return preparedStatement(this.pool, text, values);
   }
 
   private startSweeping(): void {
