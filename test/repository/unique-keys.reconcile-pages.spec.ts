@@ -107,6 +107,16 @@ describe('reconcileUniqueKeys, a page at a time', () => {
     before('member m2', 'looked up h-m1');
   });
 
+  it('judges graceMs by the clock it is given', async () => {
+    const { handles, repository } = fixture();
+    const at = 1_000_000;
+    await handles.prepare('ghost', { aggregate: 'member', id: 'nobody', at });
+    const young = await reconcileUniqueKeys(repository, { graceMs: 60_000, now: () => at + 59_999 });
+    expect(young).toMatchObject({ spared: 1, released: 0 });
+    const old = await reconcileUniqueKeys(repository, { graceMs: 60_000, now: () => at + 60_000 });
+    expect(old).toMatchObject({ spared: 0, released: 1 });
+  });
+
   it('refuses a concurrency that is not a positive integer, before reading anything', async () => {
     const { repository } = fixture();
     await expect(reconcileUniqueKeys(repository, { concurrency: 0 })).rejects.toThrow(/concurrency/);

@@ -25,6 +25,8 @@ export interface Sweep<ID extends AggregateId, T extends AggregateRoot<ID, any>>
   pageSize: number;
   concurrency: number;
   progress: ProgressMeter;
+  /** The clock graceMs is judged by. */
+  now: () => number;
 }
 
 /** Step 1: releases the reservations of key `name` whose owner does not hold them. */
@@ -68,7 +70,7 @@ export async function releaseOrphans<ID extends AggregateId, T extends Aggregate
       // Live when the aggregate's value is this key — as the store sees it.
       if (value !== undefined && (value === record.key || sameOwner(found?.value?.value, owner))) {
         report.live++;
-      } else if (typeof owner.at === 'number' && Date.now() - owner.at < graceMs) {
+      } else if (typeof owner.at === 'number' && sweep.now() - owner.at < graceMs) {
         report.spared++;
       } else if (dryRun) {
         report.released++;
