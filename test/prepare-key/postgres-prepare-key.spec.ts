@@ -17,6 +17,7 @@ import { postgresFaultTarget } from '../support/fault-proxy/prepare-key-fault-ta
 import { postgresSchema } from '../support/servers.js';
 import { sleep, waitFor } from '../support/wait.js';
 import { primitivesOf } from '../../libs/prepare-key/src/prepare-key.primitives.js';
+import { statements } from '../../libs/prepare-key/src/backends/postgres/postgres-prepare-key.sql.js';
 
 /**
  * The ambient-transaction protocol, as @ddd-kit/transactional-adapter-pg speaks it: BEGIN on a
@@ -195,6 +196,32 @@ describe('PostgresPrepareKeyFactory', () => {
       const operator = { $ne: null } as unknown as string;
       await expect(pk.prepare(operator, 'v')).rejects.toBeInstanceOf(PrepareKeyArgumentError);
       await expect(primitivesOf(pk).doPrepare(operator, '"v"', TTL_FOREVER, 'op')).rejects.toThrow(TypeError);
+    });
+  });
+
+  describe('listing', () => {
+    it('reads each page of records() as a range of the primary key, never sorting the whole name', async () => {
+      // The plan with sequential and bitmap scans off: a sort above the index would read and sort every row
+      // of the name for each page, so a sweep of a million records would grow with their square.
+      const factory = new PostgresPrepareKeyFactory(pool, { table: 'listing', sweepIntervalMs: 0 });
+      const pk = factory.create('n');
+      for (const key of ['b', 'a', 'c']) await pk.prepare(key, key);
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SET LOCAL enable_seqscan = off');
+        await client.query('SET LOCAL enable_bitmapscan = off');
+        const { rows } = await client.query(`EXPLAIN (FORMAT JSON) ${statements(factory.table).page}`, ['n', 'a', 500]);
+        const plan = JSON.stringify(rows[0]['QUERY PLAN']);
+        expect(plan).toMatch(/"Node Type":"Index (Only )?Scan"/);
+        expect(plan).not.toMatch(/"Node Type":"(Incremental )?Sort"/);
+      } finally {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+      const seen: string[] = [];
+      for await (const record of pk.records({ pageSize: 1 })) seen.push(record.key);
+      expect(seen.sort()).toEqual(['a', 'b', 'c']);
     });
   });
 

@@ -81,6 +81,9 @@ describe('RedisPrepareKeyFactory on a store that lost its data', () => {
     await redis.flushall();
     await expect(usernames.get('dora')).rejects.toBeInstanceOf(PrepareKeyDataLostError);
     await answered('the reservations to be restored after FLUSHALL', () => usernames.get('dora'));
+    await redis.flushall();
+    await expect(usernames.getValues(['dora', 'eve'])).rejects.toBeInstanceOf(PrepareKeyDataLostError);
+    await answered('the reservations to be restored after FLUSHALL', () => usernames.getValues(['dora']));
 
     await redis.flushall();
     await expect(usernames.rollback('dora', { user: 'u1' })).rejects.toBeInstanceOf(PrepareKeyDataLostError);

@@ -156,6 +156,25 @@ describe('RedisPrepareKeyFactory on one Redis', () => {
     });
   });
 
+  describe('getValues', () => {
+    it('reads many keys with one script per thousand, in the order asked, each as getValue reads it', async () => {
+      const pk = new RedisPrepareKeyFactory(redis, { keyPrefix: `${uniqueName('many')}:` }).create<number>('n');
+      const held = Array.from({ length: 2_100 }, (_, i) => `k${i}`);
+      await Promise.all(held.map((key, i) => pk.prepare(key, i)));
+      await pk.prepare('expired', toTtlAt(-1, Date.now() - 1_000));
+      await pk.prepare('rolled back', -2);
+      await pk.rollback('rolled back');
+      const keys = ['absent', ...held.reverse(), 'expired', 'rolled back', 'a:b{c}%'];
+      const scripts = jest.spyOn(redis, 'evalsha');
+      const found = await pk.getValues(keys);
+      expect(scripts).toHaveBeenCalledTimes(3); // 2,104 keys
+      scripts.mockRestore();
+      expect([...found.keys()]).toEqual([...held, 'expired']);
+      for (const key of keys) expect(found.get(key)).toEqual(await pk.getValue(key));
+      expect(found.get('expired')?.isExpired()).toBe(true);
+    });
+  });
+
   describe('retention: expired records stay readable, then Redis drops them', () => {
     it('gives a TTL record an absolute expiry of ttlAt + retentionMs, and a forever record none', async () => {
       const prefix = uniqueName('retention');

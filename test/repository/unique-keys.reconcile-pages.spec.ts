@@ -58,6 +58,65 @@ describe('reconcileUniqueKeys, a page at a time', () => {
     expect(errors).toEqual([failure]);
   });
 
+  it('lists the next page (and loads its owners) while the current one is looked up and repaired', async () => {
+    const log: string[] = [];
+    const later = () => new Promise((resolve) => setImmediate(resolve));
+    const factory = new MemoryPrepareKeyFactory();
+    const store = factory.create<UniqueKeyOwner>('handle');
+    const handles = Object.assign(Object.create(store) as PrepareKey<UniqueKeyOwner>, {
+      records: async function* (options?: { pageSize?: number }) {
+        for await (const record of store.records(options)) {
+          log.push(`reservation ${record.key}`);
+          yield record;
+        }
+      },
+      rollback: async (key: string, value: UniqueKeyOwner) => {
+        await later();
+        log.push(`released ${key}`);
+        return store.rollback(key, value);
+      },
+      getValues: async (keys: readonly string[]) => {
+        await later();
+        log.push(`looked up ${keys.join()}`);
+        return store.getValues(keys);
+      },
+    });
+    const repository = new MemberInMemoryRepository({
+      aggregate: Member,
+      uniqueKeys: { handle: handles, email: factory.create('email') },
+    } as never);
+    for (const id of ['m1', 'm2']) await repository.insert(new Member(id, `h-${id}`));
+    for (const ghost of ['g1', 'g2']) await store.prepare(ghost, { aggregate: 'member', id: ghost, at: 1 });
+    const listed = {
+      uniqueKeyReserver: () => repository.uniqueKeyReserver(),
+      aggregates: async function* (options: { pageSize?: number }) {
+        for await (const member of repository.aggregates(options)) {
+          log.push(`member ${member.id}`);
+          yield member;
+        }
+      },
+      findByIds: (ids: readonly string[]) => repository.findByIds(ids),
+      findById: (id: string) => repository.findById(id),
+    };
+
+    const report = await reconcileUniqueKeys(listed, { graceMs: 0, pageSize: 1 });
+    expect(report).toMatchObject({ scanned: 4, live: 2, released: 2, restored: 0, failed: 0 });
+    const before = (first: string, second: string) => expect(log.indexOf(first)).toBeLessThan(log.indexOf(second));
+    const [first, second] = log.filter((entry) => entry.startsWith('released')).map((entry) => entry.slice(9));
+    before(`reservation ${second}`, `released ${first}`);
+    before('member m2', 'looked up h-m1');
+  });
+
+  it('judges graceMs by the clock it is given', async () => {
+    const { handles, repository } = fixture();
+    const at = 1_000_000;
+    await handles.prepare('ghost', { aggregate: 'member', id: 'nobody', at });
+    const young = await reconcileUniqueKeys(repository, { graceMs: 60_000, now: () => at + 59_999 });
+    expect(young).toMatchObject({ spared: 1, released: 0 });
+    const old = await reconcileUniqueKeys(repository, { graceMs: 60_000, now: () => at + 60_000 });
+    expect(old).toMatchObject({ spared: 0, released: 1 });
+  });
+
   it('refuses a concurrency that is not a positive integer, before reading anything', async () => {
     const { repository } = fixture();
     await expect(reconcileUniqueKeys(repository, { concurrency: 0 })).rejects.toThrow(/concurrency/);

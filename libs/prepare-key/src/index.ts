@@ -32,6 +32,7 @@ export { reconcileReservations } from './reconciliation/reconcile-reservations.j
 export type {
   ReconcileReservationsOptions,
   ReservationLiveness,
+  ReservationPageLiveness,
   ReservationsReconciliationReport,
 } from './reconciliation/reconcile-reservations.interfaces.js';
 

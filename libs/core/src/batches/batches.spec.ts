@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { forEachLimited, inBatches, progressMeter, type SweepProgress } from './batches.js';
+import { forEachLimited, inBatches, progressMeter, readAhead, type SweepProgress } from './batches.js';
 
 async function* numbers(count: number): AsyncGenerator<number> {
   for (let i = 0; i < count; i++) yield i;
@@ -59,5 +59,82 @@ describe('inBatches', () => {
     const batches: number[][] = [];
     for await (const batch of inBatches(numbers(7), 3)) batches.push(batch);
     expect(batches).toEqual([[0, 1, 2], [3, 4, 5], [6]]);
+  });
+});
+
+describe('readAhead', () => {
+  /** A source that logs when each step starts and ends. */
+  function logged(count: number, log: string[], failAt?: number) {
+    return (async function* () {
+      try {
+        for (let i = 0; i < count; i++) {
+          log.push(`read ${i}`);
+          await new Promise((resolve) => setImmediate(resolve));
+          if (i === failAt) throw new Error(`read ${i} failed`);
+          yield i;
+        }
+      } finally {
+        log.push('closed');
+      }
+    })();
+  }
+
+  it('reads the next item while the consumer handles the current one, one ahead at most', async () => {
+    const log: string[] = [];
+    for await (const item of readAhead(logged(3, log))) {
+      log.push(`handle ${item} start`);
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      log.push(`handle ${item} end`);
+    }
+    expect(log).toEqual([
+      'read 0',
+      'read 1',
+      'handle 0 start',
+      'handle 0 end',
+      'read 2',
+      'handle 1 start',
+      'handle 1 end',
+      'closed', // read ahead: the source's end
+      'handle 2 start',
+      'handle 2 end',
+    ]);
+  });
+
+  it("passes on the source's error in its place", async () => {
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const item of readAhead(logged(5, [], 2))) seen.push(item);
+      })(),
+    ).rejects.toThrow('read 2 failed');
+    expect(seen).toEqual([0, 1]);
+  });
+
+  it('closes the source after its step in flight when the consumer stops early, even one that fails', async () => {
+    const log: string[] = [];
+    for await (const item of readAhead(logged(5, log, 1))) if (item === 0) break;
+    expect(log).toEqual(['read 0', 'read 1', 'closed']);
+  });
+
+  it('closes a source that is not a generator only after its step in flight settled', async () => {
+    const log: string[] = [];
+    let i = 0;
+    const source: AsyncIterable<number> = {
+      [Symbol.asyncIterator]: () => ({
+        next: async () => {
+          const n = i++;
+          await new Promise((resolve) => setImmediate(resolve));
+          log.push(`read ${n}`);
+          return { value: n, done: false };
+        },
+        return: async () => {
+          log.push('closed');
+          return { value: undefined, done: true };
+        },
+      }),
+    };
+    for await (const item of readAhead(source)) if (item === 0) break;
+    expect(log).toEqual(['read 0', 'read 1', 'closed']);
   });
 });

@@ -86,3 +86,35 @@ export async function* inBatches<T>(source: AsyncIterable<T>, size: number): Asy
   }
   if (batch.length > 0) yield batch;
 }
+
+/**
+ * The items of `source`, the next one asked for as soon as the current one is handed out: a
+ * sweep reads its next page while it compares the current one, so the round trips overlap the
+ * work. Holds at most one item ahead. When the consumer stops early, the step in flight is
+ * awaited (its error ignored) and the source closed.
+ */
+export async function* readAhead<T>(source: AsyncIterable<T>): AsyncGenerator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  let next = iterator.next();
+  let finished = false;
+  try {
+    for (;;) {
+      const result = await next;
+      if (result.done) {
+        finished = true;
+        return;
+      }
+      next = iterator.next();
+      next.catch(() => {}); // awaited above on the next turn; ignored only if the consumer stops first
+      yield result.value;
+    }
+  } catch (error) {
+    finished = true; // the source failed: it is closed already
+    throw error;
+  } finally {
+    if (!finished) {
+      await next.catch(() => {});
+      await iterator.return?.();
+    }
+  }
+}

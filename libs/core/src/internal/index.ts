@@ -13,6 +13,7 @@ export {
   forEachLimited,
   inBatches,
   progressMeter,
+  readAhead,
   type ProgressMeter,
   type SweepProgress,
 } from '../batches/batches.js';

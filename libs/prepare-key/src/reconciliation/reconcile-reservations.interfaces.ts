@@ -1,4 +1,5 @@
 import type { SweepProgress } from '@ddd-kit/core';
+import type { PreparedRecord } from '../prepare-key.interfaces.js';
 import type { PreparedValue } from '../prepared-value.js';
 
 /**
@@ -11,10 +12,19 @@ export type ReservationLiveness<V> = (
   prepared: PreparedValue<V>,
 ) => boolean | PromiseLike<boolean>;
 
+/**
+ * Whether the owners of a page of records still hold them, asked once per page (one query of the
+ * write model for hundreds of records): one answer per record, in their order. Only an explicit
+ * `false` releases a record.
+ */
+export type ReservationPageLiveness<V> = (
+  records: ReadonlyArray<PreparedRecord<V>>,
+) => ReadonlyArray<boolean> | PromiseLike<ReadonlyArray<boolean>>;
+
 export interface ReconcileReservationsOptions {
   /** Records listed per backend round trip. Default 500. */
   pageSize?: number;
-  /** Records checked (isLive, then rollback) at once. Default 16. */
+  /** Records checked (isLive, then rollback) at once; with a page liveness, rollbacks at once. Default 16. */
   concurrency?: number;
   /** Ask `isLive` and count, but release nothing: `released` counts what would be released. */
   dryRun?: boolean;

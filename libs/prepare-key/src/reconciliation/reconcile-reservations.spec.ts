@@ -164,3 +164,92 @@ describe('reconcileReservations', () => {
     expect(await keysOf(pk)).toEqual(['k0']);
   });
 });
+
+describe('reconcileReservations with { areLive }, a page at a time', () => {
+  const areLiveBy =
+    (asked: string[][]) =>
+    async (records: ReadonlyArray<{ key: string; value: { value: Owner } }>): Promise<boolean[]> => {
+      asked.push(records.map((record) => record.key));
+      await setImmediate();
+      return records.map((record) => isLive(record.key, record.value.value));
+    };
+
+  it('asks once per page, and reports and releases what isLive would', async () => {
+    const pk = await seeded(8);
+    const asked: string[][] = [];
+    const report = await reconcileReservations(pk, { areLive: areLiveBy(asked) }, { pageSize: 3 });
+    expect(report).toEqual({ scanned: 8, expired: 0, live: 5, released: 3, skipped: 0, failed: 0 });
+    expect(asked.map((page) => page.length)).toEqual([3, 3, 2]);
+    expect(asked.flat().sort()).toEqual(['k0', 'k1', 'k2', 'k3', 'k4', 'k5', 'k6', 'k7']);
+    expect(await keysOf(pk)).toEqual(['k0', 'k2', 'k4', 'k6', 'k7']);
+
+    const dry = await seeded(8);
+    expect(await reconcileReservations(dry, { areLive: areLiveBy([]) }, { dryRun: true })).toMatchObject({
+      released: 3,
+    });
+    expect(await keysOf(dry)).toHaveLength(8);
+  });
+
+  it('hands it no expired record unless includeExpired', async () => {
+    let now = 1_000_000;
+    const pk = new MemoryPrepareKeyFactory({ clock: () => now }).create<Owner>('n');
+    await pk.prepare('live', { owner: 'o0' });
+    await pk.prepare('expired-dead', toTtlAt({ owner: 'o1' }, now + 10));
+    now += 100;
+    const asked: string[][] = [];
+    const areLive = areLiveBy(asked);
+    expect(await reconcileReservations(pk, { areLive }, { now: () => now })).toMatchObject({ expired: 1, live: 1 });
+    expect(asked).toEqual([['live']]);
+    expect(await reconcileReservations(pk, { areLive }, { now: () => now, includeExpired: true })).toMatchObject({
+      expired: 0,
+      live: 1,
+      released: 1,
+    });
+  });
+
+  it('counts a page failed, releasing none of it, when areLive throws or does not answer each record', async () => {
+    const pk = await seeded(6);
+    const errors: string[] = [];
+    const failure = new Error('owners unreadable');
+    const report = await reconcileReservations(
+      pk,
+      {
+        areLive: (records) => {
+          if (records.some((record) => record.key === 'k1')) throw failure;
+          if (records.some((record) => record.key === 'k3')) return [false]; // one answer short
+          return records.map(() => false);
+        },
+      },
+      { pageSize: 2, onError: (error, key) => errors.push(`${key}: ${(error as Error).message}`) },
+    );
+    expect(report).toEqual({ scanned: 6, expired: 0, live: 0, released: 2, skipped: 0, failed: 4 });
+    expect(errors.sort()).toEqual([
+      'k0: owners unreadable',
+      'k1: owners unreadable',
+      'k2: areLive gave 1 answers for 2 records',
+      'k3: areLive gave 1 answers for 2 records',
+    ]);
+    expect(await keysOf(pk)).toEqual(['k0', 'k1', 'k2', 'k3']);
+  });
+
+  it("releases a page's dead records `concurrency` at once", async () => {
+    const pk = await seeded(6);
+    let running = 0;
+    let peak = 0;
+    const counted = Object.assign(Object.create(pk) as PrepareKey<Owner>, {
+      rollback: async (key: string, value: Owner) => {
+        peak = Math.max(peak, ++running);
+        await setImmediate();
+        running--;
+        return pk.rollback(key, value);
+      },
+    });
+    const report = await reconcileReservations(
+      counted,
+      { areLive: (records) => records.map(() => false) },
+      { pageSize: 6, concurrency: 3 },
+    );
+    expect(report).toMatchObject({ released: 6, failed: 0 });
+    expect(peak).toBe(3);
+  });
+});

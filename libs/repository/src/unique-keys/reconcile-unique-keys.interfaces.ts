@@ -5,6 +5,8 @@ import type { UniqueKeyReserver } from './unique-key.reserver.js';
 export interface ReconcileUniqueKeysOptions {
   /** Reservations younger than this are spared (writes still in flight); default 10 minutes, 0 judges every one. */
   graceMs?: number;
+  /** The clock `graceMs` is judged by (against each reservation's `at`). Default `Date.now`. */
+  now?: () => number;
   /** Count what would change, change nothing. */
   dryRun?: boolean;
   /** Records and aggregates per page (each page is read and compared as one set); default 500. */

@@ -2,7 +2,7 @@
 // aggregates) is read as one set, its owners (or its values' reservations) are looked up in one
 // batch, and only the changes go out one by one, a bounded number at a time. Nothing outlives its
 // page but the counts, the breaches found and a fixed-size filter of the values seen.
-import { forEachLimited, inBatches, type ProgressMeter } from '@ddd-kit/core/internal';
+import { forEachLimited, inBatches, readAhead, type ProgressMeter } from '@ddd-kit/core/internal';
 import type { AggregateRoot } from '../aggregate/aggregate-root.js';
 import type { AggregateId } from '../aggregate/aggregate.interfaces.js';
 import { InvalidAggregateIdError } from '../errors.js';
@@ -25,6 +25,8 @@ export interface Sweep<ID extends AggregateId, T extends AggregateRoot<ID, any>>
   pageSize: number;
   concurrency: number;
   progress: ProgressMeter;
+  /** The clock graceMs is judged by. */
+  now: () => number;
 }
 
 /** Step 1: releases the reservations of key `name` whose owner does not hold them. */
@@ -34,21 +36,12 @@ export async function releaseOrphans<ID extends AggregateId, T extends Aggregate
   store: UniqueKeyReservations,
   graceMs: number,
 ): Promise<void> {
-  const { reserver, report, fail, dryRun, pageSize, concurrency } = sweep;
-  for await (const page of inBatches(store.records({ pageSize }), pageSize)) {
-    sweep.progress.add(page.length);
-    const mine = page.filter(({ value }) => {
-      const owner = value.value as Partial<UniqueKeyOwner> | null;
-      // Another type's reservation, or an expired one (it holds nothing): not this sweep's.
-      return (
-        owner !== null && typeof owner === 'object' && owner.aggregate === reserver.aggregateName && !value.isExpired()
-      );
-    });
+  const { reserver, report, fail, dryRun, concurrency } = sweep;
+  // The next page is listed and its owners loaded while this one is compared and released (a
+  // release changes no aggregate, and only records of its own page).
+  for await (const { size, mine, owners } of readAhead(ownedPages(sweep, store))) {
+    sweep.progress.add(size);
     report.scanned += mine.length;
-    const owners = await loadMany(
-      sweep,
-      mine.map((record) => record.value.value.id),
-    );
     // A value the store keeps under another key (a PrepareKey that case-folds): asked in one batch.
     const valueOf = new Map<(typeof mine)[number], string | undefined>();
     const elsewhere: string[] = [];
@@ -77,7 +70,7 @@ export async function releaseOrphans<ID extends AggregateId, T extends Aggregate
       // Live when the aggregate's value is this key — as the store sees it.
       if (value !== undefined && (value === record.key || sameOwner(found?.value?.value, owner))) {
         report.live++;
-      } else if (typeof owner.at === 'number' && Date.now() - owner.at < graceMs) {
+      } else if (typeof owner.at === 'number' && sweep.now() - owner.at < graceMs) {
         report.spared++;
       } else if (dryRun) {
         report.released++;
@@ -92,6 +85,28 @@ export async function releaseOrphans<ID extends AggregateId, T extends Aggregate
         fail(error, { name, key: record.key });
       }
     });
+  }
+}
+
+/** The pages of `store`'s records of this sweep's aggregate type, each with its owners (loadMany). */
+async function* ownedPages<ID extends AggregateId, T extends AggregateRoot<ID, any>>(
+  sweep: Sweep<ID, T>,
+  store: UniqueKeyReservations,
+) {
+  const { reserver, pageSize } = sweep;
+  for await (const page of inBatches(store.records({ pageSize }), pageSize)) {
+    const mine = page.filter(({ value }) => {
+      const owner = value.value as Partial<UniqueKeyOwner> | null;
+      // Another type's reservation, or an expired one (it holds nothing): not this sweep's.
+      return (
+        owner !== null && typeof owner === 'object' && owner.aggregate === reserver.aggregateName && !value.isExpired()
+      );
+    });
+    const owners = await loadMany(
+      sweep,
+      mine.map((record) => record.value.value.id),
+    );
+    yield { size: page.length, mine, owners };
   }
 }
 
@@ -116,7 +131,8 @@ export async function restoreMissing<ID extends AggregateId, T extends Aggregate
   const { repository, reserver, pageSize } = sweep;
   const seen = new SeenValues();
   const candidates = new Map<string, Set<string>>(names.map((name) => [name, new Set()]));
-  for await (const page of inBatches(repository.aggregates({ pageSize }), pageSize)) {
+  // The next page is listed while this one is looked up and restored (a restore changes no aggregate).
+  for await (const page of readAhead(inBatches(repository.aggregates({ pageSize }), pageSize))) {
     sweep.progress.add(page.length);
     const entries: Array<Held<T>> = [];
     for (const aggregate of page) {

@@ -35,7 +35,7 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
   repository: UniqueKeyedRepository<ID, T>,
   options: ReconcileUniqueKeysOptions = {},
 ): Promise<UniqueKeysReconciliationReport> {
-  const { graceMs = 10 * 60_000, dryRun = false, onError } = options;
+  const { graceMs = 10 * 60_000, dryRun = false, onError, now = Date.now } = options;
   if (!Number.isSafeInteger(graceMs) || graceMs < 0)
     throw new RepositoryConfigurationError(
       `reconcileUniqueKeys: graceMs must be a non-negative integer, got ${String(graceMs)}`,
@@ -50,8 +50,8 @@ export async function reconcileUniqueKeys<ID extends AggregateId, T extends Aggr
     report.failed++;
     onError?.(error, what);
   };
-  const progress = progressMeter(options.onProgress, { intervalMs: options.progressIntervalMs });
-  const sweep: Sweep<ID, T> = { repository, reserver, report, fail, dryRun, ...limits(options), progress };
+  const progress = progressMeter(options.onProgress, { intervalMs: options.progressIntervalMs, now });
+  const sweep: Sweep<ID, T> = { repository, reserver, report, fail, dryRun, ...limits(options), progress, now };
 
   // 1. Reservations whose owner does not hold them.
   for (const { name } of reserver.definitions) await releaseOrphans(sweep, name, reserver.storeOf(name), graceMs);
@@ -87,7 +87,7 @@ export async function restoreUniqueKeys<ID extends AggregateId, T extends Aggreg
   };
   const progress = options.progress ?? progressMeter(undefined);
   await restoreMissing(
-    { repository, reserver, report, fail, dryRun: false, ...limits(options), progress },
+    { repository, reserver, report, fail, dryRun: false, ...limits(options), progress, now: Date.now },
     [name],
     () => target,
   );

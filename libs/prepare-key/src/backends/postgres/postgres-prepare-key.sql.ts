@@ -69,9 +69,11 @@ LEFT JOIN ${table} AS r ON r.name = $1 AND r.key = ANY($2::text[]) AND r.value I
 WHERE name = $1 AND key = $2 AND ${live} AND (op = $5 OR ttl_at > ${NOW}) RETURNING 1`,
     reprepareIfValue: `UPDATE ${table} SET value = $3, ttl_at = $4, op = $5, drop_at = $6
 WHERE name = $1 AND key = $2 AND ${live} AND (op = $5 OR value = $7) RETURNING 1`,
+    // In the column's own collation, which the primary key is sorted by: each page is a range of
+    // the index (another collation would sort the whole name's rows for every page).
     page: `SELECT key, value, ttl_at FROM ${table}
-WHERE name = $1 AND ${live} AND ($2::text IS NULL OR key COLLATE "C" > $2::text COLLATE "C")
-ORDER BY key COLLATE "C" LIMIT $3`,
+WHERE name = $1 AND ${live} AND ($2::text IS NULL OR key > $2::text)
+ORDER BY key LIMIT $3`,
     sweep: `DELETE FROM ${table} WHERE ctid IN (SELECT ctid FROM ${table} WHERE drop_at <= ${NOW} LIMIT $1)`,
   };
 }

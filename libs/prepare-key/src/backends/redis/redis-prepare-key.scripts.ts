@@ -112,3 +112,22 @@ return 1
 export const READ = luaScript(`
 return { now_ms(), redis.call('GET', KEYS[1]) }
 `);
+
+/**
+ * READ of many records at once, on one node: ARGV[1] = 'seal' when KEYS[1] is the seal to check
+ * (the records follow), else every key is a record. The server's time (epoch ms) and each
+ * record, or false.
+ */
+export const READ_MANY = coreLuaScript(`
+local first = 1
+if ARGV[1] == 'seal' then
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    return redis.error_reply('${UNSEALED} the reservations were lost: the seal is missing')
+  end
+  first = 2
+end
+local t = redis.call('TIME')
+local records = {}
+for i = first, #KEYS do records[#records + 1] = redis.call('GET', KEYS[i]) end
+return { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), records }
+`);

@@ -6,7 +6,7 @@ import { NO_EXPIRY } from './redis-prepare-key.constants.js';
 import { withDeadline } from '@ddd-kit/core/internal';
 import { runScriptOnKeys, runScriptThen, type LuaScript } from '@ddd-kit/core/redis';
 import { PrepareKeyDataLostError } from '../../errors.js';
-import { PREPARE, READ, REPREPARE, ROLLBACK, UNSEALED } from './redis-prepare-key.scripts.js';
+import { PREPARE, READ, READ_MANY, REPREPARE, ROLLBACK, UNSEALED } from './redis-prepare-key.scripts.js';
 import {
   decodeKeyPart,
   decodeRecord,
@@ -146,6 +146,33 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     return record === null ? undefined : decodeRecord(record);
   }
 
+  /**
+   * On one node, one script per READ_MANY_CHUNK keys (the seal checked once), all sent at once:
+   * reconciliation reads a page of keys at a time. On a Cluster the keys live in many slots: one
+   * READ each.
+   */
+  protected override async doGetValues(keys: readonly string[]): Promise<Array<StoredRecord | undefined>> {
+    if (this.client.isCluster) return super.doGetValues(keys);
+    const recordKeys = keys.map((key) => this.recordKey(key));
+    const chunks: string[][] = [];
+    for (let at = 0; at < recordKeys.length; at += READ_MANY_CHUNK)
+      chunks.push(recordKeys.slice(at, at + READ_MANY_CHUNK));
+    const replies = await Promise.all(
+      chunks.map((chunk) => {
+        const send = (scriptKeys: string[], args: string[]) =>
+          this.bounded(runScriptOnKeys(this.client, READ_MANY, scriptKeys, args), 'get');
+        if (!this.checksSeal) return send(chunk, ['']);
+        return this.checkingSeal(() => send([this.context.seals.keyOf(chunk[0]), ...chunk], ['seal']));
+      }),
+    );
+    const records: Array<StoredRecord | undefined> = [];
+    for (const reply of replies as Array<[number, Array<string | null>]>) {
+      this.context.clock.observe(reply[0]);
+      for (const record of reply[1]) records.push(record === null ? undefined : decodeRecord(record));
+    }
+    return records;
+  }
+
   protected async doRollback(key: string, op: string, condition?: RollbackCondition): Promise<boolean> {
     const recordKey = this.recordKey(key);
     const deleted =
@@ -202,9 +229,14 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     // Each round trip is bounded; a restore this call waits for (a first start) is not.
     const send = (keys: string[]) => this.bounded(runScriptOnKeys(this.client, script, keys, args), operation);
     if (!this.checksSeal) return send([recordKey]);
+    const keys = [recordKey, this.context.seals.keyOf(recordKey)];
+    return this.checkingSeal(() => send(keys));
+  }
+
+  /** `send()` (a script that checks the seal), with what a missing seal means: see run. */
+  private checkingSeal(send: () => Promise<unknown>): Promise<unknown> {
     const { seals } = this.context;
-    const keys = [recordKey, seals.keyOf(recordKey)];
-    return send(keys).then(
+    return send().then(
       (reply) => {
         if (!seals.hasBeenSealed) seals.markSealed();
         return reply;
@@ -217,7 +249,7 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
         } catch (failure) {
           throw new PrepareKeyDataLostError(this.name, { cause: failure });
         }
-        return send(keys).catch((again: unknown) => {
+        return send().catch((again: unknown) => {
           throw isUnsealed(again) ? this.lost() : again;
         });
       },
@@ -256,6 +288,9 @@ export class RedisPrepareKey<V = unknown> extends PrepareKey<V> {
     return Promise.all(keys.map((key) => this.client.get(key)));
   }
 }
+
+/** Keys per READ_MANY script: a script blocks the server while it runs, so none reads too many. */
+const READ_MANY_CHUNK = 1000;
 
 function isOne(reply: unknown): boolean {
   return reply === 1;
