@@ -187,9 +187,19 @@ export class PostgresWalOutboxStore implements OutboxStore {
   async dropSlot(): Promise<void> {
     this.users = 0;
     await this.reader.stop();
-    await this.pool.query('SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1', [
-      this.slot,
-    ]);
+    // The server ends the session a moment after the connection: until then the slot is active.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.pool.query(
+          'SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1',
+          [this.slot],
+        );
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== '55006' || attempt >= 500) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
     this.setup = undefined;
   }
 
@@ -334,8 +344,13 @@ export class PostgresWalOutboxStore implements OutboxStore {
     return this.requeueDeadLetters({ eventIds }, now);
   }
 
-  /** Reads the slot while watched (an OutboxRelay watches from its start to its stop); `listener` runs after each transaction with events is read. */
-  async watch(listener: () => void): Promise<() => Promise<void>> {
+  /**
+   * Reads the slot while watched (an OutboxRelay watches from its start to its stop); `listener`
+   * runs after each transaction with events is read. Unwatching waits (up to `drainMs`) for the
+   * deliveries under way to finish first — a relay unwatches before its last handlers end — so
+   * that their acks move the slot, rather than their events being read again by the next holder.
+   */
+  async watch(listener: () => void, drainMs = 10_000): Promise<() => Promise<void>> {
     await this.start();
     this.listeners.add(listener);
     let stopped = false;
@@ -343,6 +358,9 @@ export class PostgresWalOutboxStore implements OutboxStore {
       if (stopped) return;
       stopped = true;
       this.listeners.delete(listener);
+      const until = Date.now() + drainMs;
+      while (this.users === 1 && this.buffer.claimed && Date.now() < until)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       await this.stop();
     };
   }

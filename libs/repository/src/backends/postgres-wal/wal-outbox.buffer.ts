@@ -58,6 +58,12 @@ export class WalOutboxBuffer {
     return this.entries.size;
   }
 
+  /** True while a relay of this process holds an event (claimed, not yet acked, failed or released). */
+  get claimed(): boolean {
+    for (const e of this.entries.values()) if (e.owner !== null) return true;
+    return false;
+  }
+
   /** True when no transaction read waits for its events to finish. */
   get settled(): boolean {
     return this.transactions.length === 0;

@@ -83,6 +83,8 @@ export class WalSlotReader {
     if (!this.running) return;
     this.running = false;
     this.wakeRetry?.();
+    // What was finished is confirmed before the session ends: its next holder starts past it.
+    this.send();
     await this.service?.stop().catch(() => undefined);
     await this.loop;
   }
@@ -227,13 +229,17 @@ export class WalSlotReader {
     this.sending = true;
     setImmediate(() => {
       this.sending = false;
-      const confirmed = this.confirmed;
-      // Not known yet (the session just began): a reply of 0/0 leaves the slot where it is.
-      if (confirmed === undefined || confirmed === 0n) return;
-      // acknowledge(x) reports x + 1 as written, flushed and applied: ask for one less, so the
-      // slot's position is the end of the last finished commit exactly (a commit that starts
-      // there is not skipped on the next session).
-      void this.service?.acknowledge(formatLsn(confirmed - 1n)).catch(() => undefined);
+      this.send();
     });
+  }
+
+  private send(): void {
+    const confirmed = this.confirmed;
+    // Not known yet (the session just began): nothing to report.
+    if (confirmed === undefined || confirmed === 0n) return;
+    // acknowledge(x) reports x + 1 as written, flushed and applied: ask for one less, so the
+    // slot's position is the end of the last finished commit exactly (a commit that starts
+    // there is not skipped on the next session).
+    void this.service?.acknowledge(formatLsn(confirmed - 1n)).catch(() => undefined);
   }
 }
