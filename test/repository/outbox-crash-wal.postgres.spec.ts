@@ -1,0 +1,137 @@
+// The outbox without a table (PostgresWalOutboxStore): a relaying process SIGKILLed while a
+// handler runs loses no event — the slot was never confirmed past that handler's event, so the
+// next relay reads it again — and every aggregate's events reach the handlers in order. Worker
+// processes (test/repository/workers) import the built library; this test reads the slot and the
+// delivery log directly.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { PostgresWalOutboxStore } from '@ddd-kit/repository/postgres-wal';
+import { assertBuilt } from '../support/built.js';
+import { provideLogicalPostgres } from '../support/server-provider.js';
+import { waitFor } from '../support/wait.js';
+import { Counter, CounterPostgresRepository } from './support/counter.aggregate.js';
+import {
+  killHard,
+  killRunningWorkers,
+  startOutboxWorker,
+  stopGracefully,
+  tallyDeliveries,
+  type Delivery,
+} from './support/outbox-crash.support.js';
+
+/** How long a worker may take to start and report: generous, CI machines are shared. */
+const START_MS = 120_000;
+
+let server: Awaited<ReturnType<typeof provideLogicalPostgres>>;
+let url: string;
+let pool: pg.Pool;
+const schema = `crash_wal_${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  assertBuilt('libs/repository');
+  server = await provideLogicalPostgres();
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const withPath = new URL(server.url);
+  withPath.searchParams.set('options', `-c search_path=${schema}`);
+  url = withPath.toString();
+  pool = new pg.Pool({ connectionString: url, max: 8 });
+}, 120_000);
+
+afterAll(async () => {
+  await killRunningWorkers();
+  if (pool !== undefined) {
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await pool.end();
+  }
+  await server?.stop();
+});
+
+describe('the WAL outbox: a relay killed mid-delivery', () => {
+  it('the slot is not confirmed past an unfinished handler; the next relay delivers every committed event, in order per aggregate', async () => {
+    const name = `${schema}_once`;
+    const store = new PostgresWalOutboxStore({ pool, slot: name, prefix: name, deadLetterTable: `${name}_dead` });
+    const repository = new CounterPostgresRepository({ aggregate: Counter, pool, table: name, outbox: store });
+    await store.ensureSetup();
+    await repository.ensureTable();
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS ${name}_deliveries (seq bigserial PRIMARY KEY, event_id text, id text, version int, pid int)`,
+    );
+    const args = { backend: 'postgres-wal' as const, url, collection: name, ids: [], leaseMs: 600_000 };
+    const slotPosition = async () =>
+      (
+        await pool.query<{ lsn: string }>(
+          'SELECT confirmed_flush_lsn::text AS lsn FROM pg_replication_slots WHERE slot_name = $1',
+          [name],
+        )
+      ).rows[0].lsn;
+    const deliveries = async () =>
+      (
+        await pool.query<Delivery & { pid: number }>(
+          `SELECT event_id AS "eventId", id, version, pid FROM ${name}_deliveries ORDER BY seq`,
+        )
+      ).rows;
+    try {
+      // First life: a relay whose handler parks on p's event.
+      const first = startOutboxWorker('relay', { ...args, parkOn: 'p' });
+      await first.message('ready', START_MS);
+      const VERSIONS = 5;
+      const counters = new Map(['a', 'b', 'c'].map((id) => [id, new Counter(id, id)]));
+      await repository.insert(counters.get('a')!);
+      await repository.insert(counters.get('b')!);
+      // p's write commits after this position: the slot must stay at or before it while p's handler runs.
+      const beforeP = (await pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+      await repository.insert(new Counter('p', 'parked'));
+      await repository.insert(counters.get('c')!);
+      await Promise.all(
+        [...counters.values()].map(async (counter) => {
+          for (let v = 2; v <= VERSIONS; v++) {
+            counter.increment();
+            await repository.update(counter);
+          }
+        }),
+      );
+      await first.message('parked', START_MS);
+      // Every other aggregate's events were delivered (and acked) meanwhile, in other lanes.
+      await waitFor(
+        "the other aggregates' events delivered",
+        async () => (await deliveries()).filter((d) => d.id !== 'p').length === 3 * VERSIONS,
+      );
+      const held = await pool.query<{ held: boolean }>('SELECT $1::pg_lsn <= $2::pg_lsn AS held', [
+        await slotPosition(),
+        beforeP,
+      ]);
+      expect({ slot: await slotPosition(), beforeP, held: held.rows[0].held }).toMatchObject({ held: true });
+      await killHard(first);
+
+      // Second life: a new relay reads the slot again from where it was confirmed.
+      const second = startOutboxWorker('relay', args);
+      await second.message('ready', START_MS);
+      const stored = new Map([...counters.keys(), 'p'].map((id) => [id, id === 'p' ? 1 : VERSIONS]));
+      await waitFor(
+        'every committed event delivered',
+        async () => tallyDeliveries(stored, await deliveries()).lost === 0,
+      );
+      await stopGracefully(second);
+
+      const log = await deliveries();
+      const tally = tallyDeliveries(stored, log);
+      expect(tally).toMatchObject({ written: 3 * VERSIONS + 1, lost: 0, unknown: 0 });
+      // In order per aggregate: each process received each aggregate's versions one after the other.
+      const seen = new Map<string, number[]>();
+      for (const d of log) seen.set(`${d.pid} ${d.id}`, [...(seen.get(`${d.pid} ${d.id}`) ?? []), d.version]);
+      for (const [key, versions] of seen) {
+        const consecutive = versions.every((v, i) => i === 0 || v === versions[i - 1] + 1);
+        expect({ key, versions, consecutive }).toMatchObject({ consecutive: true });
+      }
+      // p's event, whose handler never finished in the first life, was read again in the second.
+      expect(log.filter((d) => d.id === 'p').map((d) => d.pid)).toEqual([second.pid]);
+    } finally {
+      await killRunningWorkers(); // a worker left reading the slot would keep it from being dropped
+      await store.dropSlot();
+    }
+  }, 300_000);
+});
