@@ -3,7 +3,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { IRepository } from '@ddd-kit/repository';
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { DataSyncEvent, getRepositoryToken, OnDataSync, RepositoryModule, type IRepository } from '@ddd-kit/repository';
 import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { PostgresWalOutboxStore, type PostgresWalOutboxStoreOptions } from '@ddd-kit/repository/postgres-wal';
 import { describeOutboxStoreContract } from '@ddd-kit/repository/testing';
@@ -238,6 +240,47 @@ describe('PostgresWalOutboxStore: relayed', () => {
       await second.dropSlot();
       await second.pool.end();
     }
+  });
+});
+
+@Injectable()
+class WalProjection {
+  readonly received: string[] = [];
+  @OnDataSync(Counter)
+  project(events: readonly DataSyncEvent[]): void {
+    this.received.push(...events.map((e) => `${String(e.id)}@${e.version}`));
+  }
+}
+
+describe('RepositoryModule.forRoot({ postgres, outbox: { postgresStore } })', () => {
+  it("the module's PostgresRepository writes to the WAL outbox; its relay reads the slot and reports it; closing gives the slot up", async () => {
+    const store = walStore('module');
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        RepositoryModule.forRoot({ postgres: { pool }, outbox: { postgresStore: () => store } }),
+        RepositoryModule.forFeature([
+          { aggregate: Counter, repository: CounterPostgresRepository, table: 'counters_module' },
+        ]),
+      ],
+      providers: [WalProjection],
+    }).compile();
+    const app = await moduleRef.init();
+    try {
+      const counters = app.get<IRepository<string, Counter>>(getRepositoryToken(Counter));
+      const counter = new Counter('m', 'module');
+      await counters.insert(counter);
+      counter.increment();
+      await counters.update(counter);
+      await waitFor('the events delivered', () => app.get(WalProjection).received.length === 2);
+      expect(app.get(WalProjection).received).toEqual(['m@1', 'm@2']);
+      expect((await app.get(OutboxRelay).status()).slots).toEqual([
+        expect.objectContaining({ slot: store.slot, held: true }),
+      ]);
+    } finally {
+      await app.close();
+    }
+    expect(store.holdsSlot).toBe(false);
+    await store.dropSlot();
   });
 });
 
