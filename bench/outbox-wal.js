@@ -2,9 +2,9 @@
 // the bench's private cluster (wal_level=logical, fsync on), durable commits (synchronous_commit on):
 // - write cost: PostgresRepository.update emitting its event as a logical decoding message,
 //   beside the same update alone (1 and WRITERS writers) and beside the table outbox
-//   (PostgresOutboxStore, WRITERS writers), alternating slices. A relay in another process
-//   reads the slot throughout (as it would in production: the server decodes the WAL for it);
-//   the table outbox is emptied between slices, untimed, as its relay would keep it.
+//   (PostgresOutboxStore, WRITERS writers), alternating slices; both outboxes emptied between
+//   slices, untimed, as their relays would keep them. Then against the write alone again with
+//   a relay in another process reading the slot during the slices (the server decodes for it).
 // - lag: commit → handler and write → handler at LAG_RATE writes/s with the only relay in
 //   another process, reading the slot.
 import { fork } from 'node:child_process';
@@ -76,7 +76,13 @@ async function remoteWalRelay({ url, quiet, onEvent }) {
 export async function walRows({ log, url }) {
   const pool = benchPool({ connectionString: url, max: WRITERS, options: durable.options });
   const tables = ['outbox_wal_counters', 'outbox_wal_plain', 'outbox_wal_table', 'outbox_wal_events', `${SLOT}_dead`];
-  const walStore = new PostgresWalOutboxStore({ pool, slot: SLOT, prefix: SLOT, deadLetterTable: `${SLOT}_dead` });
+  const walStore = new PostgresWalOutboxStore({
+    pool,
+    slot: SLOT,
+    prefix: SLOT,
+    deadLetterTable: `${SLOT}_dead`,
+    retry: { initialMs: 5, maxMs: 50 },
+  });
   let stopRelay;
   try {
     const tableStore = new PostgresOutboxStore({ pool, table: 'outbox_wal_events', notifyChannel: false });
@@ -89,12 +95,25 @@ export async function walRows({ log, url }) {
     await walStore.ensureSetup();
     for (const repository of [wal, alone, table]) await repository.ensureTable();
     await tableStore.ensureTable();
-    stopRelay = await remoteWalRelay({ url, quiet: true });
     const walSide = rotatingUpdates(wal, await loadAggregates(wal, 'w'));
     const aloneSide = rotatingUpdates(alone, await loadAggregates(alone, 'p'));
     const tableSide = rotatingUpdates(table, await loadAggregates(table, 't'));
+    // Between slices (untimed), both outboxes are emptied as their relays would keep them: the
+    // table drained, the slot read and confirmed by this process (which then lets it go, so
+    // that nothing decodes it during a slice).
     const emptyTable = async () => void (await drain(tableStore));
-    await emptyTable();
+    const emptySlot = async () => {
+      await walStore.start();
+      await walStore.whenHolding();
+      await walStore.sync();
+      await drain(walStore);
+      await walStore.stop();
+    };
+    const empty = async () => {
+      await emptyTable();
+      await emptySlot();
+    };
+    await empty();
     const warmUntil = Date.now() + WARM_MS;
     while (Date.now() < warmUntil) {
       await walSide.update(0);
@@ -103,7 +122,7 @@ export async function walRows({ log, url }) {
     }
     const one = (op) => withWal(pool, () => measureBatches(async () => (await op(0), 1), { ms: SLICE_MS }));
     const writers = (op) => withWal(pool, () => perWriterOpsPerSecond(op, { writers: WRITERS, ms: SLICE_MS }));
-    const options = { pairs: PAIRS, before: emptyTable };
+    const options = { pairs: PAIRS, before: empty };
     const aloneOne = await alternate(one(walSide.update), one(aloneSide.update), options);
     log(
       `wal outbox, 1 writer: ${Math.round(aloneOne.ops)} ops/s, update alone ${Math.round(aloneOne.baselineOps)} ops/s`,
@@ -115,6 +134,13 @@ export async function walRows({ log, url }) {
     const tableMany = await alternate(writers(walSide.update), writers(tableSide.update), options);
     log(
       `wal outbox, ${WRITERS} writers: ${Math.round(tableMany.ops)} ops/s, table outbox ${Math.round(tableMany.baselineOps)} ops/s`,
+    );
+    // The same against the write alone with a relay in another process reading the slot
+    // throughout, as in production: the server decodes the WAL and the relay delivers during the slices.
+    stopRelay = await remoteWalRelay({ url, quiet: true });
+    const readMany = await alternate(writers(walSide.update), writers(aloneSide.update), { pairs: PAIRS });
+    log(
+      `wal outbox, ${WRITERS} writers, relay reading: ${Math.round(readMany.ops)} ops/s, update alone ${Math.round(readMany.baselineOps)} ops/s`,
     );
     await stopRelay();
     stopRelay = undefined;
@@ -150,14 +176,15 @@ export async function walRows({ log, url }) {
       `wal outbox lag at ${LAG_RATE} writes/s, relay in another process: commit → handler p50 ${percentile(commitLags, 50).toFixed(2)} ms, p99 ${percentile(commitLags, 99).toFixed(2)} ms`,
     );
     const server = `${await serverFacts(pool)}, ${durable.label}`;
-    const checked = 'every update checked (version advanced); a relay in another process reads the slot throughout';
+    const checked = 'every update checked (version advanced)';
+    const between = 'both outboxes emptied between slices (untimed): the table drained, the slot read and confirmed';
     return [
       {
         case: 'PostgreSQL update with its event as a WAL message (no outbox table)',
         subject: 'PostgresRepository.update, PostgresWalOutboxStore',
         baseline: 'PostgresRepository.update, outbox off',
         ...aloneOne,
-        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer over ${PER_WRITER} aggregates; ${server}`,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs, after ${WARM_MS / 1000} s of warm-up; one writer over ${PER_WRITER} aggregates; ${between}; ${server}`,
         note: notes(checked, cpuNote(aloneOne), walNote(aloneOne)),
       },
       {
@@ -166,15 +193,23 @@ export async function walRows({ log, url }) {
         baseline: 'PostgresRepository.update, outbox off',
         ...aloneMany,
         target: WITH_EVENT_TARGET,
-        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}; ${server}`,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${WRITERS} writers × ${PER_WRITER} aggregates of their own, a pool of ${WRITERS}; ${between}; ${server}`,
         note: notes(checked, cpuNote(aloneMany), walNote(aloneMany)),
+      },
+      {
+        case: `PostgreSQL update with its event as a WAL message (no outbox table), ${WRITERS} writers, relay reading the slot`,
+        subject: 'PostgresRepository.update, PostgresWalOutboxStore',
+        baseline: 'PostgresRepository.update, outbox off',
+        ...readMany,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${WRITERS} writers; an OutboxRelay in another process reads the slot and delivers (no-op handler) during every slice, both sides; ${server}`,
+        note: notes(checked, cpuNote(readMany), walNote(readMany)),
       },
       {
         case: `PostgreSQL update with its event: WAL message against outbox row, ${WRITERS} writers`,
         subject: 'PostgresRepository.update, PostgresWalOutboxStore',
         baseline: 'PostgresRepository.update, PostgresOutboxStore (notifyChannel: false)',
         ...tableMany,
-        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${WRITERS} writers; the table emptied between slices (untimed); ${server}`,
+        settings: `${SLICE_MS} ms slices, ${PAIRS} alternating pairs; ${WRITERS} writers; ${between}; ${server}`,
         note: notes(checked, cpuNote(tableMany), walNote(tableMany)),
       },
       ...[50, 99].map((p) => ({
