@@ -82,9 +82,9 @@ describe('the WAL outbox: a relay killed mid-delivery', () => {
       const counters = new Map(['a', 'b', 'c'].map((id) => [id, new Counter(id, id)]));
       await repository.insert(counters.get('a')!);
       await repository.insert(counters.get('b')!);
-      // p's write commits after this position: the slot must stay at or before it while p's handler runs.
-      const beforeP = (await pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
       await repository.insert(new Counter('p', 'parked'));
+      // At or past the end of p's commit (durable): while p's handler runs, the slot stays before it.
+      const afterP = (await pool.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
       await repository.insert(counters.get('c')!);
       await Promise.all(
         [...counters.values()].map(async (counter) => {
@@ -100,11 +100,9 @@ describe('the WAL outbox: a relay killed mid-delivery', () => {
         "the other aggregates' events delivered",
         async () => (await deliveries()).filter((d) => d.id !== 'p').length === 3 * VERSIONS,
       );
-      const held = await pool.query<{ held: boolean }>('SELECT $1::pg_lsn <= $2::pg_lsn AS held', [
-        await slotPosition(),
-        beforeP,
-      ]);
-      expect({ slot: await slotPosition(), beforeP, held: held.rows[0].held }).toMatchObject({ held: true });
+      const slot = await slotPosition();
+      const held = await pool.query<{ held: boolean }>('SELECT $1::pg_lsn < $2::pg_lsn AS held', [slot, afterP]);
+      expect({ slot, afterP, held: held.rows[0].held }).toMatchObject({ held: true });
       await killHard(first);
 
       // Second life: a new relay reads the slot again from where it was confirmed.
