@@ -132,4 +132,68 @@ describe('the WAL outbox: a relay killed mid-delivery', () => {
       await store.dropSlot();
     }
   }, 300_000);
+  it('under load, the process reading the slot killed again and again: every committed event delivered, none ahead of its predecessor', async () => {
+    const name = `${schema}_load`;
+    const store = new PostgresWalOutboxStore({ pool, slot: name, prefix: name, deadLetterTable: `${name}_dead` });
+    const repository = new CounterPostgresRepository({ aggregate: Counter, pool, table: name, outbox: store });
+    await store.ensureSetup();
+    await repository.ensureTable();
+    await pool.query(
+      `CREATE TABLE IF NOT EXISTS ${name}_deliveries (seq bigserial PRIMARY KEY, event_id text, id text, version int, pid int)`,
+    );
+    const ids = Array.from({ length: 8 }, (_, i) => `load-${i}`);
+    const args = { backend: 'postgres-wal' as const, url, collection: name, ids, leaseMs: 1_000 };
+    const deliveries = async () =>
+      (
+        await pool.query<Delivery & { pid: number }>(
+          `SELECT event_id AS "eventId", id, version, pid FROM ${name}_deliveries ORDER BY seq`,
+        )
+      ).rows;
+    try {
+      // Two instances write; one of them reads the slot, the other waits for it.
+      const workers = [startOutboxWorker('load', args), startOutboxWorker('load', args)];
+      await Promise.all(workers.map((w) => w.message('ready', START_MS)));
+      for (let kill = 0; kill < 4; kill++) {
+        const before = (await deliveries()).length;
+        await waitFor('the instances to deliver', async () => (await deliveries()).length >= before + 15);
+        // The reader is whoever delivered last: killed mid-stream, the other takes the slot.
+        const reader = (await deliveries()).at(-1)!.pid;
+        const victim = workers.findIndex((w) => w.pid === reader);
+        await killHard(workers[victim]);
+        workers[victim] = startOutboxWorker('load', args);
+        await workers[victim].message('ready', START_MS);
+      }
+      for (const worker of workers) await stopGracefully(worker);
+      // What was committed and not yet delivered is delivered by the next reader.
+      const stored = new Map(
+        (await pool.query<{ id: string; version: number }>(`SELECT id, version FROM ${name}`)).rows.map((r) => [
+          r.id,
+          Number(r.version),
+        ]),
+      );
+      const last = startOutboxWorker('relay', args);
+      await last.message('ready', START_MS);
+      await waitFor(
+        'every committed event delivered',
+        async () => tallyDeliveries(stored, await deliveries()).lost === 0,
+      );
+      await stopGracefully(last);
+      const log = await deliveries();
+      expect(tallyDeliveries(stored, log)).toMatchObject({ lost: 0, unknown: 0 });
+      // In order: within a process, an aggregate's next delivery is never ahead of the one after its last.
+      const lastSeen = new Map<string, number>();
+      for (const d of log) {
+        const key = `${d.pid} ${d.id}`;
+        const previous = lastSeen.get(key);
+        if (previous !== undefined)
+          expect({ key, previous, version: d.version, ahead: d.version > previous + 1 }).toMatchObject({
+            ahead: false,
+          });
+        lastSeen.set(key, d.version);
+      }
+    } finally {
+      await killRunningWorkers();
+      await store.dropSlot();
+    }
+  }, 300_000);
 });

@@ -85,8 +85,20 @@ export class WalSlotReader {
     this.wakeRetry?.();
     // What was finished is confirmed before the session ends: its next holder starts past it.
     this.send();
-    await this.service?.stop().catch(() => undefined);
-    await this.loop;
+    // A session streaming is ended here; an attempt to take the slot under way is left to end by
+    // itself (refused, or started and then ended by began()): ending a connection still being
+    // opened may never settle. Forced after a while all the same (a server that does not answer).
+    if (this.holding) await this.service?.stop().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      this.loop!.then(() => true),
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000))),
+    ]);
+    clearTimeout(timer);
+    if (!ended) {
+      await this.service?.destroy().catch(() => undefined);
+      await this.loop;
+    }
   }
 
   /** Resolves once this reader holds the slot. */
@@ -167,6 +179,8 @@ export class WalSlotReader {
     this.lastError = undefined;
     for (const resolve of this.holders) resolve();
     this.holders.clear();
+    // Stopped while the slot was being taken: give it up at once.
+    if (!this.running) await this.service?.stop().catch(() => undefined);
   }
 
   /** The session ended: what was read and not confirmed is read again by the next session. */
