@@ -17,12 +17,15 @@
 // Relay (see relayRows): throughput draining a backlog, and delivery lag from commit to the
 // handler under a steady write load.
 //
-// OUTBOX_BENCH_ONLY=postgres|peer|mongo|relay runs one group (while developing).
+// The outbox without a table: bench/outbox-wal.js.
+//
+// OUTBOX_BENCH_ONLY=postgres|peer|mongo|relay|wal runs one group (while developing).
 import { randomUUID } from 'node:crypto';
 import mongoose from 'mongoose';
 import { DataSyncEvent, DataSyncEventBus } from '@ddd-kit/repository';
 import { MongoOutboxStore, OutboxRelay, PostgresOutboxStore } from '@ddd-kit/repository/outbox';
 import { peerRows } from './outbox-peer.js';
+import { walRows } from './outbox-wal.js';
 import {
   Counter,
   CounterDocuments,
@@ -66,6 +69,7 @@ export default async function outboxBench({ log }) {
     if (!only || only === 'peer') rows.push(...(await peerRows({ log, url })));
     if (!only || only === 'mongo') rows.push(...(await mongoWriteRows({ log })));
     if (!only || only === 'relay') rows.push(...(await relayRows({ log, url })));
+    if (!only || only === 'wal') rows.push(...(await walRows({ log, url })));
   } finally {
     await cluster?.stop();
   }

@@ -30,3 +30,5 @@ export function startRedisCluster(): Promise<{
   flush(i: number): Promise<void>;
   stop(): Promise<void>;
 }>;
+/** A PostgreSQL with wal_level = logical: DATABASE_URL or the local server when it runs with it, else a throwaway cluster (see server-provider.js). */
+export function provideLogicalPostgres(): Promise<{ url: string; source: string; stop(): Promise<void> }>;

@@ -492,6 +492,38 @@ export async function startPostgresCluster({ settings = {} } = {}) {
   };
 }
 
+/**
+ * A PostgreSQL with `wal_level = logical` (the outbox without a table reads a replication slot):
+ * DATABASE_URL, else the local server on 127.0.0.1:5432, when it runs with it; else a throwaway
+ * cluster started with `-c wal_level=logical`. `stop` stops only what was started here. Throws
+ * a message saying how to provide one when none can be had.
+ */
+export async function provideLogicalPostgres() {
+  const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  let level;
+  if (await postgresAnswers(url)) {
+    const { default: pg } = await import('pg');
+    const client = new pg.Client({ connectionString: url });
+    try {
+      await client.connect();
+      level = (await client.query('SHOW wal_level')).rows[0].wal_level;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+    if (level === 'logical') return { url, source: `${url} (wal_level = logical)`, stop: async () => {} };
+  }
+  try {
+    return await startPostgresCluster({ settings: { wal_level: 'logical' } });
+  } catch (err) {
+    throw new Error(
+      `No PostgreSQL with wal_level = logical: ${level === undefined ? `${url} does not answer` : `${url} runs wal_level = ${level}`}, ` +
+        `and no throwaway cluster could be started (${err.message}). Provide one: set DATABASE_URL to a server run with ` +
+        "wal_level = logical (ALTER SYSTEM SET wal_level = 'logical', then restart it), or install PostgreSQL's binaries (apt-get install postgresql) so a cluster can be started here.",
+      { cause: err },
+    );
+  }
+}
+
 /** The server; then a database of this run's own on it, dropped by `stop` (the server's URL is used as is when that is not allowed). */
 async function providePostgres(docker) {
   let server;

@@ -113,7 +113,7 @@ const outboxRelayProvider: FactoryProvider = {
   ): OutboxRelay | null => {
     const outbox = outboxOptionsOf(options);
     if (outbox === undefined || stores === null) return null;
-    const { relay, table: _table, notifyChannel: _channel, ...settings } = outbox;
+    const { relay, table: _table, notifyChannel: _channel, postgresStore: _store, ...settings } = outbox;
     return new OutboxRelay({
       ...settings,
       stores: [...stores.values()],

@@ -9,8 +9,11 @@ export { killRunningWorkers } from '../../prepare-key-backends/support/worker-pr
 export type OutboxWorkerRole = 'write' | 'relay' | 'load';
 
 export interface OutboxWorkerArgs {
-  backend: 'mongo';
-  dbName: string;
+  backend: 'mongo' | 'postgres-wal';
+  /** MongoDB: the database. */
+  dbName?: string;
+  /** PostgreSQL (the WAL outbox): the server, with its search path. */
+  url?: string;
   collection: string;
   ids: string[];
   leaseMs: number;
@@ -18,6 +21,8 @@ export interface OutboxWorkerArgs {
   park?: boolean;
   /** The relay's clock runs this far ahead of the machine's (the leases of a dead relay over for it). */
   clockAheadMs?: number;
+  /** The handler parks on this aggregate's first event (before logging it), reporting 'parked'. */
+  parkOn?: string;
 }
 
 export function startOutboxWorker(role: OutboxWorkerRole, args: OutboxWorkerArgs): WorkerProcess {

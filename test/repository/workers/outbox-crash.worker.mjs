@@ -8,19 +8,28 @@
 //   role 'relay':  runs a relay until told to stop (or killed); with `clockAheadMs` its clock runs
 //                  that far ahead of the machine's.
 //   role 'load':   writes to random ids (a steady load: a few ms apart) and runs a relay, until killed.
+// With `parkOn` (an id), the handler parks on that aggregate's first event (before logging it) and
+// reports 'parked': a handler that never finishes, where the test kills the process. A relay
+// reports 'ready' once it can deliver (with the WAL outbox: once it reads the slot).
 import { OptimisticLockError, retryOnConflict } from '@ddd-kit/repository';
 import { OutboxRelay } from '@ddd-kit/repository/outbox';
 import { sleep } from '../../support/wait.js';
 import { Counter, openOutboxBackend } from './outbox-backend.mjs';
 
 const args = JSON.parse(process.argv[2]);
-const { backend, ids, leaseMs, role, park, clockAheadMs } = args;
+const { backend, ids, leaseMs, role, park, clockAheadMs, parkOn } = args;
 const { repository, store, handle } = await openOutboxBackend(backend, args);
 
 function relay() {
   return new OutboxRelay({
     stores: [store],
-    deliver: (_aggregate, events) => handle(events),
+    deliver: async (_aggregate, events) => {
+      if (parkOn !== undefined && events.some((event) => event.id === parkOn)) {
+        process.send({ type: 'parked' });
+        await new Promise(() => undefined);
+      }
+      await handle(events);
+    },
     leaseMs,
     pollIntervalMs: 100,
     backoff: { initialMs: 20, maxMs: 200 },
@@ -77,6 +86,7 @@ if (role === 'write') {
 } else if (role === 'relay') {
   running = relay();
   await running.start();
+  await store.whenHolding?.();
   process.send({ type: 'ready' });
 } else if (role === 'load') {
   running = relay();

@@ -30,7 +30,8 @@ export const DEFAULT_OUTBOX_HEALTH_TIMEOUT_MS = 1_000;
 
 /**
  * `@nestjs/terminus` indicator of the outbox backlog, from the relay's `status()`: up with
- * `{ pending, oldestPendingAgeMs, deadLetters, oldestDeadLetterAgeMs }`; down (same details and a `message`) when the
+ * `{ pending, oldestPendingAgeMs, deadLetters, oldestDeadLetterAgeMs }` (and `slots`: each replication
+ * slot's retained WAL and lag, for PostgresWalOutboxStore); down (same details and a `message`) when the
  * oldest pending event is older than `maxLagMs`, or dead letters exist and `failOnDeadLetters`,
  * or down with a `message` alone when the stores do not answer within `timeoutMs`. Up with
  * `{ enabled: false }` when the outbox is off. Provide it in a module that imports `TerminusModule`.
@@ -63,6 +64,7 @@ export class OutboxHealthIndicator {
       oldestPendingAgeMs: status.oldestPendingAgeMs,
       deadLetters: status.deadLetters,
       oldestDeadLetterAgeMs: status.oldestDeadLetterAgeMs,
+      ...(status.slots === undefined ? {} : { slots: status.slots }),
     };
     if (status.oldestPendingAgeMs !== null && status.oldestPendingAgeMs > maxLagMs) {
       return session.down({

@@ -11,6 +11,7 @@ export type {
   OutboxFailureOutcome,
   OutboxLocalRelay,
   OutboxRecord,
+  OutboxSlotStatus,
   OutboxStatus,
   OutboxStore,
 } from './outbox.interfaces.js';

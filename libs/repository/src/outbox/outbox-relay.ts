@@ -174,6 +174,7 @@ export class OutboxRelay implements OnApplicationBootstrap, BeforeApplicationShu
       oldestPendingAgeMs: oldest(all.map((s) => s.oldestPendingAgeMs)),
       deadLetters: all.reduce((sum, s) => sum + s.deadLetters, 0),
       oldestDeadLetterAgeMs: oldest(all.map((s) => s.oldestDeadLetterAgeMs)),
+      ...(all.some((s) => s.slots !== undefined) ? { slots: all.flatMap((s) => s.slots ?? []) } : {}),
     };
   }
 

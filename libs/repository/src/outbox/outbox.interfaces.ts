@@ -232,6 +232,21 @@ export interface OutboxStatus {
   readonly deadLetters: number;
   /** How long ago the oldest dead letter died, or null when there is none. */
   readonly oldestDeadLetterAgeMs: number | null;
+  /** The replication slots a store reads (PostgresWalOutboxStore); absent for a store without one. */
+  readonly slots?: readonly OutboxSlotStatus[];
+}
+
+/** A logical replication slot an outbox reads, as its store reports it (see OutboxStatus.slots). */
+export interface OutboxSlotStatus {
+  readonly slot: string;
+  /** True while this process reads it. */
+  readonly held: boolean;
+  /** True while some process reads it. */
+  readonly active: boolean;
+  /** WAL the slot keeps from being recycled (`pg_current_wal_lsn() - restart_lsn`), in bytes; null when the slot is missing. */
+  readonly retainedWalBytes: number | null;
+  /** How far its confirmed position is behind (`pg_current_wal_lsn() - confirmed_flush_lsn`), in bytes; null when the slot is missing. */
+  readonly lagBytes: number | null;
 }
 
 /**

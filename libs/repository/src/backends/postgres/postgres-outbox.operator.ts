@@ -69,7 +69,7 @@ export async function listDeadLetters(
  * from `$first` on (filterValues: null for a field not given). Values only: nothing of a filter
  * becomes SQL.
  */
-function MATCHES(alias: string, first: number): string {
+export function MATCHES(alias: string, first: number): string {
   const d = alias;
   const [type, aggregate, aggregateId, deadBefore, eventIds] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
   return (
@@ -81,7 +81,7 @@ function MATCHES(alias: string, first: number): string {
   );
 }
 
-function filterValues(filter: CheckedDeadLetterFilter): unknown[] {
+export function filterValues(filter: CheckedDeadLetterFilter): unknown[] {
   return [filter.type, filter.aggregate, filter.aggregateId, filter.deadBefore, filter.eventIds];
 }
 

@@ -1,9 +1,28 @@
 import type { PgResult } from '@ddd-kit/core/postgres';
 import type { Pool } from 'pg';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import type { PostgresOutboxStore } from './postgres-outbox.store.js';
+import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
+import type { OutboxJoinedWrite } from './postgres-outbox.join.js';
 import { asResult, type PostgresStatementRunner } from './postgres-repository.execution.js';
 import type { PostgresStatement } from './postgres-repository.statements.js';
+
+/**
+ * An outbox a PostgresRepository writes its events to within its own statement: the table outbox
+ * (PostgresOutboxStore) or the one without a table (PostgresWalOutboxStore, a subpath of its own,
+ * hence recognised by this method rather than by its class).
+ */
+export interface PostgresWriteJoiningOutbox extends OutboxStore {
+  joinWrite(
+    pool: Pool,
+    repository: string,
+    write: PostgresStatement,
+    events: readonly DataSyncEvent[],
+  ): Promise<OutboxJoinedWrite>;
+}
+
+export function joinsPostgresWrites(outbox: OutboxStore): outbox is PostgresWriteJoiningOutbox {
+  return typeof (outbox as Partial<PostgresWriteJoiningOutbox>).joinWrite === 'function';
+}
 
 /**
  * A PostgresRepository's write with its events: joined with them in one statement by the outbox
@@ -12,7 +31,7 @@ import type { PostgresStatement } from './postgres-repository.statements.js';
  * once `settle` accepted the write's result (a row count of 0: it matched nothing).
  */
 export async function writeWithEvents(
-  outbox: PostgresOutboxStore,
+  outbox: PostgresWriteJoiningOutbox,
   statements: PostgresStatementRunner,
   pool: Pool,
   repository: string,

@@ -42,6 +42,8 @@ export function validatePostgresBackendOptions(
       if (outbox.table !== undefined) quoteTableName(outbox.table, 'outbox.table');
       if (outbox.notifyChannel !== undefined && outbox.notifyChannel !== false)
         quoteIdentifier(outbox.notifyChannel, 'outbox.notifyChannel');
+      if (outbox.postgresStore !== undefined && typeof outbox.postgresStore !== 'function')
+        fail('outbox.postgresStore must be a function (pool) => OutboxStore');
     } catch (error) {
       fail((error as Error).message);
     }

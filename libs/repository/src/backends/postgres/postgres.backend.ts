@@ -3,6 +3,7 @@ import { checkPool, companionPool, openPool, usePreparedStatements, type PgPool 
 import type { Pool } from 'pg';
 import { RepositoryConfigurationError } from '../../errors.js';
 import type { RepositoryFeature } from '../../interfaces/repository-feature.interface.js';
+import type { OutboxStore } from '../../outbox/outbox.interfaces.js';
 import type { RepositoryOutboxOptions } from '../../outbox/outbox.options.js';
 import { REPOSITORY_BACKENDS, REPOSITORY_POSTGRES_POOL } from '../../repository.constants.js';
 import type { AnyRepository, RepositoryBackend, RepositoryBackendContext } from '../repository-backend.interface.js';
@@ -87,7 +88,12 @@ export class PostgresBackend implements RepositoryBackend {
     await postgres.ensureSchema();
   }
 
-  async createOutboxStore(settings: RepositoryOutboxOptions): Promise<PostgresOutboxStore> {
+  async createOutboxStore(settings: RepositoryOutboxOptions): Promise<OutboxStore> {
+    if (settings.postgresStore !== undefined) {
+      const own = settings.postgresStore(this.current!) as OutboxStore & { ensureSetup?(): Promise<void> };
+      await own.ensureSetup?.();
+      return own;
+    }
     const store = new PostgresOutboxStore({
       pool: this.current!,
       table: settings.table,

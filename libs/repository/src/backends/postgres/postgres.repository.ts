@@ -28,7 +28,7 @@ import {
   type PostgresRepositoryOptions,
 } from './postgres-repository.options.js';
 import { matched, NO_STATEMENTS, PostgresStatementRunner } from './postgres-repository.execution.js';
-import { writeWithEvents } from './postgres-repository.outbox.js';
+import { joinsPostgresWrites, writeWithEvents, type PostgresWriteJoiningOutbox } from './postgres-repository.outbox.js';
 import { PostgresRowCodec, type PostgresRowMapping } from './postgres-repository.rows.js';
 import { PostgresRepositoryTable, type PostgresTableSource } from './postgres-repository.table.js';
 
@@ -250,7 +250,7 @@ export abstract class PostgresRepository<
       const s = this.#table.ready;
       if (s === undefined) return this.ready().then(() => this.writeRow(operation, aggregate, events, settle));
       const values = this.#rows.values(operation, id, aggregate, s);
-      const outbox = this.outbox as PostgresOutboxStore | undefined;
+      const outbox = this.outbox as PostgresWriteJoiningOutbox | undefined;
       const alongside = this.statementsToCommitWith(aggregate, operation, events);
       if (outbox === undefined || events.length === 0)
         return this.#statements.write(this.#statements.prepared(s[operation], values), alongside, settle);
@@ -321,7 +321,7 @@ export abstract class PostgresRepository<
   }
 
   protected override acceptsOutbox(outbox: OutboxStore): boolean {
-    return outbox instanceof PostgresOutboxStore;
+    return outbox instanceof PostgresOutboxStore || joinsPostgresWrites(outbox);
   }
 
   /** Reservations on this pool (PostgresPrepareKeyFactory given the same pool) commit with the write. */

@@ -1,0 +1,252 @@
+import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { waitingSince } from '../../outbox/outbox-arguments.js';
+import type {
+  OutboxClaim,
+  OutboxFailure,
+  OutboxFailureOutcome,
+  OutboxRecord,
+  OutboxStatus,
+} from '../../outbox/outbox.interfaces.js';
+
+/** One write's events as its message carries them (see WalOutboxMessage). */
+export interface WalWrite {
+  readonly storedAt: number;
+  readonly nextAttemptAt: number;
+  readonly events: readonly DataSyncEvent[];
+}
+
+/** A committed transaction read from the slot: where its commit ends, and its events not yet finished. */
+interface Transaction {
+  readonly endLsn: bigint;
+  open: number;
+}
+
+interface Entry {
+  seq: number;
+  eventId: string;
+  aggregate: string;
+  aggregateId: AggregateId;
+  version: number;
+  event: DataSyncEvent;
+  storedAt: number;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  owner: string | null;
+  leaseUntil: number | null;
+  transaction: Transaction;
+}
+
+/**
+ * The pending events of the process holding the slot: the committed transactions read from it,
+ * in commit order, with the leases of the relays delivering them (the in-memory store's rules).
+ * An event leaves it when acked or buried (dead-lettered, its row written first); the slot's
+ * position is confirmed past a transaction only once every event of it and of every
+ * transaction before it has left — never past an event a handler has not finished.
+ */
+export class WalOutboxBuffer {
+  private readonly entries = new Map<string, Entry>();
+  /** Transactions not yet confirmed, in commit order. */
+  private transactions: Transaction[] = [];
+  private seq = 0;
+
+  /** `confirm(lsn)`: every transaction whose commit ends at or before `lsn` is finished. */
+  constructor(private readonly confirm: (lsn: bigint) => void) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** True while a relay of this process holds an event (claimed, not yet acked, failed or released). */
+  get claimed(): boolean {
+    for (const e of this.entries.values()) if (e.owner !== null) return true;
+    return false;
+  }
+
+  /** True when no transaction read waits for its events to finish. */
+  get settled(): boolean {
+    return this.transactions.length === 0;
+  }
+
+  /** A committed transaction (its commit ending at `endLsn`) with its writes' events, maybe none. */
+  commit(endLsn: bigint, writes: readonly WalWrite[]): void {
+    const transaction: Transaction = { endLsn, open: 0 };
+    for (const write of writes) {
+      for (const event of write.events) {
+        if (this.entries.has(event.eventId)) continue;
+        transaction.open++;
+        this.entries.set(event.eventId, {
+          seq: ++this.seq,
+          eventId: event.eventId,
+          aggregate: event.aggregate,
+          aggregateId: event.id,
+          version: event.version,
+          event,
+          storedAt: write.storedAt,
+          attempts: 0,
+          nextAttemptAt: write.nextAttemptAt,
+          lastError: null,
+          owner: null,
+          leaseUntil: null,
+          transaction,
+        });
+      }
+    }
+    this.transactions.push(transaction);
+    this.advance();
+  }
+
+  /** Forgets everything read (the slot was lost): whoever holds it next reads it again from the confirmed position. */
+  clear(): void {
+    this.entries.clear();
+    this.transactions = [];
+  }
+
+  claim(owner: string, limit: number, leaseMs: number, now: number): OutboxClaim[] {
+    const claimable: Entry[][] = [];
+    for (const events of this.instances().values()) {
+      if (events[0].nextAttemptAt > now) continue;
+      if (events.some((e) => e.leaseUntil !== null && e.leaseUntil > now)) continue;
+      claimable.push(events);
+    }
+    claimable.sort((a, b) => a[0].storedAt - b[0].storedAt || a[0].seq - b[0].seq);
+    const leaseUntil = now + leaseMs;
+    return claimable.slice(0, limit).map((events) => {
+      for (const e of events) {
+        e.owner = owner;
+        e.leaseUntil = leaseUntil;
+      }
+      const [head] = events;
+      return {
+        aggregate: head.aggregate,
+        aggregateId: head.aggregateId,
+        owner,
+        leaseUntil,
+        events: events.map(toRecord),
+      };
+    });
+  }
+
+  ack(owner: string, eventIds: readonly string[]): number {
+    let removed = 0;
+    for (const id of eventIds) {
+      const entry = this.entries.get(id);
+      if (entry === undefined || entry.owner !== owner) continue;
+      this.remove(entry);
+      removed++;
+    }
+    if (removed > 0) this.advance();
+    return removed;
+  }
+
+  /**
+   * The outcome of a failure of `eventId` leased to `owner`, changing nothing (null when it is
+   * not pending or not theirs), and, when it makes it dead, the record to store as a dead letter.
+   */
+  failure(owner: string, eventId: string, failure: OutboxFailure): { dead: OutboxRecord | null } | null {
+    const entry = this.entries.get(eventId);
+    if (entry === undefined || entry.owner !== owner) return null;
+    const attempts = entry.attempts + 1;
+    if (attempts < failure.maxAttempts) return { dead: null };
+    return { dead: { ...toRecord(entry), attempts, lastError: failure.error, deadAt: failure.now } };
+  }
+
+  /**
+   * Applies a failure (see OutboxStore.fail): retried later, or — its dead letter stored —
+   * removed; the owner's leases of the instance cleared. Null when the event is no longer theirs.
+   */
+  fail(owner: string, eventId: string, failure: OutboxFailure): OutboxFailureOutcome | null {
+    const entry = this.entries.get(eventId);
+    if (entry === undefined || entry.owner !== owner) return null;
+    entry.attempts += 1;
+    entry.lastError = failure.error;
+    const dead = entry.attempts >= failure.maxAttempts;
+    if (dead) this.remove(entry);
+    else entry.nextAttemptAt = failure.retryAt;
+    for (const e of this.entries.values()) {
+      if (e.aggregate === entry.aggregate && e.aggregateId === entry.aggregateId && e.owner === owner) {
+        e.owner = null;
+        e.leaseUntil = null;
+      }
+    }
+    if (dead) this.advance();
+    return { attempts: entry.attempts, dead, nextAttemptAt: dead ? null : failure.retryAt };
+  }
+
+  renew(owner: string, eventIds: readonly string[], leaseUntil: number): number {
+    let renewed = 0;
+    for (const id of eventIds) {
+      const entry = this.entries.get(id);
+      if (entry === undefined || entry.owner !== owner) continue;
+      entry.leaseUntil = leaseUntil;
+      renewed++;
+    }
+    return renewed;
+  }
+
+  release(owner: string, eventIds?: readonly string[]): number {
+    const only = eventIds === undefined ? undefined : new Set(eventIds);
+    let released = 0;
+    for (const e of this.entries.values()) {
+      if (e.owner !== owner || (only !== undefined && !only.has(e.eventId))) continue;
+      e.owner = null;
+      e.leaseUntil = null;
+      released++;
+    }
+    return released;
+  }
+
+  pending(now: number): Pick<OutboxStatus, 'pending' | 'oldestPendingAgeMs'> {
+    let oldest: number | null = null;
+    for (const e of this.entries.values()) {
+      const since = waitingSince(e);
+      if (since <= now && (oldest === null || since < oldest)) oldest = since;
+    }
+    return { pending: this.entries.size, oldestPendingAgeMs: oldest === null ? null : now - oldest };
+  }
+
+  private remove(entry: Entry): void {
+    this.entries.delete(entry.eventId);
+    entry.transaction.open--;
+  }
+
+  /** Confirms past the finished transactions at the front (commit order): never past an open one. */
+  private advance(): void {
+    let finished: Transaction | undefined;
+    let count = 0;
+    while (count < this.transactions.length && this.transactions[count].open === 0)
+      finished = this.transactions[count++];
+    if (finished === undefined) return;
+    this.transactions = count === this.transactions.length ? [] : this.transactions.slice(count);
+    this.confirm(finished.endLsn);
+  }
+
+  /** Pending events grouped by instance, each group in order (version, then as read). */
+  private instances(): Map<string, Entry[]> {
+    const byInstance = new Map<string, Entry[]>();
+    for (const e of this.entries.values()) {
+      const key = `${e.aggregate}\u0000${typeof e.aggregateId}\u0000${String(e.aggregateId)}`;
+      const list = byInstance.get(key);
+      if (list === undefined) byInstance.set(key, [e]);
+      else list.push(e);
+    }
+    for (const list of byInstance.values()) list.sort((a, b) => a.version - b.version || a.seq - b.seq);
+    return byInstance;
+  }
+}
+
+function toRecord(e: Entry): OutboxRecord {
+  return {
+    eventId: e.eventId,
+    aggregate: e.aggregate,
+    aggregateId: e.aggregateId,
+    version: e.version,
+    event: e.event,
+    storedAt: e.storedAt,
+    attempts: e.attempts,
+    nextAttemptAt: e.nextAttemptAt,
+    lastError: e.lastError,
+    deadAt: null,
+  };
+}
