@@ -252,6 +252,73 @@ class WalProjection {
   }
 }
 
+describe('PostgresWalOutboxStore: reading the slot', () => {
+  /** Commits `count` writes of one event each (version 1…count of one instance), as a repository's write emits them. */
+  async function emitWrites(store: PostgresWalOutboxStore, count: number, at = 1): Promise<void> {
+    const client = await pool.connect();
+    try {
+      await client.query('SET synchronous_commit = off');
+      for (let version = at; version < at + count; version++) {
+        const event = { eventId: randomUUID(), type: 'UPSERT', aggregate: 'paced', id: 'p-1', version, data: {} };
+        await client.query('SELECT pg_logical_emit_message(true, $1, $2)', [
+          store.prefix,
+          JSON.stringify({ s: Date.now(), n: 0, e: [event] }),
+        ]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Claims and acks until `count` events were delivered; resolves their versions in delivery order. */
+  async function drain(store: PostgresWalOutboxStore, count: number): Promise<number[]> {
+    const versions: number[] = [];
+    await waitFor(`${count} events delivered`, async () => {
+      for (const claim of await store.claim({ owner: 'drain', limit: 10, leaseMs: 60_000, now: Date.now() })) {
+        versions.push(...claim.events.map((record) => record.version));
+        await store.ack(
+          'drain',
+          claim.events.map((record) => record.eventId),
+        );
+      }
+      return versions.length >= count;
+    });
+    return versions;
+  }
+
+  it('stops reading at maxBuffered unfinished events and reads on once the relays caught up: memory stays bounded, nothing is skipped', async () => {
+    const store = walStore('paced', { maxBuffered: 20 });
+    await store.start();
+    await store.whenHolding();
+    const reader = (store as unknown as { reader: { paused: boolean } }).reader;
+    try {
+      await emitWrites(store, 3_000);
+      await waitFor('reading to pause', () => reader.paused);
+      // Stopped with far fewer than were committed held (what had arrived with the last read is kept).
+      expect((await store.status(Date.now())).pending).toBeLessThan(3_000);
+      const versions = await drain(store, 3_000);
+      expect(versions).toEqual(Array.from({ length: 3_000 }, (_, i) => i + 1));
+    } finally {
+      await store.stop();
+    }
+  }, 120_000);
+
+  it("ignores a message with the outbox's prefix that is not a write's, and reads on", async () => {
+    const store = walStore('foreign');
+    await store.start();
+    await store.whenHolding();
+    try {
+      await emitWrites(store, 1, 1);
+      await pool.query('SELECT pg_logical_emit_message(true, $1, $2)', [store.prefix, 'not a write {']);
+      await pool.query('SELECT pg_logical_emit_message(true, $1, $2)', [store.prefix, '{"s":1,"n":0,"e":[null]}']);
+      await emitWrites(store, 1, 2);
+      expect(await drain(store, 2)).toEqual([1, 2]);
+    } finally {
+      await store.stop();
+    }
+  });
+});
+
 describe('RepositoryModule.forRoot({ postgres, outbox: { postgresStore } })', () => {
   it("the module's PostgresRepository writes to the WAL outbox; its relay reads the slot and reports it; closing gives the slot up", async () => {
     const store = walStore('module');

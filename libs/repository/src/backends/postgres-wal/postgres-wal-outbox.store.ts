@@ -54,6 +54,12 @@ export interface PostgresWalOutboxStoreOptions {
   createTables?: boolean;
   /** Taking the slot while another process holds it: retried after `initialMs` (default 250), doubling up to `maxMs` (default 5,000). */
   retry?: { initialMs?: number; maxMs?: number };
+  /**
+   * The most events read and not yet finished (default 10,000): past it the slot is not read
+   * until the relays have finished half of them, so a relay behind (a broker down) costs WAL
+   * kept on the server, not this process's memory.
+   */
+  maxBuffered?: number;
   /** The replication connection's settings (default: the pool's). */
   connection?: ClientConfig;
   /** Where `status()` runs its queries when not on `pool` (see PostgresOutboxStoreOptions.statusPool). */
@@ -114,6 +120,9 @@ export class PostgresWalOutboxStore implements OutboxStore {
       options.deadLetterTable ?? 'ddd_kit_outbox_dead',
       this.create,
     );
+    const maxBuffered = options.maxBuffered ?? 10_000;
+    if (!(Number.isSafeInteger(maxBuffered) && maxBuffered > 0))
+      throw new RepositoryConfigurationError('PostgresWalOutboxStore: maxBuffered must be a positive integer');
     this.statements = new WalEventsStatements(this.pool, this.prefix);
     this.buffer = new WalOutboxBuffer((lsn) => this.reader.confirm(lsn));
     const poolOptions = (pool as unknown as { options?: ClientConfig }).options ?? {};
@@ -126,6 +135,7 @@ export class PostgresWalOutboxStore implements OutboxStore {
         prefix: this.prefix,
         retryInitialMs: options.retry?.initialMs ?? 250,
         retryMaxMs: options.retry?.maxMs ?? 5_000,
+        maxBuffered,
       },
       this.buffer,
       () => this.listeners.forEach((listener) => listener()),

@@ -1,6 +1,6 @@
 import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
-import { waitingSince } from '../../outbox/outbox-arguments.js';
+import { tallyOutboxStatus } from '../../outbox/outbox-arguments.js';
 import type {
   OutboxClaim,
   OutboxFailure,
@@ -36,6 +36,8 @@ interface Entry {
   owner: string | null;
   leaseUntil: number | null;
   transaction: Transaction;
+  /** Never dead while held here: a dead letter leaves for its table. */
+  readonly deadAt: null;
 }
 
 /**
@@ -50,6 +52,8 @@ export class WalOutboxBuffer {
   /** Transactions not yet confirmed, in commit order. */
   private transactions: Transaction[] = [];
   private seq = 0;
+  /** Readers waiting for room (see whenBelow). */
+  private roomWaiters: Array<{ below: number; resolve: () => void }> = [];
 
   /** `confirm(lsn)`: every transaction whose commit ends at or before `lsn` is finished. */
   constructor(private readonly confirm: (lsn: bigint) => void) {}
@@ -90,6 +94,7 @@ export class WalOutboxBuffer {
           owner: null,
           leaseUntil: null,
           transaction,
+          deadAt: null,
         });
       }
     }
@@ -101,6 +106,13 @@ export class WalOutboxBuffer {
   clear(): void {
     this.entries.clear();
     this.transactions = [];
+    this.wakeWaiters();
+  }
+
+  /** Resolves once fewer than `count` events are held (at once when already so). */
+  whenBelow(count: number): Promise<void> {
+    if (this.entries.size < count) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push({ below: count, resolve }));
   }
 
   claim(owner: string, limit: number, leaseMs: number, now: number): OutboxClaim[] {
@@ -198,17 +210,20 @@ export class WalOutboxBuffer {
   }
 
   pending(now: number): Pick<OutboxStatus, 'pending' | 'oldestPendingAgeMs'> {
-    let oldest: number | null = null;
-    for (const e of this.entries.values()) {
-      const since = waitingSince(e);
-      if (since <= now && (oldest === null || since < oldest)) oldest = since;
-    }
-    return { pending: this.entries.size, oldestPendingAgeMs: oldest === null ? null : now - oldest };
+    const { pending, oldestPendingAgeMs } = tallyOutboxStatus(this.entries.values(), now);
+    return { pending, oldestPendingAgeMs };
   }
 
   private remove(entry: Entry): void {
     this.entries.delete(entry.eventId);
     entry.transaction.open--;
+    if (this.roomWaiters.length > 0) this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
+    const waiting = this.roomWaiters;
+    this.roomWaiters = waiting.filter(({ below }) => this.entries.size >= below);
+    for (const waiter of waiting) if (this.entries.size < waiter.below) waiter.resolve();
   }
 
   /** Confirms past the finished transactions at the front (commit order): never past an open one. */

@@ -18,6 +18,16 @@ export interface WalSlotSettings {
   readonly prefix: string;
   readonly retryInitialMs: number;
   readonly retryMaxMs: number;
+  /** The most events held unfinished before reading pauses (see PostgresWalOutboxStoreOptions). */
+  readonly maxBuffered: number;
+}
+
+/** How often the position is sent while reading pauses: well inside wal_sender_timeout (60 s by default). */
+const PAUSED_STATUS_MS = 10_000;
+
+/** The replication connection's socket, which the library keeps to itself (it pauses it the same way). */
+function socketOf(service: LogicalReplicationService): { pause(): void; resume(): void } | undefined {
+  return (service as unknown as { _connection?: { stream?: { pause(): void; resume(): void } } })._connection?.stream;
 }
 
 /** pgoutput's messages, as pg-logical-replication parses them (the fields read here). */
@@ -57,6 +67,8 @@ export class WalSlotReader {
   /** Why the last attempt to take the slot failed (for a status, and the log). */
   lastError: string | undefined;
   holding = false;
+  /** True while reading pauses for the relays to catch up (see maxBuffered). */
+  paused = false;
   private readonly logger = new Logger('PostgresWalOutboxStore');
 
   constructor(
@@ -205,7 +217,15 @@ export class WalSlotReader {
         if (!transactional || this.transaction === undefined) return;
         const text = Buffer.from(content).toString('utf8');
         if (prefix === this.settings.prefix) {
-          const written = JSON.parse(text) as WalMessage;
+          const written = parseMessage(text);
+          // Not a write's (another session emitted with this prefix): never an event, and not
+          // logged (its text is not ours to print); a thrown error here would end the process.
+          if (written === undefined) {
+            this.logger.warn(
+              `Ignored a message on ${this.settings.slot} with the outbox's prefix that is not an outbox write`,
+            );
+            return;
+          }
           const events = written.e.map((event) => Object.freeze(event));
           this.transaction.writes.push({ storedAt: written.s, nextAttemptAt: written.n, events });
         } else if (prefix === `${this.settings.prefix}:sync`) this.transaction.syncs.push(text);
@@ -222,9 +242,30 @@ export class WalSlotReader {
           this.syncs.delete(token);
         }
         if (transaction.writes.length > 0) this.onEvents();
+        if (this.buffer.size >= this.settings.maxBuffered) this.pause();
         return;
       }
     }
+  }
+
+  /**
+   * Stops reading the socket until the relays finished half of what is held: the server then
+   * keeps the WAL instead of this process the events. Messages already received are still read
+   * (in order, keepalives included). The position is sent meanwhile, so that the server does
+   * not take the silence for a dead reader.
+   */
+  private pause(): void {
+    const service = this.service;
+    const socket = service === undefined ? undefined : socketOf(service);
+    if (this.paused || socket === undefined) return;
+    this.paused = true;
+    socket.pause();
+    const timer = setInterval(() => this.send(), PAUSED_STATUS_MS);
+    void this.buffer.whenBelow(Math.ceil(this.settings.maxBuffered / 2)).then(() => {
+      clearInterval(timer);
+      this.paused = false;
+      if (this.service === service) socket.resume();
+    });
   }
 
   /**
@@ -256,4 +297,25 @@ export class WalSlotReader {
     // there is not skipped on the next session).
     void this.service?.acknowledge(formatLsn(confirmed - 1n)).catch(() => undefined);
   }
+}
+
+/** A write's message, or undefined when the text is not one. */
+function parseMessage(text: string): WalMessage | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const message = value as Partial<WalMessage> | null;
+  if (
+    message === null ||
+    typeof message !== 'object' ||
+    !Number.isFinite(message.s) ||
+    !Number.isFinite(message.n) ||
+    !Array.isArray(message.e) ||
+    !message.e.every((event) => typeof event === 'object' && event !== null && typeof event.eventId === 'string')
+  )
+    return undefined;
+  return message as WalMessage;
 }
