@@ -278,7 +278,7 @@ async function postgresLibraryOverheadMicros() {
   };
   const repository = new CounterRows({
     pool: stub,
-    createTable: false,
+    createTables: false,
     aggregate: Counter,
     publisher: new DataSyncEventBus(),
   });

@@ -229,6 +229,24 @@ async function overAllParts(pool: pg.Pool, which: 'status' | 'up') {
   }
 }
 
+describe('a migration whose record does not stay', () => {
+  it('is refused after one application, rolled back, naming it, instead of being applied again for ever', async () => {
+    const { pool } = await freshDatabase('migrate_unrecorded');
+    await widgets(pool, [v1]).create(); // makes ddd_kit_migrations
+    await pool.query('DROP TABLE "widgets"');
+    await pool.query('DELETE FROM ddd_kit_migrations');
+    // Every record written is dropped: the step stays pending after it ran.
+    await pool.query('CREATE RULE swallow AS ON INSERT TO ddd_kit_migrations DO INSTEAD NOTHING');
+    const schema = widgets(pool, [v1]);
+    await expect(schema.create()).rejects.toThrow(
+      /Widgets: migration 1 \(create widgets\) was applied but is still pending: its record in ddd_kit_migrations did not stay/,
+    );
+    // The first application committed; the second, refused, changed nothing more.
+    expect(await columnsOf(pool, 'widgets')).toEqual(['id']);
+    expect(await recorded(pool)).toEqual([]);
+  });
+});
+
 describe('the kit parts: one schema whichever way it is made', () => {
   it('createTables, the migrations on a new database, and the last unversioned layout then the migrations give the same schema', async () => {
     const created = await freshDatabase('layout_created');

@@ -234,7 +234,14 @@ export class PgSchema {
           onStandaloneConnection(this.pool, async (inTransaction) => {
             const plan = create ? this.migrationPlan() : undefined;
             while (plan !== undefined) {
-              const step = await inTransaction((client) => applyNext(client, plan));
+              const step = await inTransaction(async (client) => {
+                const next = await applyNext(client, plan);
+                // Still pending once applied: its record did not stay (a rule on the table, a
+                // pool that is not a PostgreSQL). Refused and rolled back, not applied for ever.
+                if (next !== undefined && applied.some((done) => done.version >= next.version))
+                  throw (reported = this.unrecorded(next));
+                return next;
+              });
               if (step === undefined) break;
               applied.push(step);
             }
@@ -276,6 +283,13 @@ export class PgSchema {
         problems.push(`table ${table.name} has no column ${missing.map((c) => `"${c}"`).join(', ')}`);
     }
     return problems;
+  }
+
+  private unrecorded(step: PgPendingMigration): Error {
+    const message =
+      `${this.options.owner}: migration ${step.version} (${step.name}) was applied but is still pending: ` +
+      `its record in ${MIGRATIONS_TABLE} did not stay. Is the pool connected to PostgreSQL?`;
+    return this.options.fail?.(message) ?? new PgSchemaMissingError(message);
   }
 
   private missing(problems: string[], created: boolean): Error {
