@@ -1,4 +1,4 @@
-import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
+import { claimHeld, recordOf, type HeldOutboxEvent } from '../../outbox/held-events.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
 import {
   checkDeadLetterFilter,
@@ -24,21 +24,7 @@ import type {
   OutboxStore,
 } from '../../outbox/outbox.interfaces.js';
 
-interface Entry {
-  seq: number;
-  eventId: string;
-  aggregate: string;
-  aggregateId: AggregateId;
-  version: number;
-  event: DataSyncEvent;
-  storedAt: number;
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  deadAt: number | null;
-  owner: string | null;
-  leaseUntil: number | null;
-}
+type Entry = HeldOutboxEvent;
 
 /**
  * The outbox of InMemoryRepository: events kept in this process beside the aggregates, each
@@ -83,28 +69,7 @@ export class InMemoryOutboxStore implements OutboxStore {
     const limit = checkPositiveInteger(request.limit, 'limit');
     const leaseMs = checkPositiveInteger(request.leaseMs, 'leaseMs');
     const now = checkTime(request.now, 'now');
-    const claimable: Entry[][] = [];
-    for (const events of this.instances().values()) {
-      const head = events[0];
-      if (head.nextAttemptAt > now) continue;
-      if (events.some((e) => e.leaseUntil !== null && e.leaseUntil > now)) continue;
-      claimable.push(events);
-    }
-    claimable.sort((a, b) => a[0].storedAt - b[0].storedAt || a[0].seq - b[0].seq);
-    const leaseUntil = now + leaseMs;
-    return claimable.slice(0, limit).map((events) => {
-      for (const e of events) {
-        e.owner = owner;
-        e.leaseUntil = leaseUntil;
-      }
-      return {
-        aggregate: events[0].aggregate,
-        aggregateId: events[0].aggregateId,
-        owner,
-        leaseUntil,
-        events: events.map(toRecord),
-      };
-    });
+    return claimHeld(this.entries.values(), owner, limit, leaseMs, now);
   }
 
   async ack(owner: string, eventIds: readonly string[]): Promise<number> {
@@ -191,7 +156,7 @@ export class InMemoryOutboxStore implements OutboxStore {
       );
       if (start === -1) return [];
     }
-    return dead.slice(start, start + limit).map(toRecord);
+    return dead.slice(start, start + limit).map(recordOf);
   }
 
   async requeueDeadLetters(filter: OutboxDeadLetterFilter, now: number): Promise<number> {
@@ -233,33 +198,4 @@ export class InMemoryOutboxStore implements OutboxStore {
     this.listeners.add(listener);
     return async () => void this.listeners.delete(listener);
   }
-
-  /** Pending events grouped by instance, each group in order (version, then as written). */
-  private instances(): Map<string, Entry[]> {
-    const byInstance = new Map<string, Entry[]>();
-    for (const e of this.entries.values()) {
-      if (e.deadAt !== null) continue;
-      const key = `${e.aggregate}\u0000${typeof e.aggregateId}\u0000${String(e.aggregateId)}`;
-      const list = byInstance.get(key);
-      if (list === undefined) byInstance.set(key, [e]);
-      else list.push(e);
-    }
-    for (const list of byInstance.values()) list.sort((a, b) => a.version - b.version || a.seq - b.seq);
-    return byInstance;
-  }
-}
-
-function toRecord(e: Entry): OutboxRecord {
-  return {
-    eventId: e.eventId,
-    aggregate: e.aggregate,
-    aggregateId: e.aggregateId,
-    version: e.version,
-    event: e.event,
-    storedAt: e.storedAt,
-    attempts: e.attempts,
-    nextAttemptAt: e.nextAttemptAt,
-    lastError: e.lastError,
-    deadAt: e.deadAt,
-  };
 }

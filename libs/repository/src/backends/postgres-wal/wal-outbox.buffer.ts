@@ -1,5 +1,5 @@
-import type { AggregateId } from '../../aggregate/aggregate.interfaces.js';
 import type { DataSyncEvent } from '../../data-sync/data-sync-event.js';
+import { claimHeld, recordOf, type HeldOutboxEvent } from '../../outbox/held-events.js';
 import { tallyOutboxStatus } from '../../outbox/outbox-arguments.js';
 import type {
   OutboxClaim,
@@ -22,22 +22,9 @@ interface Transaction {
   open: number;
 }
 
-interface Entry {
-  seq: number;
-  eventId: string;
-  aggregate: string;
-  aggregateId: AggregateId;
-  version: number;
-  event: DataSyncEvent;
-  storedAt: number;
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  owner: string | null;
-  leaseUntil: number | null;
-  transaction: Transaction;
-  /** Never dead while held here: a dead letter leaves for its table. */
-  readonly deadAt: null;
+/** A held event with its transaction; never dead while here (a dead letter leaves for its table). */
+interface Entry extends HeldOutboxEvent {
+  readonly transaction: Transaction;
 }
 
 /**
@@ -116,28 +103,7 @@ export class WalOutboxBuffer {
   }
 
   claim(owner: string, limit: number, leaseMs: number, now: number): OutboxClaim[] {
-    const claimable: Entry[][] = [];
-    for (const events of this.instances().values()) {
-      if (events[0].nextAttemptAt > now) continue;
-      if (events.some((e) => e.leaseUntil !== null && e.leaseUntil > now)) continue;
-      claimable.push(events);
-    }
-    claimable.sort((a, b) => a[0].storedAt - b[0].storedAt || a[0].seq - b[0].seq);
-    const leaseUntil = now + leaseMs;
-    return claimable.slice(0, limit).map((events) => {
-      for (const e of events) {
-        e.owner = owner;
-        e.leaseUntil = leaseUntil;
-      }
-      const [head] = events;
-      return {
-        aggregate: head.aggregate,
-        aggregateId: head.aggregateId,
-        owner,
-        leaseUntil,
-        events: events.map(toRecord),
-      };
-    });
+    return claimHeld(this.entries.values(), owner, limit, leaseMs, now);
   }
 
   ack(owner: string, eventIds: readonly string[]): number {
@@ -161,7 +127,7 @@ export class WalOutboxBuffer {
     if (entry === undefined || entry.owner !== owner) return null;
     const attempts = entry.attempts + 1;
     if (attempts < failure.maxAttempts) return { dead: null };
-    return { dead: { ...toRecord(entry), attempts, lastError: failure.error, deadAt: failure.now } };
+    return { dead: { ...recordOf(entry), attempts, lastError: failure.error, deadAt: failure.now } };
   }
 
   /**
@@ -236,32 +202,4 @@ export class WalOutboxBuffer {
     this.transactions = count === this.transactions.length ? [] : this.transactions.slice(count);
     this.confirm(finished.endLsn);
   }
-
-  /** Pending events grouped by instance, each group in order (version, then as read). */
-  private instances(): Map<string, Entry[]> {
-    const byInstance = new Map<string, Entry[]>();
-    for (const e of this.entries.values()) {
-      const key = `${e.aggregate}\u0000${typeof e.aggregateId}\u0000${String(e.aggregateId)}`;
-      const list = byInstance.get(key);
-      if (list === undefined) byInstance.set(key, [e]);
-      else list.push(e);
-    }
-    for (const list of byInstance.values()) list.sort((a, b) => a.version - b.version || a.seq - b.seq);
-    return byInstance;
-  }
-}
-
-function toRecord(e: Entry): OutboxRecord {
-  return {
-    eventId: e.eventId,
-    aggregate: e.aggregate,
-    aggregateId: e.aggregateId,
-    version: e.version,
-    event: e.event,
-    storedAt: e.storedAt,
-    attempts: e.attempts,
-    nextAttemptAt: e.nextAttemptAt,
-    lastError: e.lastError,
-    deadAt: null,
-  };
 }
